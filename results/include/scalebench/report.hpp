@@ -1,0 +1,44 @@
+#pragma once
+/// @file report.hpp
+/// The run report. In memory it is one JSON model (the records the scheduler streams, completed
+/// by the launcher); on disk it is HDF5 (schema in docs/report-schema.md).
+///
+/// Model:
+///   {
+///     "attrs":   { "schema_version": 1, "scalebench_version", "git_sha", "command_line",
+///                  "start_utc", "end_utc", "scheduler", "job_id", "nodes", "ranks", "workers",
+///                  "preset", "status" },
+///     "system":  { "nodes": [ {host, cpu_model, cores, numa_domains, memory_bytes, ...} ],
+///                  "gpus":  [ {host, index, name, uuid, memory_bytes, sm_count, clock_mhz, ...} ],
+///                  "versions": { "mpi", "hdf5", "blas", "cuda_runtime", "nccl", ... },
+///                  "topology": "...", "ceilings": [ ... ] },
+///     "startup": { "mpi_init_s", "cuda_init_s", "nccl_init_s", "total_s" },
+///     "cases":   [ case records, see docs/architecture.md "Case record" ]
+///   }
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace sb::results {
+
+inline constexpr int kSchemaVersion = 1;
+
+/// Writes the whole model to `path` crash-safely: a temporary file in the same folder, flushed,
+/// then renamed over `path`, so the file on disk is always a complete, valid report.
+/// Computes /summary from the cases. Throws sb::UsageError when `path` cannot be written.
+void write_report(const nlohmann::json& model, const std::string& path);
+
+/// Reads a report written by write_report. Throws sb::UsageError (one line) when the file is
+/// missing, not HDF5, truncated, or of another schema version.
+[[nodiscard]] nlohmann::json read_report(const std::string& path);
+
+/// One summary row per case: median, min, max, stddev of total time, throughput, speedups vs
+/// single-cpu and single-gpu of the same workload and parameters, efficiency vs ceiling.
+[[nodiscard]] nlohmann::json summarize(const nlohmann::json& model);
+
+/// Renders the report: "table" (terminal), "markdown", "csv", "json", "gbench-json", "html".
+/// Throws sb::UsageError for an unknown format.
+[[nodiscard]] std::string format_report(const nlohmann::json& model, const std::string& format);
+
+}  // namespace sb::results

@@ -1,0 +1,51 @@
+#pragma once
+/// @file job_plan.hpp
+/// What the launcher asks one MPI job to do (a JSON file passed to scalebench-rank), and the
+/// stream of JSON-lines records the scheduler writes back while it runs.
+///
+/// Stream records (one JSON object per line, each flushed; case records also fsync'ed):
+///   {"type":"start", "system":{...}, "startup":{...}, "ranks":N, "workers":W, "nodes":K}
+///   {"type":"progress", "case":k, "cases":N, "id":..., "repeat":r, "repeats":R, "warmup":w}
+///   {"type":"case", ...case record, see docs/architecture.md...}
+///   {"type":"end", "status":"ok"}
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "scalebench/workload.hpp"
+
+namespace sb {
+
+struct JobPlan {
+  std::vector<CaseSpec> cases;
+  std::string stream_path;      ///< where the scheduler appends records
+  double case_timeout_s = 0;    ///< 0: none
+  bool measure_ceilings = true; ///< STREAM triad / DGEMM (and GPU copy / GEMM) at start-up
+
+  [[nodiscard]] nlohmann::json to_json() const;
+  static JobPlan from_json(const nlohmann::json& j);
+};
+
+[[nodiscard]] nlohmann::json case_spec_to_json(const CaseSpec& spec);
+[[nodiscard]] CaseSpec case_spec_from_json(const nlohmann::json& j);
+
+/// Appends records to the stream file; each line is flushed, `durable` ones fsync'ed.
+class StreamWriter {
+ public:
+  explicit StreamWriter(const std::string& path);
+  ~StreamWriter();
+  StreamWriter(const StreamWriter&) = delete;
+  StreamWriter& operator=(const StreamWriter&) = delete;
+  void write(const nlohmann::json& record, bool durable);
+
+ private:
+  std::FILE* f_ = nullptr;
+};
+
+/// Current UTC time as ISO 8601 ("2026-11-22T10:00:00.123Z").
+[[nodiscard]] std::string utc_now();
+
+}  // namespace sb

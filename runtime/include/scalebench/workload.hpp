@@ -1,0 +1,179 @@
+#pragma once
+/// @file workload.hpp
+/// The contract between the runtime and a workload.
+///
+/// A case (workload, path, parameters) runs `warmup + repeats` repeats. In each repeat the
+/// scheduler (rank 0) hands out tasks 0..num_tasks()-1 dynamically to the case's workers, which
+/// pull them with bounded prefetch. A worker runs each task through WorkerCase::submit/poll and
+/// sends the task's small `partial` back; after the last task it calls finish_repeat() (where
+/// collectives among the case's workers happen) and sends that partial too. The scheduler folds
+/// everything through SchedulerCase and produces the repeat's result. After the repeats,
+/// validation runs outside the timed region (WorkerCase::validate -> SchedulerCase::validate),
+/// then results of the same workload and parameters are cross-checked across paths.
+///
+/// Input data is generated on the worker that owns the chunk (philox.hpp): nothing large travels
+/// through the scheduler.
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "scalebench/exec_path.hpp"
+#include "scalebench/params.hpp"
+
+namespace sb {
+
+struct GpuContext;  ///< gpu_context.cuh: device, stream, NCCL communicator, library handles.
+
+/// Where a worker's time goes (SPEC section 6: generate, compute, communicate; total is measured
+/// by the scheduler).
+enum class Phase : int { generate = 0, compute = 1, communicate = 2 };
+[[nodiscard]] std::string_view to_string(Phase p) noexcept;
+
+struct PhaseTimes {
+  double generate = 0;
+  double compute = 0;
+  double communicate = 0;
+};
+
+/// What the runtime gives a worker for one case.
+struct CaseEnv {
+  Device device = Device::cpu;
+  int rank = 0;                   ///< this worker's index among the case's workers
+  int size = 1;                   ///< workers in the case
+  int threads = 1;                ///< CPU threads this worker may use (OpenMP is set to it)
+  MPI_Comm comm = MPI_COMM_SELF;  ///< the case's workers only (MPI_COMM_SELF on single-* paths)
+  GpuContext* gpu = nullptr;      ///< GPU paths only
+  std::string host;
+};
+
+/// Identity and settings of one case, the same on every rank.
+struct CaseSpec {
+  int index = 0;          ///< position in the run (0-based)
+  std::string id;         ///< "subset-mean/multi-cpu/chunk=2000,n=20000,seed=42"
+  std::string workload;
+  ExecPath path = ExecPath::single_cpu;
+  Params params;          ///< complete: preset values plus overrides
+  int repeats = 5;
+  int warmup = 1;
+  int workers = 1;        ///< workers taking part in the case
+};
+
+/// One finished task as a worker reports it.
+struct TaskOutcome {
+  std::int64_t task = -1;
+  std::vector<double> partial;  ///< workload-defined, small
+  double start = 0;             ///< seconds since this worker's repeat start
+  double end = 0;
+  std::int64_t bytes = 0;       ///< bytes produced or consumed (task-stream picture)
+  Phase phase = Phase::compute;
+};
+
+/// A validation figure: value against limit.
+struct Check {
+  std::string name;
+  double value = 0;
+  double limit = 0;
+  bool pass = false;
+  std::string detail;  ///< one line, e.g. "|answer - 11| <= 6/sqrt(count)"
+};
+
+/// Work done by one repeat, for throughput and efficiency against the ceiling that bounds it.
+struct Work {
+  double units = 0;     ///< count of `unit` (draws, rows, flop)
+  std::string unit;     ///< "draws", "rows", "flop"
+  double bytes = 0;     ///< bytes moved, when bytes bound the case
+  double flops = 0;     ///< floating-point operations, when flops bound the case
+  enum class Bound { bytes, flops } bound = Bound::bytes;
+};
+
+/// What a case's results are compared on across paths.
+struct Fingerprint {
+  nlohmann::json values;      ///< scalars, e.g. {"answer": 11.0, "full_mean": 10.0}
+  std::vector<double> data;   ///< larger vectors (singular values, per-group aggregates)
+};
+
+/// Worker side of one case. Created once per case on each taking-part worker, before the
+/// first repeat (allocation belongs there, outside the timed region).
+class WorkerCase {
+ public:
+  virtual ~WorkerCase() = default;
+  WorkerCase() = default;
+  WorkerCase(const WorkerCase&) = delete;
+  WorkerCase& operator=(const WorkerCase&) = delete;
+
+  /// Start of a timed repeat: reset accumulators and phase times.
+  virtual void begin_repeat() = 0;
+  /// Start task `task` (chunk index). May return before it is done (GPU streams).
+  virtual void submit(std::int64_t task) = 0;
+  /// Submitted tasks not yet returned by poll().
+  [[nodiscard]] virtual std::size_t in_flight() const = 0;
+  /// A finished task, if one is; with wait=true, blocks for the oldest when in_flight() > 0.
+  virtual std::optional<TaskOutcome> poll(bool wait) = 0;
+  /// After this worker's last task of the repeat; collectives among the case's workers go here.
+  /// Returns this worker's partial for SchedulerCase::on_worker_done.
+  virtual std::vector<double> finish_repeat() { return {}; }
+  /// Phase wall times of the last repeat on this worker.
+  [[nodiscard]] virtual PhaseTimes phase_times() const = 0;
+  /// After all repeats, untimed: this worker's part of the validation.
+  virtual std::vector<double> validate() { return {}; }
+  /// Tasks to keep requested ahead of the one running (bounded prefetch).
+  [[nodiscard]] virtual int prefetch() const { return 2; }
+};
+
+/// Scheduler side of one case.
+class SchedulerCase {
+ public:
+  virtual ~SchedulerCase() = default;
+  SchedulerCase() = default;
+  SchedulerCase(const SchedulerCase&) = delete;
+  SchedulerCase& operator=(const SchedulerCase&) = delete;
+
+  [[nodiscard]] virtual std::int64_t num_tasks() const = 0;
+  virtual void begin_repeat() = 0;
+  virtual void on_task(const TaskOutcome& outcome) = 0;
+  virtual void on_worker_done(int rank, const std::vector<double>& partial) = 0;
+  /// The repeat's result, e.g. {"answer": 11.0000213, "full_mean": 9.99999}. Must not depend on
+  /// the order tasks arrived in (fold per-task partials in task order).
+  virtual nlohmann::json end_repeat() = 0;
+  /// Validation from every worker's validate() output (index = case rank).
+  virtual std::vector<Check> validate(const std::vector<std::vector<double>>& worker_parts) = 0;
+  /// Values compared across paths of the same workload and parameters.
+  [[nodiscard]] virtual Fingerprint fingerprint() const = 0;
+  [[nodiscard]] virtual Work work() const = 0;
+};
+
+/// A workload as the registry knows it.
+struct Workload {
+  std::string name;         ///< "subset-mean", "svd", "groupby"
+  std::string description;
+  /// Known parameter keys with a one-line help each; --param keys are checked against these.
+  std::vector<std::pair<std::string, std::string>> keys;
+  /// Parameters of a preset ("tiny", "small", "seed", "large").
+  std::function<Params(const std::string& preset)> preset;
+  /// The case variants for resolved parameters (groupby: one per query); validates the values
+  /// and throws sb::UsageError with one clear line on bad ones.
+  std::function<std::vector<Params>(const Params&)> expand;
+  std::function<std::unique_ptr<SchedulerCase>(const CaseSpec&)> make_scheduler;
+  /// Called only on workers taking part; env.device says CPU or GPU.
+  std::function<std::unique_ptr<WorkerCase>(const CaseSpec&, const CaseEnv&)> make_worker;
+  /// Compares a case's fingerprint with the reference case's (single-cpu when present).
+  std::function<std::vector<Check>(const Fingerprint& reference, const Fingerprint& other)>
+      cross_check;
+};
+
+/// Every workload compiled in, in suite order.
+[[nodiscard]] const std::vector<Workload>& workloads();
+/// Throws sb::UsageError listing the known names.
+[[nodiscard]] const Workload& find_workload(std::string_view name);
+
+}  // namespace sb

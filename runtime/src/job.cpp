@@ -1,0 +1,85 @@
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "scalebench/error.hpp"
+#include "scalebench/job_plan.hpp"
+
+namespace sb {
+
+nlohmann::json case_spec_to_json(const CaseSpec& s) {
+  return {{"index", s.index},         {"id", s.id},
+          {"workload", s.workload},   {"path", std::string(to_string(s.path))},
+          {"params", s.params.to_json()}, {"repeats", s.repeats},
+          {"warmup", s.warmup},       {"workers", s.workers}};
+}
+
+CaseSpec case_spec_from_json(const nlohmann::json& j) {
+  CaseSpec s;
+  s.index = j.at("index").get<int>();
+  s.id = j.at("id").get<std::string>();
+  s.workload = j.at("workload").get<std::string>();
+  const auto path = parse_exec_path(j.at("path").get<std::string>());
+  if (!path) throw UsageError("job plan: unknown path " + j.at("path").dump());
+  s.path = *path;
+  s.params = Params::from_json(j.at("params"));
+  s.repeats = j.at("repeats").get<int>();
+  s.warmup = j.at("warmup").get<int>();
+  s.workers = j.value("workers", 1);
+  return s;
+}
+
+nlohmann::json JobPlan::to_json() const {
+  nlohmann::json c = nlohmann::json::array();
+  for (const auto& s : cases) c.push_back(case_spec_to_json(s));
+  return {{"cases", c},
+          {"stream", stream_path},
+          {"case_timeout_s", case_timeout_s},
+          {"measure_ceilings", measure_ceilings}};
+}
+
+JobPlan JobPlan::from_json(const nlohmann::json& j) {
+  JobPlan p;
+  for (const auto& c : j.at("cases")) p.cases.push_back(case_spec_from_json(c));
+  p.stream_path = j.at("stream").get<std::string>();
+  p.case_timeout_s = j.value("case_timeout_s", 0.0);
+  p.measure_ceilings = j.value("measure_ceilings", true);
+  return p;
+}
+
+StreamWriter::StreamWriter(const std::string& path) {
+  f_ = std::fopen(path.c_str(), "ae");
+  if (f_ == nullptr)
+    throw EnvironmentError(
+        fmt::format("cannot open result stream {}: {}", path, std::strerror(errno)));
+}
+
+StreamWriter::~StreamWriter() {
+  if (f_ != nullptr) std::fclose(f_);
+}
+
+void StreamWriter::write(const nlohmann::json& record, bool durable) {
+  const std::string line =
+      record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (std::fwrite(line.data(), 1, line.size(), f_) != line.size() || std::fflush(f_) != 0)
+    throw EnvironmentError(fmt::format("cannot write result stream: {}", std::strerror(errno)));
+  if (durable) ::fsync(fileno(f_));
+}
+
+std::string utc_now() {
+  const auto t = std::chrono::system_clock::now();
+  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900,
+                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+}
+
+}  // namespace sb

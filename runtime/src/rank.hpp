@@ -1,0 +1,42 @@
+#pragma once
+/// @file rank.hpp
+/// The MPI job's two roles: rank 0 schedules, ranks 1..W work (runtime internals).
+
+#include <mpi.h>
+
+#include <string>
+
+#include "scalebench/gpu_runtime.hpp"
+#include "scalebench/job_plan.hpp"
+
+namespace sb::detail {
+
+/// Exit code of scalebench-rank when the scheduler ended the job early on purpose (a case
+/// failed in a way that may leave workers stuck in collectives, or timed out): the launcher
+/// starts a fresh job for the remaining cases.
+inline constexpr int kExitRestart = 42;
+
+struct RankContext {
+  MPI_Comm world = MPI_COMM_WORLD;
+  int rank = 0;
+  int size = 1;
+  MPI_Comm workers = MPI_COMM_NULL;      ///< every worker rank (not rank 0)
+  MPI_Comm gpu_workers = MPI_COMM_NULL;  ///< workers bound to a GPU
+  std::string host;
+  int local_rank = 0;
+  int threads = 1;  ///< CPU threads of this worker
+  int gpu = -1;     ///< GPU ordinal on this node (workers), -1 for none
+  double mpi_init_s = 0;
+  double launch_epoch = 0;  ///< when the launcher started the job (system clock, seconds)
+  GpuContextPtr gpu_ctx;
+  GpuStartup gpu_startup;
+};
+
+/// Rank 0. Returns the process exit code (0, or kExitRestart after an abort-worthy failure,
+/// in which case MPI_Abort has been called).
+int run_scheduler(const JobPlan& plan, RankContext& ctx);
+
+/// Ranks 1..W: start-up (GPU, ceilings), then serve the scheduler until it shuts us down.
+void run_worker(const JobPlan& plan, RankContext& ctx);
+
+}  // namespace sb::detail

@@ -1,0 +1,107 @@
+// scalebench-rank: the MPI program that `scalebench run` starts. Rank 0 is the scheduler;
+// every other rank is a worker. Usage: scalebench-rank --plan PLAN.json
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "batch/allocation.hpp"
+#include "rank.hpp"
+#include "scalebench/clock.hpp"
+#include "scalebench/error.hpp"
+#include "scalebench/system_info.hpp"
+
+namespace {
+
+std::string read_plan_text(int argc, char** argv) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--plan") == 0) {
+      std::ifstream in(argv[i + 1]);
+      if (!in) throw sb::UsageError(fmt::format("cannot read job plan {}", argv[i + 1]));
+      std::stringstream ss;
+      ss << in.rdbuf();
+      return ss.str();
+    }
+  }
+  throw sb::UsageError("usage: scalebench-rank --plan PLAN.json (started by `scalebench run`)");
+}
+
+/// This rank's placement: from SCALEBENCH_PLACEMENT (set by the launcher), or derived from the
+/// node when the job was started by hand.
+void place(sb::detail::RankContext& ctx) {
+  MPI_Comm node;
+  SB_MPI_CHECK(MPI_Comm_split_type(ctx.world, MPI_COMM_TYPE_SHARED, ctx.rank, MPI_INFO_NULL, &node));
+  SB_MPI_CHECK(MPI_Comm_rank(node, &ctx.local_rank));
+  int node_size = 1;
+  SB_MPI_CHECK(MPI_Comm_size(node, &node_size));
+  int has_zero = ctx.rank == 0 ? 1 : 0;
+  SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &has_zero, 1, MPI_INT, MPI_MAX, node));
+  MPI_Comm_free(&node);
+  if (const char* enc = std::getenv("SCALEBENCH_PLACEMENT"); enc != nullptr && *enc != '\0') {
+    const auto all = sb::batch::decode_placement(enc);
+    if (static_cast<int>(all.size()) != ctx.size)
+      throw sb::EnvironmentError(fmt::format(
+          "SCALEBENCH_PLACEMENT describes {} ranks but the job has {}", all.size(), ctx.size));
+    const auto& p = all[static_cast<std::size_t>(ctx.rank)];
+    ctx.threads = std::max(1, p.threads);
+    ctx.gpu = p.gpu;
+    return;
+  }
+  const int workers_here = std::max(1, node_size - has_zero);
+  const int worker_index = ctx.local_rank - (has_zero && ctx.rank != 0 ? 1 : 0);
+  ctx.threads = std::max(1, sb::physical_cores() / workers_here);
+  const int gpus = sb::visible_gpu_count();
+  ctx.gpu = (ctx.rank != 0 && gpus > 0) ? worker_index % gpus : -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sb::detail::RankContext ctx;
+  const double t0 = sb::now();
+  int provided = 0;
+  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    std::fprintf(stderr, "scalebench-rank: MPI_Init failed\n");
+    return sb::kExitEnvironment;
+  }
+  ctx.mpi_init_s = sb::now() - t0;
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ctx.size);
+  sb::set_error_rank(ctx.rank);
+  ctx.host = sb::host_name();
+  int code = 0;
+  try {
+    // Rank 0 reads the plan and broadcasts it: nothing requires a shared file system.
+    std::string text;
+    if (ctx.rank == 0) text = read_plan_text(argc, argv);
+    long long len = static_cast<long long>(text.size());
+    SB_MPI_CHECK(MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, ctx.world));
+    text.resize(static_cast<std::size_t>(len));
+    SB_MPI_CHECK(MPI_Bcast(text.data(), static_cast<int>(len), MPI_CHAR, 0, ctx.world));
+    const auto j = nlohmann::json::parse(text);
+    const sb::JobPlan plan = sb::JobPlan::from_json(j);
+    ctx.launch_epoch = j.value("launch_epoch", 0.0);
+    place(ctx);
+    SB_MPI_CHECK(MPI_Comm_split(ctx.world, ctx.rank == 0 ? MPI_UNDEFINED : 0, ctx.rank, &ctx.workers));
+    if (ctx.rank == 0) {
+      code = sb::detail::run_scheduler(plan, ctx);
+    } else {
+      sb::detail::run_worker(plan, ctx);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "scalebench-rank %d: %s\n", ctx.rank, e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return 1;
+  }
+  MPI_Finalize();
+  return code;
+}

@@ -1,0 +1,193 @@
+// Worker ranks: bring up the GPU (if any), report to the scheduler, then run cases.
+#include <omp.h>
+
+#include <deque>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "message.hpp"
+#include "rank.hpp"
+#include "scalebench/clock.hpp"
+#include "scalebench/error.hpp"
+#include "scalebench/system_info.hpp"
+#include "scalebench/workload.hpp"
+
+extern "C" void openblas_set_num_threads(int);
+
+namespace sb::detail {
+namespace {
+
+/// Thrown inside a repeat when the scheduler ends the case early.
+struct CaseAborted {};
+
+nlohmann::json startup_description(const JobPlan& plan, RankContext& ctx) {
+  nlohmann::json w = {{"rank", ctx.rank},
+                      {"host", ctx.host},
+                      {"local_rank", ctx.local_rank},
+                      {"threads", ctx.threads},
+                      {"gpu", ctx.gpu_ctx ? ctx.gpu : -1},
+                      {"mpi_init_s", ctx.mpi_init_s},
+                      {"cuda_init_s", ctx.gpu_startup.cuda_init_s},
+                      {"nccl_init_s", ctx.gpu_startup.nccl_init_s},
+                      {"node", describe_node()}};
+  if (ctx.gpu_ctx) {
+    w["gpu_description"] = describe_gpu(*ctx.gpu_ctx);
+    w["gpu_versions"] = gpu_library_versions();
+  }
+  if (plan.measure_ceilings) {
+    const double t0 = now();
+    w["cpu_ceilings"] = measure_cpu_ceilings(ctx.threads);
+    w["ceilings_s"] = now() - t0;
+  }
+  return w;
+}
+
+/// Executes one timed repeat of `wc`: pull tasks with bounded prefetch, report outcomes, then
+/// finish_repeat and DONE.
+void run_repeat(RankContext& ctx, WorkerCase& wc) {
+  wc.begin_repeat();
+  const int depth = std::max(1, wc.prefetch()) + 1;
+  std::deque<std::int64_t> queue;
+  bool no_more = false;
+  int awaiting = 0;  // requests sent whose ASSIGN has not arrived
+  std::vector<TaskOutcome> finished;
+
+  auto send_request = [&](int want) {
+    Writer w;
+    w.put<std::int32_t>(want).put<std::int32_t>(static_cast<std::int32_t>(finished.size()));
+    for (const auto& o : finished) {
+      w.put<std::int64_t>(o.task).put<double>(o.start).put<double>(o.end);
+      w.put<std::int64_t>(o.bytes).put<std::int32_t>(static_cast<std::int32_t>(o.phase));
+      w.put_vec(o.partial);
+    }
+    send(ctx.world, 0, kTagRequest, w);
+    finished.clear();
+    if (want > 0) ++awaiting;
+  };
+  auto handle = [&](const Message& m) {
+    if (m.tag == kTagCaseEnd) throw CaseAborted{};
+    if (m.tag != kTagAssign) throw Error(fmt::format("internal: worker got tag {} in a repeat", m.tag));
+    --awaiting;
+    Reader r(m.data);
+    const auto ids = r.get_vec<std::int64_t>();
+    if (ids.empty()) no_more = true;
+    queue.insert(queue.end(), ids.begin(), ids.end());
+  };
+
+  send_request(depth);
+  Backoff backoff(200);
+  Message m;
+  while (true) {
+    while (awaiting > 0 && try_receive(ctx.world, 0, MPI_ANY_TAG, m)) handle(m);
+    while (!queue.empty() && static_cast<int>(wc.in_flight()) < depth) {
+      wc.submit(queue.front());
+      queue.pop_front();
+    }
+    while (auto o = wc.poll(false)) finished.push_back(std::move(*o));
+    if (!finished.empty()) send_request(no_more ? 0 : static_cast<int>(finished.size()));
+    if (no_more && queue.empty() && wc.in_flight() == 0 && awaiting == 0) break;
+    if (wc.in_flight() > 0 && (queue.empty() || static_cast<int>(wc.in_flight()) >= depth)) {
+      if (auto o = wc.poll(true)) finished.push_back(std::move(*o));
+      backoff.reset();
+    } else if (wc.in_flight() == 0 && queue.empty()) {
+      if (awaiting == 0) throw Error("internal: worker has no work and no request outstanding");
+      if (try_receive(ctx.world, 0, MPI_ANY_TAG, m)) {
+        handle(m);
+        backoff.reset();
+      } else {
+        backoff.pause();
+      }
+    }
+  }
+  const std::vector<double> partial = wc.finish_repeat();
+  const PhaseTimes pt = wc.phase_times();
+  Writer w;
+  w.put<double>(pt.generate).put<double>(pt.compute).put<double>(pt.communicate).put_vec(partial);
+  send(ctx.world, 0, kTagDone, w);
+}
+
+void send_error(RankContext& ctx, const std::string& what) {
+  Writer w;
+  w.put_str(what);
+  send(ctx.world, 0, kTagError, w);
+}
+
+}  // namespace
+
+void run_worker(const JobPlan& plan, RankContext& ctx) {
+  // GPU bring-up: a worker whose placement names a GPU that this process can see.
+  const int visible = ctx.gpu >= 0 ? visible_gpu_count() : 0;
+  const bool has_gpu = ctx.gpu >= 0 && ctx.gpu < visible;
+  SB_MPI_CHECK(MPI_Comm_split(ctx.workers, has_gpu ? 0 : MPI_UNDEFINED, ctx.rank, &ctx.gpu_workers));
+  if (has_gpu) ctx.gpu_ctx = create_gpu_context(ctx.gpu, ctx.gpu_workers, &ctx.gpu_startup);
+
+  omp_set_num_threads(ctx.threads);
+  openblas_set_num_threads(ctx.threads);
+  {
+    Writer w;
+    w.put_str(startup_description(plan, ctx).dump());
+    send(ctx.world, 0, kTagStartup, w);
+  }
+
+  std::unique_ptr<WorkerCase> wc;
+  Message m;
+  while (true) {
+    receive(ctx.world, 0, MPI_ANY_TAG, m);
+    if (m.tag == kTagShutdown) break;
+    try {
+      switch (m.tag) {
+        case kTagCaseBegin: {
+          Reader r(m.data);
+          const auto j = nlohmann::json::parse(r.get_str());
+          const CaseSpec spec = case_spec_from_json(j.at("spec"));
+          CaseEnv env;
+          env.device = device_of(spec.path);
+          env.rank = j.at("rank").get<int>();
+          env.size = j.at("size").get<int>();
+          env.threads = j.at("threads").get<int>();
+          env.host = ctx.host;
+          if (env.size > 1) env.comm = env.device == Device::gpu ? ctx.gpu_workers : ctx.workers;
+          if (env.device == Device::gpu) {
+            if (!ctx.gpu_ctx) throw EnvironmentError("this worker has no GPU");
+            env.gpu = ctx.gpu_ctx.get();
+          }
+          omp_set_num_threads(env.threads);
+          openblas_set_num_threads(env.threads);
+          wc.reset();
+          wc = find_workload(spec.workload).make_worker(spec, env);
+          send_empty(ctx.world, 0, kTagReady);
+          break;
+        }
+        case kTagRepeatBegin:
+          if (!wc) throw Error("internal: repeat without a case");
+          run_repeat(ctx, *wc);
+          break;
+        case kTagValidate: {
+          if (!wc) throw Error("internal: validation without a case");
+          Writer w;
+          w.put_vec(wc->validate());
+          send(ctx.world, 0, kTagValidation, w);
+          break;
+        }
+        case kTagCaseEnd:
+          wc.reset();
+          break;
+        case kTagAssign:  // a reply to a request of an aborted repeat
+          break;
+        default:
+          throw Error(fmt::format("internal: worker got unexpected tag {}", m.tag));
+      }
+    } catch (const CaseAborted&) {
+      wc.reset();
+    } catch (const std::exception& e) {
+      wc.reset();
+      send_error(ctx, e.what());
+    }
+  }
+  wc.reset();
+  ctx.gpu_ctx.reset();
+}
+
+}  // namespace sb::detail
