@@ -18,16 +18,16 @@ using Environment = std::map<std::string, std::string>;
 /// One node of the allocation.
 struct NodeResources {
   std::string host;
-  int cpus = 1;   ///< cores scalebench may use on the node
-  int gpus = 0;   ///< GPUs scalebench may use on the node
+  int cpus = 1;  ///< cores scalebench may use on the node
+  int gpus = 0;  ///< GPUs scalebench may use on the node
 };
 
 /// What the batch system (or the laptop) gives us.
 struct Allocation {
-  std::string scheduler = "local";  ///< "local", "slurm" or "pbs"
-  std::string job_id;               ///< empty when local
-  std::vector<NodeResources> nodes; ///< at least one
-  std::string nodefile;             ///< PBS_NODEFILE, when PBS
+  std::string scheduler = "local";   ///< "local", "slurm" or "pbs"
+  std::string job_id;                ///< empty when local
+  std::vector<NodeResources> nodes;  ///< at least one
+  std::string nodefile;              ///< PBS_NODEFILE, when PBS
 };
 
 /// Detects SLURM (SLURM_JOB_ID, SLURM_JOB_NODELIST, SLURM_GPUS_ON_NODE / SLURM_GPUS_PER_NODE /
@@ -40,13 +40,13 @@ struct Allocation {
 /// Role and resources of one MPI rank.
 struct RankPlacement {
   int rank = 0;
-  int node = 0;         ///< index into Allocation::nodes
+  int node = 0;  ///< index into Allocation::nodes
   bool scheduler = false;
-  int worker = -1;      ///< 0..W-1 for workers, -1 for the scheduler
-  int local_rank = 0;   ///< rank among the ranks on its node
-  int gpu = -1;         ///< GPU ordinal on its node, -1 for none
-  int threads = 1;      ///< CPU threads the worker may use
-  int first_core = 0;   ///< first of `threads` consecutive cores on the node (for binding)
+  int worker = -1;     ///< 0..W-1 for workers, -1 for the scheduler
+  int local_rank = 0;  ///< rank among the ranks on its node
+  int gpu = -1;        ///< GPU ordinal on its node, -1 for none
+  int threads = 1;     ///< CPU threads the worker may use
+  int first_core = 0;  ///< first of `threads` consecutive cores on the node (for binding)
 };
 
 /// Rank 0 is the scheduler, on node 0, holding no GPU. Workers: one per GPU on every node; on a
@@ -61,9 +61,9 @@ struct LaunchFile {
 
 /// How to start the MPI job.
 struct LaunchPlan {
-  std::vector<std::string> argv;          ///< e.g. {"mpiexec", "-n", "3", ..., rank_exe, args...}
-  std::map<std::string, std::string> env; ///< variables to add to the child's environment
-  std::vector<LaunchFile> files;          ///< to write before exec (PBS and SLURM host files)
+  std::vector<std::string> argv;           ///< e.g. {"mpiexec", "-n", "3", ..., rank_exe, args...}
+  std::map<std::string, std::string> env;  ///< variables to add to the child's environment
+  std::vector<LaunchFile> files;           ///< to write before exec (PBS and SLURM host files)
 };
 
 /// Options of the launch that do not come from the allocation.
