@@ -17,6 +17,7 @@
 ///   }
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -40,5 +41,8 @@ void write_report(const nlohmann::json& model, const std::string& path);
 /// Renders the report: "table" (terminal), "markdown", "csv", "json", "gbench-json", "html".
 /// Throws sb::UsageError for an unknown format.
 [[nodiscard]] std::string format_report(const nlohmann::json& model, const std::string& format);
+
+/// The names format_report accepts, in the order the command line lists them.
+[[nodiscard]] const std::vector<std::string>& report_formats();
 
 }  // namespace sb::results

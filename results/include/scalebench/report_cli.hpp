@@ -1,0 +1,23 @@
+#pragma once
+/// @file report_cli.hpp
+/// The `report` and `compare` subcommands, for launcher/main.cpp (CLI11):
+///
+///   scalebench report  FILE.h5 [--format table|markdown|csv|json|gbench-json|html] [--out F]
+///   scalebench compare BASELINE.h5 CURRENT.h5 [--threshold 5%] [--alpha 0.01]
+///                      [--format table|markdown|junit] [--out F]
+///
+/// Each adds a subcommand to `app` whose callback does the work and sets `exit_code`
+/// (report: 0; compare: 1 when a case regressed, else 0). Errors are thrown as sb::Error
+/// subclasses (bad file or option: sb::UsageError, exit code 2); the caller prints what().
+/// `exit_code` must outlive app.parse().
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace sb::results {
+
+void add_report_command(CLI::App& app, int& exit_code);
+void add_compare_command(CLI::App& app, int& exit_code);
+
+}  // namespace sb::results

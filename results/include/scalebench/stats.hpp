@@ -1,0 +1,20 @@
+#pragma once
+/// @file stats.hpp
+/// Order statistics of repeat samples (seconds). Every function takes the samples by value or
+/// span and never reorders the caller's data. Empty input gives NaN.
+
+#include <span>
+
+namespace sb::results {
+
+/// Median (mean of the two middle values for an even count); NaN when empty.
+[[nodiscard]] double median(std::span<const double> xs);
+/// Arithmetic mean; NaN when empty.
+[[nodiscard]] double mean(std::span<const double> xs);
+/// Sample standard deviation (n - 1 in the denominator); NaN when fewer than 2 samples.
+[[nodiscard]] double stddev(std::span<const double> xs);
+/// Smallest / largest sample; NaN when empty.
+[[nodiscard]] double min_of(std::span<const double> xs);
+[[nodiscard]] double max_of(std::span<const double> xs);
+
+}  // namespace sb::results

@@ -1,0 +1,120 @@
+/// Google Benchmark's JSON schema (what `--benchmark_format=json` writes), so tools such as
+/// Google Benchmark's compare.py read scalebench results. One family per case; one
+/// "iteration" entry per repeat (iterations = 1, times in ms); mean/median/stddev aggregates
+/// when a case has 2 or more repeats. scalebench measures wall time only: cpu_time = real_time.
+
+#include <fmt/format.h>
+
+#include "formats.hpp"
+#include "scalebench/stats.hpp"
+#include "summary_util.hpp"
+
+namespace sb::results::detail {
+namespace {
+
+json context_of(const json& model) {
+  const json& a = sub(model, "attrs");
+  const json& nodes = sub(sub(model, "system"), "nodes");
+  const json& node = (nodes.is_array() && !nodes.empty()) ? nodes[0] : sub(model, "none");
+  json ctx;
+  ctx["date"] = str(a, "start_utc");
+  ctx["host_name"] = str(node, "host");
+  ctx["executable"] = "scalebench";
+  ctx["num_cpus"] = static_cast<std::int64_t>(num(node, "cores", 0.0));
+  ctx["mhz_per_cpu"] = static_cast<std::int64_t>(num(node, "mhz_per_cpu", num(node, "cpu_mhz", 0.0)));
+  ctx["cpu_scaling_enabled"] = false;
+  ctx["caches"] = node.contains("caches") && node["caches"].is_array() ? node["caches"] : json::array();
+  ctx["load_avg"] = json::array();
+  ctx["library_build_type"] = "release";
+  ctx["scalebench_version"] = str(a, "scalebench_version");
+  ctx["git_sha"] = str(a, "git_sha");
+  ctx["command_line"] = str(a, "command_line");
+  ctx["preset"] = str(a, "preset");
+  return ctx;
+}
+
+/// Counters of one entry whose total time is `t` seconds (gbench writes counters as fields).
+void add_counters(json& e, const json& c, double t) {
+  const json& work = sub(c, "work");
+  const double units = num(work, "units");
+  const double bytes = num(work, "bytes");
+  const double flops = num(work, "flops");
+  if (!(t > 0)) return;
+  if (units > 0) e["items_per_second"] = units / t;
+  if (bytes > 0) e["bytes_per_second"] = bytes / t;
+  if (flops > 0) e["flops_per_second"] = flops / t;
+}
+
+}  // namespace
+
+std::string format_gbench(const json& model, const json& /*summary*/) {
+  json out;
+  out["context"] = context_of(model);
+  json benchmarks = json::array();
+  json not_run = json::array();
+  const json& cases = sub(model, "cases");
+  std::int64_t family = 0;
+  for (const auto& c : cases.is_array() ? cases : json::array()) {
+    const std::string name = case_label(c);
+    const std::vector<double> totals = phase_times(c, "total");
+    if (totals.empty()) {
+      not_run.push_back({{"name", name}, {"status", str(c, "status")}, {"message", str(c, "message")}});
+      continue;
+    }
+    const auto n = static_cast<std::int64_t>(totals.size());
+    const json& reps = sub(c, "repeats");
+    std::int64_t r = 0;
+    for (const auto& rep : reps) {
+      const double t = num(rep, "total");
+      if (!std::isfinite(t)) continue;
+      json e;
+      e["name"] = name;
+      e["family_index"] = family;
+      e["per_family_instance_index"] = 0;
+      e["run_name"] = name;
+      e["run_type"] = "iteration";
+      e["repetitions"] = n;
+      e["repetition_index"] = r++;
+      e["threads"] = 1;
+      e["iterations"] = 1;
+      e["real_time"] = t * 1e3;
+      e["cpu_time"] = t * 1e3;
+      e["time_unit"] = "ms";
+      for (const char* phase : {"generate", "compute", "communicate"}) {
+        const double p = num(rep, phase);
+        if (std::isfinite(p)) e[std::string(phase) + "_ms"] = p * 1e3;
+      }
+      add_counters(e, c, t);
+      if (str(c, "status", "ok") != "ok") e["label"] = str(c, "status");
+      benchmarks.push_back(std::move(e));
+    }
+    if (n >= 2) {
+      const std::pair<const char*, double> aggs[] = {
+          {"mean", mean(totals)}, {"median", median(totals)}, {"stddev", stddev(totals)}};
+      for (const auto& [agg, t] : aggs) {
+        json e;
+        e["name"] = name + "_" + agg;
+        e["family_index"] = family;
+        e["per_family_instance_index"] = 0;
+        e["run_name"] = name;
+        e["run_type"] = "aggregate";
+        e["repetitions"] = n;
+        e["threads"] = 1;
+        e["aggregate_name"] = agg;
+        e["aggregate_unit"] = "time";
+        e["iterations"] = n;
+        e["real_time"] = t * 1e3;
+        e["cpu_time"] = t * 1e3;
+        e["time_unit"] = "ms";
+        if (std::string(agg) != "stddev") add_counters(e, c, t);
+        benchmarks.push_back(std::move(e));
+      }
+    }
+    ++family;
+  }
+  out["benchmarks"] = std::move(benchmarks);
+  if (!not_run.empty()) out["context"]["scalebench_not_run"] = std::move(not_run);
+  return out.dump(2) + '\n';
+}
+
+}  // namespace sb::results::detail

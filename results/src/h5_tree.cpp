@@ -1,0 +1,766 @@
+#include "h5_tree.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "scalebench/error.hpp"
+
+namespace sb::results::h5 {
+namespace {
+
+constexpr const char* kArrayMarker = "_sb_array";
+constexpr const char* kLayoutAttr = "layout";
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr std::size_t kSlot = 8;  // every compound field sits in an 8-byte slot in memory
+
+Handle str_type(H5T_cset_t cset = H5T_CSET_UTF8) {
+  Handle t{SB_HDF5_CHECK(H5Tcopy(H5T_C_S1)), H5Tclose};
+  SB_HDF5_CHECK(H5Tset_size(t.get(), H5T_VARIABLE));
+  SB_HDF5_CHECK(H5Tset_cset(t.get(), cset));
+  return t;
+}
+
+/// h5py's boolean type: an int8 enum {FALSE = 0, TRUE = 1}.
+Handle bool_type() {
+  Handle t{SB_HDF5_CHECK(H5Tenum_create(H5T_NATIVE_INT8)), H5Tclose};
+  std::int8_t v = 0;
+  SB_HDF5_CHECK(H5Tenum_insert(t.get(), "FALSE", &v));
+  v = 1;
+  SB_HDF5_CHECK(H5Tenum_insert(t.get(), "TRUE", &v));
+  return t;
+}
+
+Handle scalar_space() { return Handle{SB_HDF5_CHECK(H5Screate(H5S_SCALAR)), H5Sclose}; }
+
+Handle simple_space(std::initializer_list<hsize_t> dims) {
+  std::vector<hsize_t> d(dims);
+  return Handle{SB_HDF5_CHECK(H5Screate_simple(static_cast<int>(d.size()), d.data(), nullptr)),
+                H5Sclose};
+}
+
+bool is_scalar(const json& v) {
+  return v.is_null() || v.is_boolean() || v.is_number() || v.is_string();
+}
+
+bool fits_i64(const json& v) {
+  return v.is_number_integer() &&
+         (!v.is_number_unsigned() ||
+          v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX));
+}
+
+Handle create_dataset(hid_t parent, const std::string& name, hid_t type, hid_t space) {
+  return Handle{SB_HDF5_CHECK(H5Dcreate2(parent, name.c_str(), type, space, H5P_DEFAULT,
+                                         H5P_DEFAULT, H5P_DEFAULT)),
+                H5Dclose};
+}
+
+void write_dataset(hid_t parent, const std::string& name, hid_t file_type, hid_t mem_type,
+                   std::initializer_list<hsize_t> dims, const void* data) {
+  Handle space = simple_space(dims);
+  Handle ds = create_dataset(parent, name, file_type, space.get());
+  hsize_t n = 1;
+  for (hsize_t d : dims) n *= d;
+  if (n > 0) SB_HDF5_CHECK(H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
+}
+
+/// Homogeneous arrays of scalars (1-D) or of equal-length number arrays (2-D). False when the
+/// array is anything else.
+bool write_array_dataset(hid_t parent, const std::string& name, const json& v) {
+  const std::size_t n = v.size();
+  if (n == 0) {
+    write_dataset(parent, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {0}, nullptr);
+    return true;
+  }
+  auto all = [&](auto pred) { return std::all_of(v.begin(), v.end(), pred); };
+  if (all([](const json& x) { return x.is_number(); })) {
+    if (all([](const json& x) { return fits_i64(x); })) {
+      std::vector<std::int64_t> d;
+      d.reserve(n);
+      for (const auto& x : v) d.push_back(x.get<std::int64_t>());
+      write_dataset(parent, name, H5T_STD_I64LE, H5T_NATIVE_INT64, {n}, d.data());
+    } else {
+      std::vector<double> d;
+      d.reserve(n);
+      for (const auto& x : v) d.push_back(x.get<double>());
+      write_dataset(parent, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {n}, d.data());
+    }
+    return true;
+  }
+  if (all([](const json& x) { return x.is_string(); })) {
+    std::vector<const char*> d;
+    d.reserve(n);
+    for (const auto& x : v) d.push_back(x.get_ref<const std::string&>().c_str());
+    Handle t = str_type();
+    write_dataset(parent, name, t.get(), t.get(), {n}, d.data());
+    return true;
+  }
+  if (all([](const json& x) { return x.is_boolean(); })) {
+    std::vector<std::int8_t> d;
+    d.reserve(n);
+    for (const auto& x : v) d.push_back(x.get<bool>() ? 1 : 0);
+    Handle t = bool_type();
+    write_dataset(parent, name, t.get(), t.get(), {n}, d.data());
+    return true;
+  }
+  const std::size_t cols = v[0].is_array() ? v[0].size() : 0;
+  if (cols > 0 && all([&](const json& row) {
+        return row.is_array() && row.size() == cols &&
+               std::all_of(row.begin(), row.end(), [](const json& x) { return x.is_number(); });
+      })) {
+    const bool ints = all([](const json& row) {
+      return std::all_of(row.begin(), row.end(), [](const json& x) { return fits_i64(x); });
+    });
+    if (ints) {
+      std::vector<std::int64_t> d;
+      d.reserve(n * cols);
+      for (const auto& row : v)
+        for (const auto& x : row) d.push_back(x.get<std::int64_t>());
+      write_dataset(parent, name, H5T_STD_I64LE, H5T_NATIVE_INT64, {n, cols}, d.data());
+    } else {
+      std::vector<double> d;
+      d.reserve(n * cols);
+      for (const auto& row : v)
+        for (const auto& x : row) d.push_back(x.get<double>());
+      write_dataset(parent, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {n, cols}, d.data());
+    }
+    return true;
+  }
+  return false;
+}
+
+/// A table seen column by column: cell(r, c) is the value or nullptr when missing.
+struct TableSource {
+  std::size_t rows = 0;
+  std::vector<std::string> names;
+  std::function<const json*(std::size_t, std::size_t)> cell;
+};
+
+/// Column kinds for a table; nullopt when the values do not fit one compound type.
+std::optional<std::vector<Column>> infer_kinds(const TableSource& src,
+                                               const std::vector<Column>& known,
+                                               bool allow_missing) {
+  if (src.rows == 0) return known;
+  std::vector<Column> cols;
+  for (std::size_t c = 0; c < src.names.size(); ++c) {
+    bool s = false, b = false, i = false, f = false, nul = false;
+    std::size_t present = 0;
+    for (std::size_t r = 0; r < src.rows; ++r) {
+      const json* v = src.cell(r, c);
+      if (v == nullptr) continue;
+      ++present;
+      if (v->is_string()) {
+        s = true;
+      } else if (v->is_boolean()) {
+        b = true;
+      } else if (v->is_number()) {
+        (fits_i64(*v) ? i : f) = true;
+      } else if (v->is_null()) {
+        nul = true;
+      } else {
+        return std::nullopt;  // nested value: not a flat table
+      }
+    }
+    const bool missing = present < src.rows;
+    if (missing && !allow_missing) return std::nullopt;
+    Kind k = Kind::Float;
+    if (s) {
+      if (b || i || f || nul) return std::nullopt;
+      k = Kind::Str;
+    } else if (b) {
+      if (i || f || nul) return std::nullopt;
+      k = Kind::Bool;
+    } else if (i && !f && !nul && !missing) {
+      k = Kind::Int;
+    }
+    cols.push_back({src.names[c], k});
+  }
+  if (cols.empty()) return std::nullopt;
+  return cols;
+}
+
+void write_compound(hid_t parent, const std::string& name, const std::vector<Column>& cols,
+                    const TableSource& src, const std::vector<std::size_t>& source_col) {
+  const std::size_t rec = kSlot * cols.size();
+  Handle mem{SB_HDF5_CHECK(H5Tcreate(H5T_COMPOUND, rec)), H5Tclose};
+  Handle s_type = str_type();
+  Handle b_type = bool_type();
+  for (std::size_t c = 0; c < cols.size(); ++c) {
+    hid_t t = H5T_NATIVE_DOUBLE;
+    switch (cols[c].kind) {
+      case Kind::Int: t = H5T_NATIVE_INT64; break;
+      case Kind::Float: t = H5T_NATIVE_DOUBLE; break;
+      case Kind::Str: t = s_type.get(); break;
+      case Kind::Bool: t = b_type.get(); break;
+    }
+    SB_HDF5_CHECK(H5Tinsert(mem.get(), cols[c].name.c_str(), kSlot * c, t));
+  }
+  Handle file_type{SB_HDF5_CHECK(H5Tcopy(mem.get())), H5Tclose};
+  SB_HDF5_CHECK(H5Tpack(file_type.get()));
+
+  static const char* const kEmpty = "";
+  std::vector<unsigned char> buf(rec * src.rows, 0);
+  for (std::size_t r = 0; r < src.rows; ++r) {
+    for (std::size_t c = 0; c < cols.size(); ++c) {
+      unsigned char* slot = buf.data() + r * rec + c * kSlot;
+      const json* v = source_col[c] < src.names.size() ? src.cell(r, source_col[c]) : nullptr;
+      switch (cols[c].kind) {
+        case Kind::Int: {
+          const std::int64_t x = v != nullptr ? v->get<std::int64_t>() : 0;
+          std::memcpy(slot, &x, sizeof x);
+          break;
+        }
+        case Kind::Float: {
+          const double x = (v != nullptr && v->is_number()) ? v->get<double>() : kNaN;
+          std::memcpy(slot, &x, sizeof x);
+          break;
+        }
+        case Kind::Str: {
+          const char* p = v != nullptr ? v->get_ref<const std::string&>().c_str() : kEmpty;
+          std::memcpy(slot, &p, sizeof p);
+          break;
+        }
+        case Kind::Bool: {
+          const std::int8_t x = (v != nullptr && v->get<bool>()) ? 1 : 0;
+          std::memcpy(slot, &x, sizeof x);
+          break;
+        }
+      }
+    }
+  }
+  write_dataset(parent, name, file_type.get(), mem.get(), {src.rows}, buf.data());
+}
+
+/// Orders columns: known ones first (in their order), then the others by name.
+std::vector<Column> order_columns(std::vector<Column> cols, const std::vector<Column>& known) {
+  std::vector<Column> out;
+  for (const auto& k : known) {
+    auto it = std::find_if(cols.begin(), cols.end(), [&](const Column& c) { return c.name == k.name; });
+    if (it != cols.end()) {
+      out.push_back(*it);
+      cols.erase(it);
+    }
+  }
+  out.insert(out.end(), cols.begin(), cols.end());
+  return out;
+}
+
+bool write_table_source(hid_t parent, const std::string& key, const TableSource& src,
+                        const std::vector<Column>& known, bool allow_missing) {
+  auto kinds = infer_kinds(src, known, allow_missing);
+  if (!kinds) return false;
+  const std::vector<Column> cols = src.rows == 0 ? *kinds : order_columns(*kinds, known);
+  std::vector<std::size_t> source_col;
+  for (const auto& c : cols) {
+    auto it = std::find(src.names.begin(), src.names.end(), c.name);
+    source_col.push_back(static_cast<std::size_t>(it - src.names.begin()));
+  }
+  write_compound(parent, escape_name(key), cols, src, source_col);
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+/// Names of a group's links or an object's attributes, collected by C callbacks (no throws).
+herr_t collect_link(hid_t, const char* name, const H5L_info_t*, void* out) {
+  static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+  return 0;
+}
+herr_t collect_attr(hid_t, const char* name, const H5A_info_t*, void* out) {
+  static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+  return 0;
+}
+
+std::vector<std::string> attr_names(hid_t obj) {
+  std::vector<std::string> names;
+  hsize_t idx = 0;
+  SB_HDF5_CHECK(H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr, &names));
+  return names;
+}
+
+bool is_bool_enum(hid_t enum_type) {
+  if (H5Tget_nmembers(enum_type) != 2) return false;
+  bool ok = true;
+  for (unsigned i = 0; i < 2; ++i) {
+    char* n = H5Tget_member_name(enum_type, i);
+    if (n == nullptr) return false;
+    ok = ok && std::strcmp(n, i == 0 ? "FALSE" : "TRUE") == 0;
+    H5free_memory(n);
+  }
+  return ok;
+}
+
+/// How one element (or compound field) is brought into memory.
+struct Field {
+  enum class As { Int, UInt, Float, VStr, FStr, Enum, Skip } as = As::Skip;
+  Handle mem;              ///< memory type of the element
+  std::size_t size = 0;    ///< bytes in memory
+  H5T_str_t pad = H5T_STR_NULLTERM;
+  bool boolean = false;    ///< enum {FALSE, TRUE}
+};
+
+Field field_for(hid_t ftype) {
+  Field f;
+  switch (H5Tget_class(ftype)) {
+    case H5T_INTEGER:
+      if (H5Tget_sign(ftype) == H5T_SGN_NONE && H5Tget_size(ftype) >= 8) {
+        f.as = Field::As::UInt;
+        f.mem = Handle{SB_HDF5_CHECK(H5Tcopy(H5T_NATIVE_UINT64)), H5Tclose};
+      } else {
+        f.as = Field::As::Int;
+        f.mem = Handle{SB_HDF5_CHECK(H5Tcopy(H5T_NATIVE_INT64)), H5Tclose};
+      }
+      f.size = 8;
+      break;
+    case H5T_FLOAT:
+      f.as = Field::As::Float;
+      f.mem = Handle{SB_HDF5_CHECK(H5Tcopy(H5T_NATIVE_DOUBLE)), H5Tclose};
+      f.size = 8;
+      break;
+    case H5T_STRING:
+      if (SB_HDF5_CHECK(H5Tis_variable_str(ftype)) > 0) {
+        f.as = Field::As::VStr;
+        f.mem = str_type(H5Tget_cset(ftype));
+        f.size = sizeof(char*);
+      } else {
+        f.as = Field::As::FStr;
+        f.mem = Handle{SB_HDF5_CHECK(H5Tcopy(ftype)), H5Tclose};
+        f.size = H5Tget_size(ftype);
+        f.pad = H5Tget_strpad(ftype);
+      }
+      break;
+    case H5T_ENUM:
+      f.as = Field::As::Enum;
+      f.mem = Handle{SB_HDF5_CHECK(H5Tget_native_type(ftype, H5T_DIR_ASCEND)), H5Tclose};
+      f.size = H5Tget_size(f.mem.get());
+      f.boolean = is_bool_enum(ftype);
+      break;
+    default:
+      break;  // arrays, references, nested compounds: not written by scalebench; skipped
+  }
+  return f;
+}
+
+json element_to_json(const Field& f, const unsigned char* p) {
+  switch (f.as) {
+    case Field::As::Int: {
+      std::int64_t x;
+      std::memcpy(&x, p, sizeof x);
+      return x;
+    }
+    case Field::As::UInt: {
+      std::uint64_t x;
+      std::memcpy(&x, p, sizeof x);
+      return x;
+    }
+    case Field::As::Float: {
+      double x;
+      std::memcpy(&x, p, sizeof x);
+      return x;
+    }
+    case Field::As::VStr: {
+      const char* s;
+      std::memcpy(&s, p, sizeof s);
+      return std::string(s != nullptr ? s : "");
+    }
+    case Field::As::FStr: {
+      std::string s(reinterpret_cast<const char*>(p), f.size);
+      s = s.substr(0, s.find('\0'));
+      if (f.pad == H5T_STR_SPACEPAD) s.erase(s.find_last_not_of(' ') + 1);
+      return s;
+    }
+    case Field::As::Enum: {
+      std::array<char, 256> name{};
+      if (H5Tenum_nameof(f.mem.get(), p, name.data(), name.size()) < 0) return nullptr;
+      if (f.boolean) return std::strcmp(name.data(), "TRUE") == 0;
+      return std::string(name.data());
+    }
+    case Field::As::Skip:
+      break;
+  }
+  return nullptr;
+}
+
+/// Nests a flat element list by `dims` (row-major).
+json reshape(const std::vector<json>& flat, const std::vector<hsize_t>& dims, std::size_t level,
+             std::size_t& pos) {
+  json arr = json::array();
+  for (hsize_t i = 0; i < dims[level]; ++i) {
+    if (level + 1 == dims.size()) {
+      arr.push_back(flat[pos++]);
+    } else {
+      arr.push_back(reshape(flat, dims, level + 1, pos));
+    }
+  }
+  return arr;
+}
+
+std::vector<hsize_t> dims_of(hid_t space) {
+  const int rank = SB_HDF5_CHECK(H5Sget_simple_extent_ndims(space));
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  if (rank > 0) SB_HDF5_CHECK(H5Sget_simple_extent_dims(space, dims.data(), nullptr));
+  return dims;
+}
+
+/// Reads the elements of an attribute or dataset of an atomic type. nullopt: unsupported type.
+template <class ReadFn>
+std::optional<std::vector<json>> read_atomic(hid_t ftype, hid_t space, std::size_t n, ReadFn read) {
+  Field f = field_for(ftype);
+  if (f.as == Field::As::Skip) return std::nullopt;
+  std::vector<unsigned char> buf(std::max<std::size_t>(1, n * f.size), 0);
+  std::vector<json> out;
+  out.reserve(n);
+  if (n > 0) {
+    read(f.mem.get(), buf.data());
+    for (std::size_t i = 0; i < n; ++i) out.push_back(element_to_json(f, buf.data() + i * f.size));
+    if (f.as == Field::As::VStr)
+      SB_HDF5_CHECK(H5Dvlen_reclaim(f.mem.get(), space, H5P_DEFAULT, buf.data()));
+  }
+  return out;
+}
+
+std::string read_text_attr(hid_t obj, const char* name) {
+  if (SB_HDF5_CHECK(H5Aexists(obj, name)) <= 0) return {};
+  json v = read_attrs(obj).value(unescape_name(name), json());
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+json read_compound(hid_t ds, hid_t ftype, hid_t space, bool as_columns) {
+  const auto dims = dims_of(space);
+  std::size_t n = 1;
+  for (hsize_t d : dims) n *= static_cast<std::size_t>(d);
+  const int nm = SB_HDF5_CHECK(H5Tget_nmembers(ftype));
+  std::vector<std::string> names;
+  std::vector<Field> fields;
+  std::vector<std::size_t> offsets;
+  std::size_t rec = 0;
+  bool vlen = false;
+  for (int i = 0; i < nm; ++i) {
+    char* cname = H5Tget_member_name(ftype, static_cast<unsigned>(i));
+    if (cname == nullptr) continue;
+    std::string name = cname;
+    H5free_memory(cname);
+    Handle mt{SB_HDF5_CHECK(H5Tget_member_type(ftype, static_cast<unsigned>(i))), H5Tclose};
+    Field f = field_for(mt.get());
+    if (f.as == Field::As::Skip) continue;
+    vlen = vlen || f.as == Field::As::VStr;
+    names.push_back(name);
+    offsets.push_back(rec);
+    rec += (f.size + kSlot - 1) / kSlot * kSlot;
+    fields.push_back(std::move(f));
+  }
+  json out = as_columns ? json::object() : json::array();
+  if (as_columns)
+    for (const auto& nme : names) out[nme] = json::array();
+  if (fields.empty() || n == 0) return out;
+  Handle mem{SB_HDF5_CHECK(H5Tcreate(H5T_COMPOUND, rec)), H5Tclose};
+  for (std::size_t c = 0; c < fields.size(); ++c)
+    SB_HDF5_CHECK(H5Tinsert(mem.get(), names[c].c_str(), offsets[c], fields[c].mem.get()));
+  std::vector<unsigned char> buf(rec * n, 0);
+  SB_HDF5_CHECK(H5Dread(ds, mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()));
+  for (std::size_t r = 0; r < n; ++r) {
+    json row = json::object();
+    for (std::size_t c = 0; c < fields.size(); ++c) {
+      json v = element_to_json(fields[c], buf.data() + r * rec + offsets[c]);
+      if (v.is_number_float() && std::isnan(v.get<double>())) v = nullptr;  // NaN = missing
+      if (as_columns) {
+        out[names[c]].push_back(std::move(v));
+      } else {
+        row[names[c]] = std::move(v);
+      }
+    }
+    if (!as_columns) out.push_back(std::move(row));
+  }
+  if (vlen) SB_HDF5_CHECK(H5Dvlen_reclaim(mem.get(), space, H5P_DEFAULT, buf.data()));
+  return out;
+}
+
+json read_dataset(hid_t ds) {
+  Handle space{SB_HDF5_CHECK(H5Dget_space(ds)), H5Sclose};
+  Handle type{SB_HDF5_CHECK(H5Dget_type(ds)), H5Tclose};
+  if (SB_HDF5_CHECK(H5Sget_simple_extent_type(space.get())) == H5S_NULL) return nullptr;
+  if (H5Tget_class(type.get()) == H5T_COMPOUND) {
+    const bool cols = read_text_attr(ds, kLayoutAttr) == "columns";
+    return read_compound(ds, type.get(), space.get(), cols);
+  }
+  const auto dims = dims_of(space.get());
+  std::size_t n = 1;
+  for (hsize_t d : dims) n *= static_cast<std::size_t>(d);
+  auto flat = read_atomic(type.get(), space.get(), n, [&](hid_t mem, void* buf) {
+    SB_HDF5_CHECK(H5Dread(ds, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf));
+  });
+  if (!flat) return nullptr;
+  if (dims.empty()) return flat->empty() ? json() : (*flat)[0];
+  std::size_t pos = 0;
+  return reshape(*flat, dims, 0, pos);
+}
+
+}  // namespace
+
+void Handle::close() {
+  if (id_ < 0) return;
+  const hid_t id = std::exchange(id_, -1);
+  SB_HDF5_CHECK(closer_(id));
+}
+
+void quiet_errors() {
+  static std::once_flag once;
+  std::call_once(once, [] { SB_HDF5_CHECK(H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr)); });
+}
+
+std::string escape_name(const std::string& key) {
+  if (key.empty()) return "%";
+  if (key == ".") return "%2E";
+  std::string out;
+  out.reserve(key.size());
+  for (char c : key) {
+    if (c == '%') {
+      out += "%25";
+    } else if (c == '/') {
+      out += "%2F";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string unescape_name(const std::string& name) {
+  if (name == "%") return {};
+  std::string out;
+  out.reserve(name.size());
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == '%' && i + 2 < name.size()) {
+      const std::string hex = name.substr(i + 1, 2);
+      char* end = nullptr;
+      const long v = std::strtol(hex.c_str(), &end, 16);
+      if (end == hex.c_str() + 2) {
+        out += static_cast<char>(v);
+        i += 2;
+        continue;
+      }
+    }
+    out += name[i];
+  }
+  return out;
+}
+
+Handle create_group(hid_t parent, const std::string& key) {
+  return Handle{SB_HDF5_CHECK(H5Gcreate2(parent, escape_name(key).c_str(), H5P_DEFAULT,
+                                         H5P_DEFAULT, H5P_DEFAULT)),
+                H5Gclose};
+}
+
+Handle open_group(hid_t parent, const std::string& key) {
+  return Handle{SB_HDF5_CHECK(H5Gopen2(parent, escape_name(key).c_str(), H5P_DEFAULT)), H5Gclose};
+}
+
+bool has_link(hid_t parent, const std::string& key) {
+  return SB_HDF5_CHECK(H5Lexists(parent, escape_name(key).c_str(), H5P_DEFAULT)) > 0;
+}
+
+void set_text_attr(hid_t obj, const std::string& name, const std::string& text) {
+  write_attr(obj, name, text);
+}
+
+void write_attr(hid_t obj, const std::string& key, const json& v) {
+  const std::string name = escape_name(key);
+  auto create = [&](hid_t type, hid_t space) {
+    return Handle{SB_HDF5_CHECK(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT,
+                                           H5P_DEFAULT)),
+                  H5Aclose};
+  };
+  if (v.is_null()) {
+    Handle space{SB_HDF5_CHECK(H5Screate(H5S_NULL)), H5Sclose};
+    create(H5T_STD_I8LE, space.get());
+    return;
+  }
+  Handle space = scalar_space();
+  if (v.is_boolean()) {
+    Handle t = bool_type();
+    const std::int8_t x = v.get<bool>() ? 1 : 0;
+    Handle a = create(t.get(), space.get());
+    SB_HDF5_CHECK(H5Awrite(a.get(), t.get(), &x));
+  } else if (fits_i64(v)) {
+    const std::int64_t x = v.get<std::int64_t>();
+    Handle a = create(H5T_STD_I64LE, space.get());
+    SB_HDF5_CHECK(H5Awrite(a.get(), H5T_NATIVE_INT64, &x));
+  } else if (v.is_number_unsigned()) {
+    const std::uint64_t x = v.get<std::uint64_t>();
+    Handle a = create(H5T_STD_U64LE, space.get());
+    SB_HDF5_CHECK(H5Awrite(a.get(), H5T_NATIVE_UINT64, &x));
+  } else if (v.is_number()) {
+    const double x = v.get<double>();
+    Handle a = create(H5T_IEEE_F64LE, space.get());
+    SB_HDF5_CHECK(H5Awrite(a.get(), H5T_NATIVE_DOUBLE, &x));
+  } else if (v.is_string()) {
+    Handle t = str_type();
+    const char* p = v.get_ref<const std::string&>().c_str();
+    Handle a = create(t.get(), space.get());
+    SB_HDF5_CHECK(H5Awrite(a.get(), t.get(), &p));
+  } else {
+    throw Error("internal error: attribute '" + key + "' is not a scalar");
+  }
+}
+
+void write_value(hid_t parent, const std::string& key, const json& value) {
+  if (is_scalar(value)) {
+    write_attr(parent, key, value);
+    return;
+  }
+  if (value.is_object()) {
+    Handle g = create_group(parent, key);
+    write_members(g.get(), value);
+    return;
+  }
+  const std::string name = escape_name(key);
+  if (write_array_dataset(parent, name, value)) return;
+  if (std::all_of(value.begin(), value.end(), [](const json& x) { return x.is_object(); }) &&
+      write_table(parent, key, value, {}, false))
+    return;
+  Handle g = create_group(parent, key);
+  write_attr(g.get(), kArrayMarker, true);
+  for (std::size_t i = 0; i < value.size(); ++i) write_value(g.get(), std::to_string(i), value[i]);
+}
+
+void write_members(hid_t group, const json& object, const std::vector<std::string>& skip) {
+  for (const auto& [k, v] : object.items()) {
+    if (std::find(skip.begin(), skip.end(), k) != skip.end()) continue;
+    write_value(group, k, v);
+  }
+}
+
+bool write_table(hid_t parent, const std::string& name, const json& rows,
+                 const std::vector<Column>& known, bool allow_missing) {
+  if (!rows.is_array()) return false;
+  TableSource src;
+  src.rows = rows.size();
+  std::map<std::string, std::size_t> index;
+  for (const auto& row : rows) {
+    if (!row.is_object()) return false;
+    for (const auto& [k, v] : row.items()) {
+      if (index.emplace(k, src.names.size()).second) src.names.push_back(k);
+    }
+  }
+  std::vector<std::string> names = src.names;
+  src.cell = [&rows, names](std::size_t r, std::size_t c) -> const json* {
+    auto it = rows[r].find(names[c]);
+    return it == rows[r].end() ? nullptr : &*it;
+  };
+  return write_table_source(parent, name, src, known, allow_missing);
+}
+
+bool write_columns(hid_t parent, const std::string& name, const json& columns,
+                   const std::vector<Column>& known) {
+  if (!columns.is_object() || columns.empty()) return false;
+  TableSource src;
+  std::vector<const json*> arrays;
+  bool first = true;
+  for (const auto& [k, v] : columns.items()) {
+    if (!v.is_array()) return false;
+    if (first) {
+      src.rows = v.size();
+      first = false;
+    } else if (v.size() != src.rows) {
+      return false;
+    }
+    src.names.push_back(k);
+    arrays.push_back(&v);
+  }
+  src.cell = [arrays](std::size_t r, std::size_t c) -> const json* { return &(*arrays[c])[r]; };
+  std::vector<Column> kinds = known;
+  if (src.rows == 0) {  // empty columns: known kinds where named, float otherwise
+    kinds.clear();
+    for (const auto& n : src.names) {
+      auto it = std::find_if(known.begin(), known.end(), [&](const Column& c) { return c.name == n; });
+      kinds.push_back(it != known.end() ? *it : Column{n, Kind::Float});
+    }
+    kinds = order_columns(kinds, known);
+  }
+  if (!write_table_source(parent, name, src, kinds, false)) return false;
+  Handle ds{SB_HDF5_CHECK(H5Dopen2(parent, escape_name(name).c_str(), H5P_DEFAULT)), H5Dclose};
+  set_text_attr(ds.get(), kLayoutAttr, "columns");
+  return true;
+}
+
+std::vector<std::string> link_names(hid_t group) {
+  std::vector<std::string> names;
+  hsize_t idx = 0;
+  SB_HDF5_CHECK(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_link, &names));
+  return names;
+}
+
+json read_attrs(hid_t obj) {
+  json out = json::object();
+  for (const auto& name : attr_names(obj)) {
+    Handle a{SB_HDF5_CHECK(H5Aopen(obj, name.c_str(), H5P_DEFAULT)), H5Aclose};
+    Handle space{SB_HDF5_CHECK(H5Aget_space(a.get())), H5Sclose};
+    const std::string key = unescape_name(name);
+    if (SB_HDF5_CHECK(H5Sget_simple_extent_type(space.get())) == H5S_NULL) {
+      out[key] = nullptr;
+      continue;
+    }
+    Handle type{SB_HDF5_CHECK(H5Aget_type(a.get())), H5Tclose};
+    const auto dims = dims_of(space.get());
+    std::size_t n = 1;
+    for (hsize_t d : dims) n *= static_cast<std::size_t>(d);
+    auto flat = read_atomic(type.get(), space.get(), n, [&](hid_t mem, void* buf) {
+      SB_HDF5_CHECK(H5Aread(a.get(), mem, buf));
+    });
+    if (!flat) continue;  // a type scalebench never writes: skipped
+    if (dims.empty()) {
+      out[key] = flat->empty() ? json() : (*flat)[0];
+    } else {
+      std::size_t pos = 0;
+      out[key] = reshape(*flat, dims, 0, pos);
+    }
+  }
+  return out;
+}
+
+json read_link(hid_t parent, const std::string& key) {
+  const std::string name = escape_name(key);
+  Handle obj{SB_HDF5_CHECK(H5Oopen(parent, name.c_str(), H5P_DEFAULT)), H5Oclose};
+  switch (H5Iget_type(obj.get())) {
+    case H5I_GROUP:
+      return read_group(obj.get());
+    case H5I_DATASET:
+      return read_dataset(obj.get());
+    default:
+      return nullptr;
+  }
+}
+
+json read_group(hid_t group) {
+  json attrs = read_attrs(group);
+  const bool is_array = attrs.contains(kArrayMarker);
+  if (!is_array) {
+    json out = std::move(attrs);
+    for (const auto& name : link_names(group)) out[unescape_name(name)] = read_link(group, unescape_name(name));
+    return out;
+  }
+  attrs.erase(kArrayMarker);
+  std::vector<std::pair<long long, json>> items;
+  auto add = [&](const std::string& k, json v) {
+    char* end = nullptr;
+    const long long i = std::strtoll(k.c_str(), &end, 10);
+    if (!k.empty() && *end == '\0') items.emplace_back(i, std::move(v));
+  };
+  for (auto& [k, v] : attrs.items()) add(k, v);
+  for (const auto& name : link_names(group)) add(unescape_name(name), read_link(group, unescape_name(name)));
+  std::sort(items.begin(), items.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  json out = json::array();
+  for (auto& [i, v] : items) out.push_back(std::move(v));
+  return out;
+}
+
+}  // namespace sb::results::h5

@@ -1,0 +1,110 @@
+#include "scalebench/report_cli.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include "scalebench/compare.hpp"
+#include "scalebench/error.hpp"
+#include "scalebench/report.hpp"
+
+namespace sb::results {
+namespace {
+
+/// Writes `text` to `out` (a temporary then a rename, so a reader never sees half a file), or to
+/// stdout when `out` is empty.
+void emit(const std::string& text, const std::string& out) {
+  if (out.empty() || out == "-") {
+    std::cout << text << std::flush;
+    return;
+  }
+  const std::string tmp = fmt::format("{}.tmp-{}", out, ::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw UsageError(fmt::format("cannot write {}: {}", out, std::strerror(errno)));
+    f << text;
+    f.flush();
+    if (!f) {
+      std::remove(tmp.c_str());
+      throw UsageError(fmt::format("cannot write {}: {}", out, std::strerror(errno)));
+    }
+  }
+  if (std::rename(tmp.c_str(), out.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    throw UsageError(fmt::format("cannot write {}: {}", out, std::strerror(err)));
+  }
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string file;
+    std::string format = "table";
+    std::string out;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand("report", "Render a report (.h5) as a table, Markdown, CSV, "
+                                               "JSON, Google Benchmark JSON or HTML");
+  sub->add_option("file", o->file, "report file written by `scalebench run`")->required();
+  sub->add_option("--format", o->format,
+                  fmt::format("output format: {}", fmt::join(report_formats(), "|")))
+      ->capture_default_str();
+  sub->add_option("--out", o->out, "write to this file instead of standard output");
+  sub->callback([o, &exit_code] {
+    const nlohmann::json model = read_report(o->file);
+    emit(format_report(model, o->format), o->out);
+    exit_code = kExitOk;
+  });
+}
+
+void add_compare_command(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string baseline;
+    std::string current;
+    std::string threshold = "5%";
+    double alpha = 0.01;
+    std::string format = "table";
+    std::string out;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand(
+      "compare", "Regression gate: compare CURRENT with BASELINE (exit code 1 on a regression)");
+  sub->add_option("baseline", o->baseline, "baseline report (.h5)")->required();
+  sub->add_option("current", o->current, "current report (.h5)")->required();
+  sub->add_option("--threshold", o->threshold,
+                  "median slow-down that counts as a regression, e.g. 5% or 0.05")
+      ->capture_default_str();
+  sub->add_option("--alpha", o->alpha, "significance level of the Mann-Whitney U test")
+      ->capture_default_str();
+  sub->add_option("--format", o->format, "output format: table|markdown|junit")
+      ->capture_default_str();
+  sub->add_option("--out", o->out, "write to this file instead of standard output");
+  sub->callback([o, &exit_code] {
+    CompareOptions opts;
+    opts.threshold = parse_threshold(o->threshold);
+    opts.alpha = o->alpha;
+    if (!(opts.alpha > 0 && opts.alpha < 1))
+      throw UsageError(fmt::format("--alpha {} must lie between 0 and 1", o->alpha));
+    if (o->format != "table" && o->format != "markdown" && o->format != "junit")
+      throw UsageError(fmt::format("unknown compare format '{}'; use one of table, markdown, junit",
+                                   o->format));
+    const nlohmann::json baseline = read_report(o->baseline);
+    const nlohmann::json current = read_report(o->current);
+    const Comparison c = compare_reports(baseline, current, opts);
+    emit(format_comparison(c, o->format), o->out);
+    exit_code = comparison_exit_code(c);
+  });
+}
+
+}  // namespace sb::results

@@ -1,0 +1,95 @@
+#pragma once
+/// @file report_layout.hpp
+/// (private) Names and fixed columns of the HDF5 report, schema version 1
+/// (docs/report-schema.md). Shared by the writer and the reader.
+
+#include <vector>
+
+#include "h5_tree.hpp"
+
+namespace sb::results::layout {
+
+inline constexpr const char* kSystem = "system";
+inline constexpr const char* kStartup = "startup";  // /system/startup
+inline constexpr const char* kCases = "cases";
+inline constexpr const char* kSummary = "summary";
+inline constexpr const char* kExtra = "extra";  // unknown top-level model keys
+inline constexpr const char* kTimes = "times";  // per-case dataset for "repeats"
+
+using h5::Column;
+using h5::Kind;
+
+inline const std::vector<Column>& times_columns() {
+  static const std::vector<Column> c{{"repeat", Kind::Int},
+                                     {"generate", Kind::Float},
+                                     {"compute", Kind::Float},
+                                     {"communicate", Kind::Float},
+                                     {"total", Kind::Float}};
+  return c;
+}
+
+inline const std::vector<Column>& validation_columns() {
+  static const std::vector<Column> c{{"name", Kind::Str},
+                                     {"value", Kind::Float},
+                                     {"limit", Kind::Float},
+                                     {"pass", Kind::Bool},
+                                     {"detail", Kind::Str}};
+  return c;
+}
+
+inline const std::vector<Column>& task_event_columns() {
+  static const std::vector<Column> c{{"repeat", Kind::Int}, {"worker", Kind::Int},
+                                     {"task", Kind::Int},   {"phase", Kind::Str},
+                                     {"start", Kind::Float}, {"end", Kind::Float},
+                                     {"bytes", Kind::Int}};
+  return c;
+}
+
+inline const std::vector<Column>& node_columns() {
+  static const std::vector<Column> c{{"host", Kind::Str},
+                                     {"cpu_model", Kind::Str},
+                                     {"cores", Kind::Int},
+                                     {"numa_domains", Kind::Int},
+                                     {"memory_bytes", Kind::Int}};
+  return c;
+}
+
+inline const std::vector<Column>& gpu_columns() {
+  static const std::vector<Column> c{
+      {"host", Kind::Str},         {"index", Kind::Int},      {"name", Kind::Str},
+      {"uuid", Kind::Str},         {"memory_bytes", Kind::Int}, {"sm_count", Kind::Int},
+      {"clock_mhz", Kind::Float},  {"memory_clock_mhz", Kind::Float},
+      {"driver", Kind::Str},       {"pci_bus_id", Kind::Str}};
+  return c;
+}
+
+inline const std::vector<Column>& ceiling_columns() {
+  static const std::vector<Column> c{{"scope", Kind::Str},
+                                     {"device", Kind::Str},
+                                     {"kind", Kind::Str},
+                                     {"value", Kind::Float},
+                                     {"unit", Kind::Str}};
+  return c;
+}
+
+inline const std::vector<Column>& summary_columns() {
+  static const std::vector<Column> c{{"case", Kind::Str},
+                                     {"workload", Kind::Str},
+                                     {"path", Kind::Str},
+                                     {"workers", Kind::Int},
+                                     {"status", Kind::Str},
+                                     {"repeats", Kind::Int},
+                                     {"median_s", Kind::Float},
+                                     {"min_s", Kind::Float},
+                                     {"max_s", Kind::Float},
+                                     {"stddev_s", Kind::Float},
+                                     {"throughput", Kind::Float},
+                                     {"throughput_unit", Kind::Str},
+                                     {"speedup_vs_single_cpu", Kind::Float},
+                                     {"speedup_vs_single_gpu", Kind::Float},
+                                     {"efficiency", Kind::Float},
+                                     {"ceiling", Kind::Str}};
+  return c;
+}
+
+}  // namespace sb::results::layout

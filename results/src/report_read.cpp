@@ -1,0 +1,116 @@
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "h5_tree.hpp"
+#include "report_layout.hpp"
+#include "scalebench/error.hpp"
+#include "scalebench/report.hpp"
+
+namespace sb::results {
+namespace {
+
+using h5::Handle;
+using json = nlohmann::json;
+
+json read_case(hid_t cases, const std::string& name) {
+  Handle g{SB_HDF5_CHECK(H5Gopen2(cases, name.c_str(), H5P_DEFAULT)), H5Gclose};
+  json c = h5::read_group(g.get());
+  if (auto t = c.find(layout::kTimes); t != c.end() && t->is_array()) {
+    json reps = json::array();
+    for (auto& row : *t) {
+      if (row.is_object()) row.erase("repeat");
+      reps.push_back(std::move(row));
+    }
+    c.erase(layout::kTimes);
+    c["repeats"] = std::move(reps);
+  }
+  return c;
+}
+
+json read_model(hid_t file) {
+  json model = json::object();
+  json attrs = h5::read_attrs(file);
+  for (const auto& name : h5::link_names(file)) {
+    const std::string key = h5::unescape_name(name);
+    if (key == layout::kSystem) {
+      Handle g = h5::open_group(file, key);
+      json sys = h5::read_group(g.get());
+      if (auto st = sys.find(layout::kStartup); st != sys.end()) {
+        model["startup"] = std::move(*st);
+        sys.erase(layout::kStartup);
+      }
+      model["system"] = std::move(sys);
+    } else if (key == layout::kCases) {
+      Handle g = h5::open_group(file, key);
+      std::vector<std::pair<long long, std::string>> names;
+      for (const auto& n : h5::link_names(g.get())) names.emplace_back(std::atoll(n.c_str()), n);
+      std::sort(names.begin(), names.end());
+      json cases = json::array();
+      for (const auto& [i, n] : names) cases.push_back(read_case(g.get(), n));
+      model["cases"] = std::move(cases);
+    } else if (key == layout::kSummary) {
+      continue;  // derived; summarize(model) recomputes it
+    } else if (key == layout::kExtra) {
+      Handle g = h5::open_group(file, key);
+      for (auto& [k, v] : h5::read_group(g.get()).items()) model[k] = v;
+    } else {
+      attrs[key] = h5::read_link(file, key);
+    }
+  }
+  model["attrs"] = std::move(attrs);
+  return model;
+}
+
+}  // namespace
+
+nlohmann::json read_report(const std::string& path) {
+  namespace fs = std::filesystem;
+  h5::quiet_errors();
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    throw UsageError(fmt::format("report {} does not exist", path));
+  if (fs::is_directory(path, ec))
+    throw UsageError(fmt::format("report {} is a folder, not a report file", path));
+
+  bool hdf5 = false;
+  try {
+    hdf5 = SB_HDF5_CHECK(H5Fis_hdf5(path.c_str())) > 0;
+  } catch (const LibraryError&) {
+    hdf5 = false;
+  }
+  if (!hdf5)
+    throw UsageError(fmt::format("{} is not an HDF5 file, so not a scalebench report", path));
+
+  Handle file;
+  try {
+    file = Handle{SB_HDF5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)), H5Fclose};
+  } catch (const LibraryError&) {
+    throw UsageError(fmt::format(
+        "report {} is truncated or damaged: HDF5 cannot open it (re-run to write it again)", path));
+  }
+
+  try {
+    if (SB_HDF5_CHECK(H5Aexists(file.get(), "schema_version")) <= 0)
+      throw UsageError(fmt::format(
+          "{} is an HDF5 file but not a scalebench report (no schema_version attribute)", path));
+    const json version = h5::read_attrs(file.get()).value("schema_version", json());
+    if (!version.is_number_integer())
+      throw UsageError(
+          fmt::format("{} is not a scalebench report (schema_version is not an integer)", path));
+    if (version.get<long long>() != kSchemaVersion)
+      throw UsageError(fmt::format("report {} has schema version {}; this scalebench reads version {}",
+                                   path, version.get<long long>(), kSchemaVersion));
+    return read_model(file.get());
+  } catch (const LibraryError&) {
+    throw UsageError(fmt::format(
+        "report {} is truncated or damaged: HDF5 cannot read part of it (re-run to write it again)",
+        path));
+  }
+}
+
+}  // namespace sb::results

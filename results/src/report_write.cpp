@@ -1,0 +1,176 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "h5_tree.hpp"
+#include "report_layout.hpp"
+#include "scalebench/error.hpp"
+#include "scalebench/report.hpp"
+
+namespace sb::results {
+namespace {
+
+using h5::Handle;
+using json = nlohmann::json;
+
+bool is_scalar(const json& v) {
+  return v.is_null() || v.is_boolean() || v.is_number() || v.is_string();
+}
+
+void set_units(hid_t parent, const char* name, const char* units) {
+  Handle ds{SB_HDF5_CHECK(H5Dopen2(parent, name, H5P_DEFAULT)), H5Dclose};
+  h5::set_text_attr(ds.get(), "units", units);
+}
+
+/// A table where the schema wants one; the generic form when the values do not fit a table.
+void write_table_or_value(hid_t parent, const std::string& key, const json& v,
+                          const std::vector<h5::Column>& cols) {
+  if (!h5::write_table(parent, key, v, cols, true)) h5::write_value(parent, key, v);
+}
+
+void write_case(hid_t cases, std::size_t i, const json& c) {
+  if (!c.is_object()) throw UsageError(fmt::format("report model: case {} is not an object", i));
+  const auto wl = c.find("workload");
+  const auto path = c.find("path");
+  if (wl == c.end() || !wl->is_string() || path == c.end() || !path->is_string())
+    throw UsageError(fmt::format("report model: case {} has no workload or path", i));
+  Handle g = h5::create_group(cases, fmt::format("{:04d}_{}_{}", i, wl->get<std::string>(),
+                                                 path->get<std::string>()));
+  if (const auto reps = c.find("repeats"); reps != c.end()) {
+    bool done = false;
+    if (reps->is_array() &&
+        std::all_of(reps->begin(), reps->end(), [](const json& r) { return r.is_object(); })) {
+      json rows = json::array();
+      for (std::size_t r = 0; r < reps->size(); ++r) {
+        json row = (*reps)[r];
+        row["repeat"] = r;
+        rows.push_back(std::move(row));
+      }
+      done = h5::write_table(g.get(), layout::kTimes, rows, layout::times_columns(), true);
+      if (done) set_units(g.get(), layout::kTimes, "s");
+    }
+    if (!done) h5::write_value(g.get(), "repeats", *reps);
+  }
+  if (const auto v = c.find("validation"); v != c.end())
+    write_table_or_value(g.get(), "validation", *v, layout::validation_columns());
+  if (const auto te = c.find("task_events"); te != c.end()) {
+    if (h5::write_columns(g.get(), "task_events", *te, layout::task_event_columns())) {
+      set_units(g.get(), "task_events", "start, end: s since the case started; bytes: bytes");
+    } else {
+      h5::write_value(g.get(), "task_events", *te);
+    }
+  }
+  h5::write_members(g.get(), c, {"repeats", "validation", "task_events"});
+}
+
+void write_model(hid_t file, const json& model) {
+  json attrs = model.value("attrs", json::object());
+  if (!attrs.is_object()) throw UsageError("report model: \"attrs\" is not an object");
+  attrs["schema_version"] = kSchemaVersion;
+  for (const auto& [k, v] : attrs.items()) {
+    if (!is_scalar(v) && (k == layout::kSystem || k == layout::kCases || k == layout::kSummary ||
+                          k == layout::kExtra))
+      throw UsageError(fmt::format("report model: attrs.{} clashes with the /{} group", k, k));
+  }
+  h5::write_members(file, attrs);
+
+  {
+    const json system = model.value("system", json::object());
+    if (!system.is_object()) throw UsageError("report model: \"system\" is not an object");
+    Handle sys = h5::create_group(file, layout::kSystem);
+    if (const auto n = system.find("nodes"); n != system.end())
+      write_table_or_value(sys.get(), "nodes", *n, layout::node_columns());
+    if (const auto gp = system.find("gpus"); gp != system.end())
+      write_table_or_value(sys.get(), "gpus", *gp, layout::gpu_columns());
+    if (const auto ce = system.find("ceilings"); ce != system.end())
+      write_table_or_value(sys.get(), "ceilings", *ce, layout::ceiling_columns());
+    if (const auto st = model.find("startup"); st != model.end()) {
+      if (system.contains(layout::kStartup))
+        throw UsageError("report model: both \"startup\" and \"system.startup\" are set");
+      h5::write_value(sys.get(), layout::kStartup, *st);
+    }
+    h5::write_members(sys.get(), system, {"nodes", "gpus", "ceilings"});
+  }
+
+  {
+    const json cases = model.value("cases", json::array());
+    if (!cases.is_array()) throw UsageError("report model: \"cases\" is not an array");
+    Handle g = h5::create_group(file, layout::kCases);
+    for (std::size_t i = 0; i < cases.size(); ++i) write_case(g.get(), i, cases[i]);
+  }
+
+  const json summary = summarize(model);
+  if (!h5::write_table(file, layout::kSummary, summary, layout::summary_columns(), true))
+    throw Error("internal error: the summary does not fit its table");
+  set_units(file, layout::kSummary,
+            "median_s, min_s, max_s, stddev_s: s; throughput: throughput_unit; speedups: ratio; "
+            "efficiency: fraction of the ceiling");
+
+  json extra = json::object();
+  for (const auto& [k, v] : model.items()) {
+    if (k != "attrs" && k != "system" && k != "startup" && k != "cases" && k != "summary")
+      extra[k] = v;
+  }
+  if (!extra.empty()) {
+    Handle g = h5::create_group(file, layout::kExtra);
+    h5::write_members(g.get(), extra);
+  }
+}
+
+void fsync_path(const std::string& p, bool directory) {
+  const int fd = ::open(p.c_str(), directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY);
+  if (fd < 0) return;
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0 && !directory)
+    throw UsageError(fmt::format("cannot write report {}: fsync failed: {}", p, std::strerror(err)));
+}
+
+}  // namespace
+
+void write_report(const nlohmann::json& model, const std::string& path) {
+  namespace fs = std::filesystem;
+  h5::quiet_errors();
+  SB_EXPECTS(!path.empty(), "the report path is empty");
+  SB_EXPECTS(model.is_object(), "report model: not a JSON object");
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  const std::string tmp = fmt::format("{}.tmp-{}", path, ::getpid());
+
+  // Creating the temporary first gives the operating system's reason when the folder is not
+  // writable; HDF5 then truncates it.
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw UsageError(fmt::format("cannot write report {}: {}", path, std::strerror(errno)));
+  ::close(fd);
+
+  try {
+    {
+      Handle fapl{SB_HDF5_CHECK(H5Pcreate(H5P_FILE_ACCESS)), H5Pclose};
+      // 1.8 file format: dense attribute storage, readable by every HDF5 >= 1.8 (h5py, h5dump).
+      SB_HDF5_CHECK(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V18));
+      Handle file{SB_HDF5_CHECK(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get())),
+                  H5Fclose};
+      write_model(file.get(), model);
+      SB_HDF5_CHECK(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
+      file.close();
+    }
+    fsync_path(tmp, false);
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+      throw UsageError(fmt::format("cannot write report {}: {}", path, std::strerror(errno)));
+    fsync_path(dir.string(), true);
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+}
+
+}  // namespace sb::results
