@@ -1,0 +1,133 @@
+#include "groupby/config.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "scalebench/error.hpp"
+
+namespace sb::groupby {
+
+namespace {
+constexpr std::int64_t kMaxRows = std::int64_t{1} << 40;
+constexpr std::int64_t kMaxCardinality = std::int64_t{1} << 53;  // exact as doubles in reports
+}  // namespace
+
+std::int64_t Config::max_groups(std::int64_t nrows) const {
+  if (!def.high_cardinality) return def.domain_size;
+  const auto card = static_cast<std::int64_t>(cardinality);
+  return nrows < card ? nrows : card;
+}
+
+std::vector<std::pair<std::string, std::string>> config_keys() {
+  return {
+      {"days", "rows as days of 86400 rows, one per second from 2000-01-01 (default 30)"},
+      {"rows", "number of rows; overrides days (e.g. 10^8)"},
+      {"partition", "rows per task (default 86400: one day)"},
+      {"cardinality", "distinct values of the by-key column (default 10^7)"},
+      {"query", "by-name | by-id | by-key | all (default all: one case each)"},
+      {"seed", "seed of the deterministic data (default 42)"},
+  };
+}
+
+Params preset_params(const std::string& preset) {
+  Params p;
+  p.set("cardinality", "10000000");
+  p.set("query", "all");
+  p.set("seed", "42");
+  p.set("partition", "86400");
+  if (preset == "tiny") {
+    p.set("days", "2");
+  } else if (preset == "small" || preset == "seed") {
+    p.set("days", "30");
+  } else if (preset == "large") {
+    p.set("rows", "100000000");
+    p.set("partition", "5000000");
+  } else {
+    throw UsageError(
+        fmt::format("groupby: unknown preset '{}' (known: tiny, small, seed, large)", preset));
+  }
+  return p;
+}
+
+Config parse_config(const Params& p) {
+  Config c;
+  const auto q = parse_query(p.has("query") ? p.str("query") : std::string("by-name"));
+  if (!q)
+    throw UsageError(fmt::format(
+        "groupby: parameter 'query' must be by-name, by-id, by-key or all (got '{}')",
+        p.str("query")));
+  c.def = query_def(*q);
+  if (p.has("rows")) {
+    c.rows = p.i64("rows", 1);
+  } else {
+    const std::int64_t days = p.has("days") ? p.i64("days", 1) : 30;
+    if (days > kMaxRows / kRowsPerDay)
+      throw UsageError(fmt::format("groupby: parameter 'days' is too large (got {})", days));
+    c.rows = days * kRowsPerDay;
+  }
+  if (c.rows > kMaxRows)
+    throw UsageError(
+        fmt::format("groupby: parameter 'rows' must be at most 2^40 (got {})", c.rows));
+  c.partition = p.has("partition") ? p.i64("partition", 1) : kRowsPerDay;
+  if (c.partition > (std::int64_t{1} << 31))
+    throw UsageError(fmt::format("groupby: parameter 'partition' must be at most 2^31 rows (got {})",
+                                 c.partition));
+  if (p.has("cardinality")) {
+    const std::int64_t card = p.i64("cardinality", 1);
+    if (card > kMaxCardinality)
+      throw UsageError(
+          fmt::format("groupby: parameter 'cardinality' must be at most 2^53 (got {})", card));
+    c.cardinality = static_cast<std::uint64_t>(card);
+  }
+  c.seed = p.has("seed") ? p.u64("seed") : 42;
+  return c;
+}
+
+std::vector<Params> expand_params(const Params& p) {
+  const std::string query = p.has("query") ? p.str("query") : std::string("all");
+  std::vector<std::string> queries;
+  if (query == "all") {
+    queries = {"by-name", "by-id", "by-key"};
+  } else if (parse_query(query)) {
+    queries = {query};
+  } else {
+    throw UsageError(fmt::format(
+        "groupby: parameter 'query' must be by-name, by-id, by-key or all (got '{}')", query));
+  }
+  std::vector<Params> out;
+  for (const auto& q : queries) {
+    Params v;
+    for (const auto& [k, val] : p.items()) {
+      if (k == "days" && p.has("rows")) continue;                // rows overrides days
+      if (k == "cardinality" && q != "by-key") continue;        // only by-key reads it
+      v.set(k, val);
+    }
+    v.set("query", q);
+    (void)parse_config(v);  // validates every value, one clear line on the first bad one
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::vector<std::int64_t> sample_keys(const Config& c) {
+  std::vector<std::int64_t> keys;
+  if (!c.def.high_cardinality) {
+    for (std::int64_t k = 0; k < c.def.domain_size; ++k) keys.push_back(c.def.domain_lo + k);
+    return keys;
+  }
+  if (c.cardinality <= static_cast<std::uint64_t>(kSampledGroups)) {
+    for (std::uint64_t k = 0; k < c.cardinality; ++k) keys.push_back(static_cast<std::int64_t>(k));
+    return keys;
+  }
+  std::set<std::int64_t> chosen;
+  for (std::uint64_t i = 0; chosen.size() < static_cast<std::size_t>(kSampledGroups); ++i) {
+    const Words4 w = philox4x32_10(i, kStreamSample, c.seed);
+    chosen.insert(bounded_key(w.w[0], w.w[1], c.cardinality));
+  }
+  keys.assign(chosen.begin(), chosen.end());
+  return keys;
+}
+
+}  // namespace sb::groupby

@@ -1,0 +1,58 @@
+#pragma once
+/// @file config.hpp
+/// groupby parameters (SPEC 4.3, 5): keys, presets, case variants, and the task layout.
+///
+/// Keys: days (partitions of 86 400 rows), rows (overrides days), partition (rows per task,
+/// default one day), cardinality (keys of the by-key query, default 10^7), query
+/// (by-name | by-id | by-key | all), seed (42). Presets: tiny 2 days, small and seed 30 days,
+/// large 10^8 rows in tasks of 5 * 10^6 rows. expand() gives one case per query.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "groupby/generate.hpp"
+#include "groupby/query.hpp"
+#include "scalebench/params.hpp"
+
+namespace sb::groupby {
+
+/// Rows of the small preset: up to here every path is compared group by group.
+inline constexpr std::int64_t kPerGroupRows = 30 * kRowsPerDay;
+/// Groups recomputed by the reference scan above that size.
+inline constexpr int kSampledGroups = 1000;
+
+struct Config {
+  QueryDef def;
+  std::int64_t rows = 0;
+  std::int64_t partition = kRowsPerDay;
+  std::uint64_t cardinality = 10'000'000;
+  std::uint64_t seed = 42;
+
+  [[nodiscard]] std::int64_t num_tasks() const { return (rows + partition - 1) / partition; }
+  /// Rows [first, second) of task t.
+  [[nodiscard]] std::pair<std::int64_t, std::int64_t> task_rows(std::int64_t t) const {
+    const std::int64_t b = t * partition;
+    return {b, b + partition < rows ? b + partition : rows};
+  }
+  [[nodiscard]] TableSpec table() const { return {seed, cardinality}; }
+  /// Up to the small preset every group travels to the scheduler for the cross-path check.
+  [[nodiscard]] bool per_group() const { return rows <= kPerGroupRows; }
+  /// Distinct groups this many rows can produce at most.
+  [[nodiscard]] std::int64_t max_groups(std::int64_t nrows) const;
+};
+
+/// Parses one case's parameters (as expand() returns them). Throws sb::UsageError.
+[[nodiscard]] Config parse_config(const Params& p);
+
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> config_keys();
+[[nodiscard]] Params preset_params(const std::string& preset);
+[[nodiscard]] std::vector<Params> expand_params(const Params& p);
+
+/// The keys whose groups the validation recomputes by a reference scan: every key of the
+/// low-cardinality domains (26 names; the values Poisson(1000) can take), else kSampledGroups
+/// distinct keys drawn uniformly from [0, cardinality) (all of them when fewer), ascending.
+[[nodiscard]] std::vector<std::int64_t> sample_keys(const Config& c);
+
+}  // namespace sb::groupby
