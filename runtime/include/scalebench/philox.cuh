@@ -1,0 +1,242 @@
+#pragma once
+/// @file philox.cuh
+/// The GPU twin of philox.hpp: Philox4x32-10 words, 53-bit uniforms and Box-Muller normals
+/// in device code, with the bit layout documented there:
+///
+///   key     = { lo32(seed), hi32(seed) }
+///   counter = { lo32(block), hi32(block), stream, 0 }      block = element index / 2
+///   ua = u01(w0, w1), ub = u01(w2, w3);  z0 = r cos(2 pi ub), z1 = r sin(2 pi ub),
+///   r = sqrt(-2 ln ua)
+///
+/// Words and uniforms are bit-identical to the CPU reference (tests/gpu/test_philox_gpu.cu).
+/// Two Box-Muller flavours:
+///   - box_muller(): CUDA's fp64 log, sqrt and sincospi (like the CPU's SLEEF log_u10 and
+///     sincospi_u05: within a few ulps of the CPU normals);
+///   - box_muller_fast(): the same function with fewer fp64 instructions (exact quadrant
+///     reduction of the 53-bit uniform, minimax polynomials, no special-case branches because
+///     the uniforms lie in [2^-54, 1]); also within a few ulps of the CPU, used by the fused
+///     subset-mean kernel where the fp64 pipe is the bottleneck.
+///
+/// cuRAND: curand_init(seed, subsequence = stream, offset = 4 * block, &state) on a
+/// curandStatePhilox4_32_10_t followed by curand4(&state) returns exactly the words
+/// philox4x32_10(counter, key) above (cuRAND's subsequence is counter words 2-3, its offset
+/// counts 32-bit outputs, 4 per counter). The test checks this too.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace sb::data::gpu {
+
+/// Philox4x32 constants (Random123 / cuRAND).
+inline constexpr std::uint32_t kPhiloxM0 = 0xD2511F53u;
+inline constexpr std::uint32_t kPhiloxM1 = 0xCD9E8D57u;
+inline constexpr std::uint32_t kPhiloxW0 = 0x9E3779B9u;
+inline constexpr std::uint32_t kPhiloxW1 = 0xBB67AE85u;
+
+/// The 10 round keys of a seed, precomputed on the host so that kernels read them as constants.
+struct RoundKeys {
+  std::uint32_t k0[10];
+  std::uint32_t k1[10];
+};
+
+__host__ __device__ inline RoundKeys round_keys(std::uint64_t seed) {
+  RoundKeys rk{};
+  std::uint32_t a = static_cast<std::uint32_t>(seed);
+  std::uint32_t b = static_cast<std::uint32_t>(seed >> 32);
+  for (int r = 0; r < 10; ++r) {
+    rk.k0[r] = a;
+    rk.k1[r] = b;
+    a += kPhiloxW0;
+    b += kPhiloxW1;
+  }
+  return rk;
+}
+
+__host__ __device__ __forceinline__ void mulhilo32(std::uint32_t a, std::uint32_t b,
+                                                   std::uint32_t& hi, std::uint32_t& lo) {
+#if defined(__CUDA_ARCH__)
+  hi = __umulhi(a, b);
+  lo = a * b;
+#else
+  const std::uint64_t p = static_cast<std::uint64_t>(a) * b;
+  hi = static_cast<std::uint32_t>(p >> 32);
+  lo = static_cast<std::uint32_t>(p);
+#endif
+}
+
+/// One Philox4x32 round (Random123's philox4x32round).
+__host__ __device__ __forceinline__ uint4 philox_round(uint4 c, std::uint32_t k0,
+                                                       std::uint32_t k1) {
+  std::uint32_t hi0, lo0, hi1, lo1;
+  mulhilo32(kPhiloxM0, c.x, hi0, lo0);
+  mulhilo32(kPhiloxM1, c.z, hi1, lo1);
+  return make_uint4(hi1 ^ c.y ^ k0, lo1, hi0 ^ c.w ^ k1, lo0);
+}
+
+/// Philox4x32-10 with precomputed round keys.
+__host__ __device__ __forceinline__ uint4 philox4x32_10(uint4 ctr, const RoundKeys& rk) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int r = 0; r < 10; ++r) ctr = philox_round(ctr, rk.k0[r], rk.k1[r]);
+  return ctr;
+}
+
+/// Philox4x32-10 of the counter (block, stream) under the key made from seed (philox.hpp).
+__host__ __device__ __forceinline__ uint4 philox_words(std::uint64_t seed, std::uint64_t block,
+                                                       std::uint32_t stream = 0) {
+  const uint4 ctr = make_uint4(static_cast<std::uint32_t>(block),
+                               static_cast<std::uint32_t>(block >> 32), stream, 0u);
+  uint4 c = ctr;
+  std::uint32_t k0 = static_cast<std::uint32_t>(seed);
+  std::uint32_t k1 = static_cast<std::uint32_t>(seed >> 32);
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int r = 0; r < 10; ++r) {
+    c = philox_round(c, k0, k1);
+    k0 += kPhiloxW0;
+    k1 += kPhiloxW1;
+  }
+  return c;
+}
+
+/// u01(hi, lo) = ((hi << 21) | (lo >> 11)) * 2^-53 + 2^-54, bit-identical to philox.hpp's
+/// (one correctly rounded fp64 operation on the exact value, as the CPU does), built from bits
+/// and a single FMA instead of an integer-to-double conversion:
+///   t = 1 + m * 2^-52 (m = low 52 bits of k, exact), u = fma(t, 1/2, c),
+///   c = 2^-54 when bit 52 of k is set, 2^-54 - 1/2 otherwise (both exact doubles).
+__device__ __forceinline__ double u01(std::uint32_t hi, std::uint32_t lo) {
+  const std::uint32_t t_hi = 0x3FF00000u | ((hi >> 11) & 0x000FFFFFu);
+  const std::uint32_t t_lo = __funnelshift_r(lo, hi, 11);
+  const bool top = (hi >> 31) != 0u;
+  const double t = __hiloint2double(static_cast<int>(t_hi), static_cast<int>(t_lo));
+  const double c = top ? 0x1p-54 : (0x1p-54 - 0.5);
+  return fma(t, 0.5, c);
+}
+
+struct Normals {
+  double z0;  ///< r cos(2 pi ub): element 2*block
+  double z1;  ///< r sin(2 pi ub): element 2*block + 1
+};
+
+/// Box-Muller with CUDA's fp64 log, sqrt and sincospi.
+__device__ __forceinline__ Normals box_muller(double ua, double ub) {
+  const double r = sqrt(-2.0 * log(ua));
+  double s, c;
+  sincospi(2.0 * ub, &s, &c);
+  return {r * c, r * s};
+}
+
+namespace detail {
+
+__device__ __forceinline__ double rcp_approx(double x) {
+  double y;
+  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+  return y;
+}
+
+__device__ __forceinline__ double rsqrt_approx(double x) {
+  double y;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+  return y;
+}
+
+/// -2 ln(u) for u in [2^-54, 1]: u = 2^E m, m in [sqrt(1/2), sqrt(2)),
+/// ln m = 2 atanh(s), s = (m-1)/(m+1), atanh(s) = s + s^3 Q(s^2) (minimax, |s| <= 0.1716).
+__device__ __forceinline__ double minus_two_log(double u) {
+  const int hi = __double2hiint(u);
+  const int lo = __double2loint(u);
+  const int tmp = hi - 0x3FE6A09E;  // hi word of sqrt(1/2)
+  const int e = tmp >> 20;          // arithmetic shift: the exponent after reduction
+  const double m = __hiloint2double(hi - (e << 20), lo);
+  const double f = m - 1.0;  // exact (Sterbenz)
+  const double g = m + 1.0;
+  const double y0 = rcp_approx(g);
+  const double err = fma(-g, y0, 1.0);
+  const double y = fma(y0, fma(err, err, err), y0);  // cubic refinement: full precision
+  const double s = f * y;
+  const double x = s * s;
+  double q = 0x1.2b5f68a50d903p-4;
+  q = fma(q, x, 0x1.39fdcceb4bb45p-4);
+  q = fma(q, x, 0x1.7462b91b8df65p-4);
+  q = fma(q, x, 0x1.c71c62d5e53e0p-4);
+  q = fma(q, x, 0x1.2492492dfd86cp-3);
+  q = fma(q, x, 0x1.9999999995273p-3);
+  q = fma(q, x, 0x1.5555555555558p-2);
+  const double h = fma(s * x, q, s);  // atanh(s) = ln(m) / 2
+  // -2 ln u = -2 e ln2 - 4 h
+  return fma(static_cast<double>(e), -0x1.62e42fefa39efp+0, -4.0 * h);
+}
+
+/// sqrt(a) for a >= 0 (a = 0 gives 0): reciprocal-square-root estimate, one Goldschmidt step
+/// and a final Newton correction; within an ulp.
+__device__ __forceinline__ double sqrt_fast(double a) {
+  const double y0 = rsqrt_approx(fmax(a, 0x1p-1000));
+  const double r0 = a * y0;
+  const double h0 = 0.5 * y0;
+  const double e = fma(-r0, h0, 0.5);
+  const double r1 = fma(r0, e, r0);
+  const double d = fma(-r1, r1, a);
+  return fma(d, h0, r1);
+}
+
+}  // namespace detail
+
+/// Box-Muller for uniforms in [2^-54, 1] (what u01 yields) with fewer fp64 instructions than
+/// box_muller(): within a few ulps of the CPU reference (tested).
+__device__ __forceinline__ Normals box_muller_fast(double ua, double ub) {
+  const double r = detail::sqrt_fast(detail::minus_two_log(ua));
+  // 2 pi ub = q pi/2 + (pi/2) w with q = rint(4 ub), w = 4 ub - q in [-1/2, 1/2]; exact.
+  constexpr double kRound = 0x1.8p52;
+  const double qs = fma(ub, 4.0, kRound);
+  const int q = __double2loint(qs);
+  const double w = fma(ub, 4.0, -(qs - kRound));
+  const double x = w * w;
+  double sp = 0x1.e3f38399551bfp-25;
+  sp = fma(sp, x, -0x1.e30071afc3e59p-19);
+  sp = fma(sp, x, 0x1.50782fda12d96p-13);
+  sp = fma(sp, x, -0x1.32d2cce2e5b19p-8);
+  sp = fma(sp, x, 0x1.466bc677587f8p-4);
+  sp = fma(sp, x, -0x1.4abbce625be41p-1);
+  sp = fma(sp, x, 0x1.921fb54442d18p+0);
+  double cp = -0x1.b264ba152378ap-28;
+  cp = fma(cp, x, 0x1.f9cc41140bb60p-22);
+  cp = fma(cp, x, -0x1.a6d1ec7906c20p-16);
+  cp = fma(cp, x, 0x1.e1f5068355e15p-11);
+  cp = fma(cp, x, -0x1.55d3c7e3c90f8p-6);
+  cp = fma(cp, x, 0x1.03c1f081b5aacp-2);
+  cp = fma(cp, x, -0x1.3bd3cc9be45dep+0);
+  cp = fma(cp, x, 1.0);
+  const double sa = w * sp;  // sin((pi/2) w)
+  // quadrant: (sin, cos) of q pi/2 + a = (s, c), (c, -s), (-s, -c), (-c, s) for q mod 4
+  const bool swap = (q & 1) != 0;
+  const double sn = swap ? cp : sa;
+  const double cs = swap ? sa : cp;
+  // signs: sin negative for q mod 4 in {2, 3}, cos for {1, 2}; put on r's sign bit (integer op)
+  const unsigned uq = static_cast<unsigned>(q);
+  const int r_hi = __double2hiint(r);
+  const int r_lo = __double2loint(r);
+  const double rs = __hiloint2double(r_hi ^ static_cast<int>((uq << 30) & 0x80000000u), r_lo);
+  const double rc =
+      __hiloint2double(r_hi ^ static_cast<int>(((uq + 1u) << 30) & 0x80000000u), r_lo);
+  return {rc * cs, rs * sn};
+}
+
+/// Element e of the uniform stream (philox.hpp's sb::data::uniform).
+__device__ __forceinline__ double uniform(std::uint64_t seed, std::uint64_t e,
+                                          std::uint32_t stream = 0) {
+  const uint4 w = philox_words(seed, e >> 1, stream);
+  return (e & 1u) ? u01(w.z, w.w) : u01(w.x, w.y);
+}
+
+/// Element e of the standard-normal stream (philox.hpp's sb::data::normal), CUDA math.
+__device__ __forceinline__ double normal(std::uint64_t seed, std::uint64_t e,
+                                         std::uint32_t stream = 0) {
+  const uint4 w = philox_words(seed, e >> 1, stream);
+  const Normals z = box_muller(u01(w.x, w.y), u01(w.z, w.w));
+  return (e & 1u) ? z.z1 : z.z0;
+}
+
+}  // namespace sb::data::gpu

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds the GPU runtime's tests and bench_subset_mean_gpu straight from their sources with
+# nvcc/g++, without configuring the whole project (for a GPU machine while other parts of the
+# tree are mid-change). The CMake build (tests/gpu/CMakeLists.txt, bench/) is the real one.
+#   tests/gpu/standalone_build.sh [OUT_DIR=build-gpu-sa]      (run from the repository root)
+# Needs the deps prefix of tools/device-build.sh (SB_DEPS_PREFIX, default /opt/deps) for SLEEF and
+# Random123 when they are not installed system-wide.
+set -euo pipefail
+out=${1:-build-gpu-sa}
+prefix=${SB_DEPS_PREFIX:-/opt/deps}
+mkdir -p "$out/obj"
+nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+arch=${SB_CUDA_ARCH:-90}
+mpi_inc=$(mpicxx --showme:incdirs 2>/dev/null | tr ' ' '\n' | sed 's/^/-I/' | tr '\n' ' ' || true)
+mpi_lib=$(mpicxx --showme:link 2>/dev/null || echo -lmpi)
+inc="-Iruntime/include -Iworkloads -I$prefix/usr/include -I/usr/include/hdf5/serial $mpi_inc"
+defs="-DOMPI_SKIP_MPICXX -DSCALEBENCH_HAVE_CUDA=1 -DSCALEBENCH_VERSION=\"sa\" -DSCALEBENCH_GIT_SHA=\"sa\""
+cxx_flags="-std=c++20 -O3 -Wall -Wextra -Wshadow -Wpedantic $defs $inc"
+cu_flags="-std=c++20 -O3 -arch=sm_$arch --expt-relaxed-constexpr -Xcompiler=-Wall,-Wextra $defs $inc"
+objs=()
+for src in runtime/src/error.cpp runtime/src/params.cpp runtime/src/philox.cpp \
+           runtime/src/nvml_probe.cpp; do
+  o="$out/obj/$(basename "$src").o"; objs+=("$o")
+  g++ $cxx_flags -c "$src" -o "$o" &
+done
+for src in runtime/src/gpu/gpu_context.cu runtime/src/gpu/gpu_errors.cu \
+           workloads/subset_mean/subset_mean_gpu.cu; do
+  o="$out/obj/$(basename "$src").o"; objs+=("$o")
+  $nvcc $cu_flags -Xptxas -v -c "$src" -o "$o" 2> "$out/obj/$(basename "$src").ptxas.txt" &
+done
+for src in tests/gpu/test_philox_gpu.cu tests/gpu/curand_philox_words.cu \
+           tests/gpu/test_subset_mean_gpu.cu tests/gpu/test_gpu_context.cu \
+           bench/bench_subset_mean_gpu.cu; do
+  $nvcc $cu_flags -c "$src" -o "$out/obj/$(basename "$src").o" &
+done
+g++ $cxx_flags -c tests/gpu/test_nvml_probe.cpp -o "$out/obj/test_nvml_probe.cpp.o" &
+wait
+cuda_lib=$(dirname "$nvcc")/../lib64
+libs="-L$cuda_lib -L$prefix/usr/lib/x86_64-linux-gnu -L/usr/lib/x86_64-linux-gnu/hdf5/serial
+      -lcublas -lcusolver -lcurand -lnccl -lcudart -lsleef -lfmt -lhdf5 $mpi_lib -ldl -lpthread"
+link() { local name=$1; shift; $nvcc -arch=sm_$arch -o "$out/$name" "$@" "${objs[@]}" $libs; }
+link test_philox_gpu "$out/obj/test_philox_gpu.cu.o" "$out/obj/curand_philox_words.cu.o" -lgtest_main -lgtest &
+link test_subset_mean_gpu "$out/obj/test_subset_mean_gpu.cu.o" -lgtest_main -lgtest &
+link test_gpu_context "$out/obj/test_gpu_context.cu.o" -lgtest_main -lgtest &
+link test_nvml_probe "$out/obj/test_nvml_probe.cpp.o" -lgtest_main -lgtest &
+link bench_subset_mean_gpu "$out/obj/bench_subset_mean_gpu.cu.o" -lbenchmark &
+wait
+ls -l "$out"

@@ -1,0 +1,294 @@
+/// GPU Philox4x32-10 against the CPU reference (philox.hpp): words and uniforms bit-identical,
+/// cuRAND's Philox4_32_10 equal to Random123 under the documented mapping, normals within a
+/// few ulps (CUDA-math and fast Box-Muller).
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "scalebench/gpu_error.cuh"
+#include "scalebench/gpu_runtime.hpp"
+#include "scalebench/philox.cuh"
+#include "scalebench/philox.hpp"
+
+namespace sb::test {
+/// curand_philox_words.cu (cuRAND's headers cannot share a translation unit with Random123's).
+std::vector<uint4> curand_philox_words(const std::vector<std::uint64_t>& seeds,
+                                       const std::vector<std::uint64_t>& blocks,
+                                       const std::vector<std::uint32_t>& streams);
+}  // namespace sb::test
+
+namespace {
+
+namespace dg = sb::data::gpu;
+
+struct Query {
+  std::uint64_t seed;
+  std::uint64_t block;
+  std::uint32_t stream;
+};
+
+template <typename T>
+struct DeviceBuffer {
+  T* ptr = nullptr;
+  explicit DeviceBuffer(std::size_t n) { SB_CUDA_CHECK(cudaMalloc(&ptr, sizeof(T) * (n ? n : 1))); }
+  ~DeviceBuffer() { (void)cudaFree(ptr); }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr(o.ptr) { o.ptr = nullptr; }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+template <typename T>
+std::vector<T> to_host(const T* d, std::size_t n) {
+  std::vector<T> h(n);
+  SB_CUDA_CHECK(cudaMemcpy(h.data(), d, sizeof(T) * n, cudaMemcpyDeviceToHost));
+  return h;
+}
+
+template <typename T>
+DeviceBuffer<T> to_device(const std::vector<T>& h) {
+  DeviceBuffer<T> d(h.size());
+  SB_CUDA_CHECK(cudaMemcpy(d.ptr, h.data(), sizeof(T) * h.size(), cudaMemcpyHostToDevice));
+  return d;
+}
+
+__global__ void words_kernel(const Query* q, std::size_t n, uint4* out, uint4* out_rk) {
+  const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (i >= n) return;
+  out[i] = dg::philox_words(q[i].seed, q[i].block, q[i].stream);
+  const dg::RoundKeys rk = dg::round_keys(q[i].seed);
+  out_rk[i] =
+      dg::philox4x32_10(make_uint4(static_cast<std::uint32_t>(q[i].block),
+                                   static_cast<std::uint32_t>(q[i].block >> 32), q[i].stream, 0u),
+                        rk);
+}
+
+__global__ void u01_kernel(const uint2* w, std::size_t n, double* out) {
+  const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (i < n) out[i] = dg::u01(w[i].x, w[i].y);
+}
+
+__global__ void stream_kernel(std::uint64_t seed, const std::uint64_t* e, std::size_t n,
+                              std::uint32_t stream, double* uni, double* nor) {
+  const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (i >= n) return;
+  uni[i] = dg::uniform(seed, e[i], stream);
+  nor[i] = dg::normal(seed, e[i], stream);
+}
+
+__global__ void box_muller_kernel(const double2* u, std::size_t n, double2* ref, double2* fast) {
+  const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (i >= n) return;
+  const dg::Normals a = dg::box_muller(u[i].x, u[i].y);
+  const dg::Normals b = dg::box_muller_fast(u[i].x, u[i].y);
+  ref[i] = make_double2(a.z0, a.z1);
+  fast[i] = make_double2(b.z0, b.z1);
+}
+
+#define SB_REQUIRE_GPU()                                         \
+  do {                                                           \
+    std::string why_;                                            \
+    if (sb::visible_gpu_count(&why_) == 0) GTEST_SKIP() << why_; \
+  } while (0)
+
+unsigned blocks_for(std::size_t n) {
+  return static_cast<unsigned>((n + 255) / 256);
+}
+
+std::vector<Query> make_queries() {
+  std::vector<Query> q;
+  const std::uint64_t seeds[] = {0,    1, 42, 0xFFFFFFFFull, 0x100000000ull, 0xDEADBEEFCAFEF00Dull,
+                                 ~0ull};
+  const std::uint64_t blocks[] = {
+      0, 1, 2, 0xFFFFFFFFull, 0x100000000ull, 0x100000001ull, 4999999999ull, ~0ull};
+  const std::uint32_t streams[] = {0, 1, 7, 0xFFFFFFFFu};
+  for (auto s : seeds)
+    for (auto b : blocks)
+      for (auto st : streams) q.push_back({s, b, st});
+  std::mt19937_64 rng(20261122);
+  for (int i = 0; i < 200000; ++i) {
+    const std::uint64_t s = rng();
+    const std::uint64_t b = (i % 3 == 0) ? rng() : rng() % 6000000000ull;
+    q.push_back({s, b, static_cast<std::uint32_t>(i % 5 == 0 ? rng() : i % 3)});
+  }
+  return q;
+}
+
+/// Distance in units of the last place of `ref` (0 when both are 0).
+double ulps(double got, double ref) {
+  if (got == ref) return 0.0;
+  const double a = std::fabs(ref);
+  const double ulp = std::nextafter(a, INFINITY) - a;
+  return std::fabs(got - ref) / (a == 0.0 ? std::nextafter(0.0, 1.0) : ulp);
+}
+
+TEST(PhiloxGpu, WordsBitIdenticalToRandom123) {
+  SB_REQUIRE_GPU();
+  const auto q = make_queries();
+  auto dq = to_device(q);
+  DeviceBuffer<uint4> d_out(q.size());
+  DeviceBuffer<uint4> d_rk(q.size());
+  words_kernel<<<blocks_for(q.size()), 256>>>(dq.ptr, q.size(), d_out.ptr, d_rk.ptr);
+  SB_CUDA_CHECK_LAUNCH();
+  const auto out = to_host(d_out.ptr, q.size());
+  const auto out_rk = to_host(d_rk.ptr, q.size());
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    const auto ref = sb::data::philox_words(q[i].seed, q[i].block, q[i].stream);
+    const bool ok = out[i].x == ref[0] && out[i].y == ref[1] && out[i].z == ref[2] &&
+                    out[i].w == ref[3] && out_rk[i].x == ref[0] && out_rk[i].y == ref[1] &&
+                    out_rk[i].z == ref[2] && out_rk[i].w == ref[3];
+    if (!ok && ++bad < 5)
+      ADD_FAILURE() << "seed " << q[i].seed << " block " << q[i].block << " stream " << q[i].stream;
+  }
+  EXPECT_EQ(bad, 0u) << "of " << q.size();
+}
+
+TEST(PhiloxGpu, HostSideRoundKeysMatchRandom123) {
+  for (const auto& qq : make_queries()) {
+    if (qq.block % 7 != 0) continue;
+    const uint4 w =
+        dg::philox4x32_10(make_uint4(static_cast<std::uint32_t>(qq.block),
+                                     static_cast<std::uint32_t>(qq.block >> 32), qq.stream, 0u),
+                          dg::round_keys(qq.seed));
+    const auto ref = sb::data::philox_words(qq.seed, qq.block, qq.stream);
+    ASSERT_TRUE(w.x == ref[0] && w.y == ref[1] && w.z == ref[2] && w.w == ref[3]);
+  }
+}
+
+TEST(PhiloxGpu, CurandPhiloxEqualsRandom123) {
+  SB_REQUIRE_GPU();
+  // cuRAND: key = seed, counter = (0, 0, subsequence) + offset / 4 in words 0-1; so
+  // curand_init(seed, stream, 4 * block) + curand4 gives philox4x32_10({block, stream, 0}, seed).
+  auto q = make_queries();
+  q.resize(60000);  // enough keys and counters
+  std::vector<std::uint64_t> seeds, blocks;
+  std::vector<std::uint32_t> streams;
+  for (auto& x : q) {
+    x.block &= (1ull << 62) - 1;  // 4 * block must fit cuRAND's 64-bit offset
+    seeds.push_back(x.seed);
+    blocks.push_back(x.block);
+    streams.push_back(x.stream);
+  }
+  const auto out = sb::test::curand_philox_words(seeds, blocks, streams);
+  ASSERT_EQ(out.size(), q.size());
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    const auto ref = sb::data::philox_words(q[i].seed, q[i].block, q[i].stream);
+    if (!(out[i].x == ref[0] && out[i].y == ref[1] && out[i].z == ref[2] && out[i].w == ref[3]))
+      ++bad;
+  }
+  EXPECT_EQ(bad, 0u);
+}
+
+TEST(PhiloxGpu, UniformsBitIdentical) {
+  SB_REQUIRE_GPU();
+  std::vector<uint2> w = {{0u, 0u},
+                          {0u, 0x7FFu},
+                          {0u, 0x800u},
+                          {0xFFFFFFFFu, 0xFFFFFFFFu},
+                          {0x7FFFFFFFu, 0xFFFFFFFFu},
+                          {0x80000000u, 0u},
+                          {0x80000000u, 0x800u},
+                          {0x80000000u, 0x1000u},
+                          {0xFFFFFFFFu, 0xFFFFF7FFu},
+                          {0x7FFFFFFFu, 0xFFFFF800u},
+                          {1u, 0u}};
+  std::mt19937 rng(7);
+  for (int i = 0; i < 1 << 20; ++i)
+    w.push_back({static_cast<std::uint32_t>(rng()), static_cast<std::uint32_t>(rng())});
+  auto dw = to_device(w);
+  DeviceBuffer<double> d_out(w.size());
+  u01_kernel<<<blocks_for(w.size()), 256>>>(dw.ptr, w.size(), d_out.ptr);
+  SB_CUDA_CHECK_LAUNCH();
+  const auto out = to_host(d_out.ptr, w.size());
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const double ref = sb::data::u01(w[i].x, w[i].y);
+    if (std::memcmp(&ref, &out[i], sizeof ref) != 0 && ++bad < 5)
+      ADD_FAILURE() << std::hexfloat << "words " << w[i].x << "," << w[i].y << ": gpu " << out[i]
+                    << " cpu " << ref;
+  }
+  EXPECT_EQ(bad, 0u);
+  EXPECT_EQ(out[0], 0x1p-54);
+  EXPECT_EQ(out[3], 1.0);  // k = 2^53 - 1 rounds up to 1 (CPU too)
+}
+
+TEST(PhiloxGpu, StreamsMatchCpu) {
+  SB_REQUIRE_GPU();
+  const std::uint64_t seed = 42;
+  std::vector<std::uint64_t> e;
+  for (std::uint64_t i = 0; i < 100000; ++i) e.push_back(i);
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 100000; ++i) e.push_back(rng() % 10000000000ull);
+  for (std::uint32_t stream : {0u, 3u}) {
+    auto de = to_device(e);
+    DeviceBuffer<double> d_u(e.size());
+    DeviceBuffer<double> d_n(e.size());
+    stream_kernel<<<blocks_for(e.size()), 256>>>(seed, de.ptr, e.size(), stream, d_u.ptr, d_n.ptr);
+    SB_CUDA_CHECK_LAUNCH();
+    const auto u = to_host(d_u.ptr, e.size());
+    const auto z = to_host(d_n.ptr, e.size());
+    double worst = 0;
+    std::size_t bad_u = 0;
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      if (u[i] != sb::data::uniform(seed, e[i], stream)) ++bad_u;
+      worst = std::max(worst, ulps(z[i], sb::data::normal(seed, e[i], stream)));
+    }
+    EXPECT_EQ(bad_u, 0u);
+    EXPECT_LE(worst, 4.0) << "CUDA-math normals vs CPU, worst ulps";
+    RecordProperty("normal_worst_ulps_stream" + std::to_string(stream), std::to_string(worst));
+    std::printf("stream %u: CUDA-math normals vs CPU: worst %.2f ulp\n", stream, worst);
+  }
+}
+
+TEST(PhiloxGpu, BoxMullerFastWithinFewUlps) {
+  SB_REQUIRE_GPU();
+  std::vector<double2> u;
+  // edges: smallest and largest uniforms, quadrant boundaries of 2 pi ub
+  const double edge_a[] = {
+      0x1p-54,       0x1.8p-54, 1e-10, 0.25, 0.5, 0.70710678118654746, 0.70710678118654757,
+      1.0 - 0x1p-53, 1.0};
+  const double edge_b[] = {0x1p-54,       0.125,          0.25,         0.375, 0.5,
+                           0.625,         0.75,           0.875,        1.0,   0.25 + 0x1p-54,
+                           0.5 - 0x1p-53, 0.75 + 0x1p-53, 1.0 - 0x1p-53};
+  for (double a : edge_a)
+    for (double b : edge_b) u.push_back(make_double2(a, b));
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 1 << 21; ++i) {
+    const auto w = sb::data::philox_words(99, rng() % 5000000000ull, 0);
+    u.push_back(make_double2(sb::data::u01(w[0], w[1]), sb::data::u01(w[2], w[3])));
+  }
+  auto du = to_device(u);
+  DeviceBuffer<double2> d_ref(u.size());
+  DeviceBuffer<double2> d_fast(u.size());
+  box_muller_kernel<<<blocks_for(u.size()), 256>>>(du.ptr, u.size(), d_ref.ptr, d_fast.ptr);
+  SB_CUDA_CHECK_LAUNCH();
+  const auto ref = to_host(d_ref.ptr, u.size());
+  const auto fast = to_host(d_fast.ptr, u.size());
+  double worst_ref = 0;
+  double worst_fast = 0;
+  double sum_fast = 0;
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    const auto cpu = sb::data::box_muller({u[i].x, u[i].y});
+    worst_ref = std::max({worst_ref, ulps(ref[i].x, cpu.a), ulps(ref[i].y, cpu.b)});
+    const double d = std::max(ulps(fast[i].x, cpu.a), ulps(fast[i].y, cpu.b));
+    sum_fast += d;
+    if (d > worst_fast) worst_fast = d;
+    ASSERT_TRUE(std::isfinite(fast[i].x) && std::isfinite(fast[i].y))
+        << std::hexfloat << u[i].x << " " << u[i].y;
+  }
+  std::printf(
+      "Box-Muller vs CPU (SLEEF): CUDA math worst %.2f ulp; fast worst %.2f ulp, mean "
+      "%.3f ulp\n",
+      worst_ref, worst_fast, sum_fast / static_cast<double>(u.size()));
+  EXPECT_LE(worst_ref, 4.0);
+  EXPECT_LE(worst_fast, 4.0);
+}
+
+}  // namespace

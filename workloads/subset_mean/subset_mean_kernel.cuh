@@ -1,0 +1,64 @@
+#pragma once
+/// @file subset_mean_kernel.cuh
+/// The fused subset-mean kernel (subset_mean_gpu.cu): generates every normal of one
+/// rows x cols block of the n x n matrix and reduces it in the same pass, writing nothing but
+/// the block's two sums. Used by the GPU worker, its tests and bench_subset_mean_gpu.
+///
+/// Element (i, j) of the matrix has global index e = i*n + j and value z = normal stream
+/// element e (philox.hpp). Its sums: subset = sum of z over i even and j even, full = sum of
+/// all z; accumulated in fp64 (per-thread sums, then a fixed-order block and grid reduction, so
+/// the result is deterministic for a given device).
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace sb::subset_mean {
+
+/// One block of the matrix.
+struct BlockShape {
+  std::int64_t n = 0;     ///< matrix order
+  std::int64_t row0 = 0;  ///< first row
+  std::int64_t col0 = 0;  ///< first column
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+};
+
+/// Block of task t with chunk x chunk blocks, blocks_per_row = ceil(n / chunk); the last block
+/// row and column are cut at n.
+[[nodiscard]] BlockShape task_block(std::int64_t n, std::int64_t chunk, std::int64_t task);
+
+/// Which Box-Muller the kernel uses (philox.cuh): the fast one (default) or CUDA's
+/// log/sqrt/sincospi. The last two are diagnostics for the benchmark's cost split, not the
+/// workload: `philox_only` sums the uniforms (no Box-Muller), `math_only` runs the fast
+/// Box-Muller on uniforms from a cheap hash (no Philox).
+enum class GpuMath { fast = 0, cuda = 1, philox_only = 2, math_only = 3 };
+
+/// Launches the fused kernel on one stream. Holds its scratch (per-CTA partials and a ticket),
+/// so launches on the same object must go to the same stream (they do: one per worker).
+class FusedKernel {
+ public:
+  FusedKernel(int device, cudaStream_t stream);
+  ~FusedKernel();
+  FusedKernel(const FusedKernel&) = delete;
+  FusedKernel& operator=(const FusedKernel&) = delete;
+
+  /// Enqueues the block's sums into out[0] (subset) and out[1] (full). `out` is device memory
+  /// or mapped pinned host memory (a device pointer to it). Asynchronous.
+  void launch(const BlockShape& block, std::uint64_t seed, double* out,
+              GpuMath math = GpuMath::fast) const;
+
+  /// Resident CTAs of the fast kernel on aligned blocks (the launch size for large blocks).
+  [[nodiscard]] int grid() const noexcept { return grids_[0]; }
+  [[nodiscard]] int threads() const noexcept { return threads_; }
+
+ private:
+  cudaStream_t stream_;
+  int grids_[8] = {};  ///< resident CTAs per variant (GpuMath x aligned/unaligned)
+  int grid_ = 0;       ///< the largest: size of `partials_`
+  int threads_ = 256;
+  double* partials_ = nullptr;  ///< 2 doubles per CTA
+  unsigned* ticket_ = nullptr;  ///< CTAs done; the last one reduces and resets it
+};
+
+}  // namespace sb::subset_mean
