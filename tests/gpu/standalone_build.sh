@@ -11,8 +11,13 @@ prefix=${SB_DEPS_PREFIX:-/opt/deps}
 mkdir -p "$out/obj"
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 arch=${SB_CUDA_ARCH:-90}
-mpi_inc=$(mpicxx --showme:incdirs 2>/dev/null | tr ' ' '\n' | sed 's/^/-I/' | tr '\n' ' ' || true)
-mpi_lib=$(mpicxx --showme:link 2>/dev/null || echo -lmpi)
+if command -v mpicxx >/dev/null; then
+  mpi_inc=$(mpicxx --showme:incdirs | tr ' ' '\n' | sed 's/^/-I/' | tr '\n' ' ')
+  mpi_lib=$(mpicxx --showme:link)
+else
+  mpi_inc=$(pkg-config --cflags ompi-c 2>/dev/null || echo -I/usr/lib/x86_64-linux-gnu/openmpi/include)
+  mpi_lib=$(pkg-config --libs ompi-c 2>/dev/null || echo -lmpi)
+fi
 inc="-Iruntime/include -Iworkloads -I$prefix/usr/include -I/usr/include/hdf5/serial $mpi_inc"
 defs="-DOMPI_SKIP_MPICXX -DSCALEBENCH_HAVE_CUDA=1 -DSCALEBENCH_VERSION=\"sa\" -DSCALEBENCH_GIT_SHA=\"sa\""
 cxx_flags="-std=c++20 -O3 -Wall -Wextra -Wshadow -Wpedantic $defs $inc"
@@ -46,3 +51,6 @@ link test_nvml_probe "$out/obj/test_nvml_probe.cpp.o" -lgtest_main -lgtest &
 link bench_subset_mean_gpu "$out/obj/bench_subset_mean_gpu.cu.o" -lbenchmark &
 wait
 ls -l "$out"
+for b in test_philox_gpu test_subset_mean_gpu test_gpu_context test_nvml_probe bench_subset_mean_gpu; do
+  [ -x "$out/$b" ] || { echo "standalone_build: $b failed to build" >&2; exit 1; }
+done
