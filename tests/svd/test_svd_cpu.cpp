@@ -1,0 +1,333 @@
+// svd workload, CPU path: TSQR against LAPACK dgesvd, residual and orthogonality, the badly
+// conditioned case, deterministic data, tree plans, parameter checks.
+#include <gtest/gtest.h>
+#include <lapacke.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <set>
+#include <thread>
+
+#include "scalebench/error.hpp"
+#include "scalebench/philox.hpp"
+#include "svd/svd.hpp"
+#include "svd/svd_config.hpp"
+#include "svd/svd_data.hpp"
+#include "svd/svd_scheduler.hpp"
+#include "svd/tree.hpp"
+#include "svd/tsqr_cpu.hpp"
+#include "svd_driver.hpp"
+
+namespace sb::svd {
+namespace {
+
+using test::drive;
+using test::make_spec;
+
+CaseEnv cpu_env(int threads) {
+  test::ensure_mpi();
+  CaseEnv env;
+  env.device = Device::cpu;
+  env.threads = threads;
+  env.comm = MPI_COMM_SELF;
+  return env;
+}
+
+std::vector<std::vector<std::int64_t>> all_tasks(std::int64_t blocks, int repeats) {
+  std::vector<std::int64_t> t(static_cast<std::size_t>(blocks));
+  std::iota(t.begin(), t.end(), 0);
+  return std::vector<std::vector<std::int64_t>>(static_cast<std::size_t>(repeats), t);
+}
+
+double check_value(const std::vector<Check>& checks, const std::string& name) {
+  for (const auto& c : checks)
+    if (c.name == name) return c.value;
+  ADD_FAILURE() << "no check " << name;
+  return INFINITY;
+}
+
+void expect_all_pass(const std::vector<Check>& checks) {
+  ASSERT_FALSE(checks.empty());
+  for (const auto& c : checks)
+    EXPECT_TRUE(c.pass) << c.name << " = " << c.value << " (limit " << c.limit << "): " << c.detail;
+}
+
+TEST(SvdConfig, PresetsMatchTheSpec) {
+  const Config tiny = parse(preset("tiny"));
+  EXPECT_EQ(tiny.m, 2000);
+  EXPECT_EQ(tiny.n, 50);
+  EXPECT_EQ(tiny.chunk, 500);
+  const Config small = parse(preset("small"));
+  EXPECT_EQ(small.m, 20000);
+  EXPECT_EQ(small.n, 500);
+  EXPECT_EQ(small.chunk, 2000);
+  const Config seed = parse(preset("seed"));
+  EXPECT_EQ(seed.m, 10000);
+  EXPECT_EQ(seed.n, 1000);
+  EXPECT_EQ(seed.chunk, 1000);
+  EXPECT_EQ(seed.seed, 42u);
+  const Config large = parse(preset("large"));
+  EXPECT_EQ(large.m, 2000000);
+  EXPECT_EQ(large.chunk, 100000);
+  EXPECT_EQ(large.blocks(), 20);
+  EXPECT_DOUBLE_EQ(seed.flops(), 6.0 * 10000 * 1000 * 1000);
+  EXPECT_THROW((void)preset("huge"), UsageError);
+}
+
+TEST(SvdConfig, ExpandRejectsBadSizesWithOneLine) {
+  const Workload w = svd_workload();
+  auto bad = [&](const char* key, const char* value, const char* words) {
+    Params p = preset("tiny");
+    p.set(key, value);
+    try {
+      (void)w.expand(p);
+      ADD_FAILURE() << key << "=" << value << " was accepted";
+    } catch (const UsageError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(words), std::string::npos) << msg;
+      EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    }
+  };
+  bad("m", "2100", "multiple of chunk");
+  bad("chunk", "40", "must be >= n");
+  bad("condition", "0.5", "condition");
+  bad("n", "0", "'n'");
+  bad("m", "abc", "'m'");
+  EXPECT_EQ(w.expand(preset("tiny")).size(), 1u);
+  EXPECT_EQ(w.name, "svd");
+}
+
+TEST(SvdData, BlocksEqualTheUniformStreamBits) {
+  for (std::int64_t n : {6, 7}) {  // even n: one Philox call per column pair; odd: straddling
+    Config c;
+    c.m = 12;
+    c.n = n;
+    c.chunk = 4;
+    c.seed = 987654321;
+    const auto scales = column_scales(c);
+    std::vector<double> block(static_cast<std::size_t>(c.chunk * n));
+    generate_block(c, scales.data(), 2, block.data());
+    for (std::int64_t r = 0; r < c.chunk; ++r)
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double want = data::uniform(c.seed, static_cast<std::uint64_t>((8 + r) * n + j));
+        const double got = block[static_cast<std::size_t>(r + j * c.chunk)];
+        EXPECT_EQ(std::memcmp(&want, &got, sizeof want), 0) << "n=" << n << " r=" << r;
+      }
+  }
+}
+
+TEST(SvdData, ConditionScalesColumnsGeometrically) {
+  Config c;
+  c.m = 4;
+  c.n = 5;
+  c.chunk = 4;
+  c.condition = 1e8;
+  const auto s = column_scales(c);
+  EXPECT_EQ(s.front(), 1.0);
+  EXPECT_NEAR(s.back(), 1e-8, 1e-22);
+  EXPECT_NEAR(s[2], 1e-4, 1e-18);
+  std::vector<double> a(20);
+  generate_block(c, s.data(), 0, a.data());
+  EXPECT_EQ(a[3 + 4 * 4], data::uniform(c.seed, 3 * 5 + 4) * s[4]);
+}
+
+TEST(SvdTree, EveryRankSendsOnceAndPartnersMatch) {
+  for (int size = 1; size <= 9; ++size) {
+    std::multiset<std::pair<int, int>> sends, receives;  // (from, to)
+    for (int r = 0; r < size; ++r) {
+      const auto steps = tree_steps(r, size);
+      int sent = 0;
+      for (const auto& s : steps) {
+        if (s.receive) {
+          receives.insert({s.partner, r});
+        } else {
+          sends.insert({r, s.partner});
+          ++sent;
+        }
+      }
+      EXPECT_EQ(sent, r == 0 ? 0 : 1) << "rank " << r << " of " << size;
+      if (r != 0) EXPECT_FALSE(steps.back().receive);
+    }
+    EXPECT_EQ(sends, receives) << "size " << size;
+  }
+  for (int k = 0; k <= 9; ++k) {
+    std::set<int> absorbed;
+    for (const auto& level : local_levels(k)) {
+      std::set<int> touched;
+      for (const auto& m : level) {
+        EXPECT_TRUE(touched.insert(m.a).second);
+        EXPECT_TRUE(touched.insert(m.b).second);
+        EXPECT_TRUE(absorbed.insert(m.b).second);
+        EXPECT_FALSE(absorbed.count(m.a));
+      }
+    }
+    EXPECT_EQ(static_cast<int>(absorbed.size()), std::max(0, k - 1));
+    EXPECT_FALSE(absorbed.count(0));
+  }
+}
+
+/// Runs the engine directly on one worker and checks S, U, V against LAPACK.
+void check_engine_against_lapack(const Config& cfg, int threads) {
+  test::ensure_mpi();
+  CpuTsqr engine(cfg, threads, MPI_COMM_SELF, cfg.blocks());
+  engine.begin_repeat();
+  std::atomic<int> done{0};
+  for (std::int64_t b = cfg.blocks(); b-- > 0;)  // reverse order: order must not matter
+    engine.submit(b, [&](double, double) { ++done; });
+  while (done.load() < cfg.blocks()) std::this_thread::yield();
+  PhaseTimes times;
+  engine.finish(times);
+  ASSERT_TRUE(engine.root());
+  ASSERT_EQ(engine.sigma().size(), static_cast<std::size_t>(cfg.n));
+
+  // Whole matrix, LAPACK dgesvd with U.
+  const auto scales = column_scales(cfg);
+  std::vector<double> a(static_cast<std::size_t>(cfg.m * cfg.n));
+  generate_rows(cfg, scales.data(), 0, cfg.m, a.data(), cfg.m);
+  const std::vector<double> a0 = a;
+  std::vector<double> s(static_cast<std::size_t>(cfg.n)), u(a.size()),
+      vt(static_cast<std::size_t>(cfg.n * cfg.n)), superb(static_cast<std::size_t>(cfg.n));
+  const auto m = static_cast<lapack_int>(cfg.m), n = static_cast<lapack_int>(cfg.n);
+  ASSERT_EQ(LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'S', 'S', m, n, a.data(), m, s.data(), u.data(), m,
+                           vt.data(), n, superb.data()),
+            0);
+  for (std::int64_t i = 0; i < cfg.n; ++i)
+    EXPECT_NEAR(engine.sigma()[static_cast<std::size_t>(i)], s[static_cast<std::size_t>(i)],
+                1e-12 * s[0])
+        << "sigma " << i;
+  // U column j agrees with LAPACK's up to sign (the singular values of A are distinct).
+  double worst = 0;
+  for (std::int64_t j = 0; j < cfg.n; ++j) {
+    double dot = 0;
+    for (int bi = 0; bi < engine.blocks_owned(); ++bi) {
+      const double* ub = engine.u(bi) + j * cfg.chunk;
+      const std::int64_t row0 = engine.block_of(bi) * cfg.chunk;
+      for (std::int64_t r = 0; r < cfg.chunk; ++r)
+        dot += ub[r] * u[static_cast<std::size_t>(row0 + r + j * cfg.m)];
+    }
+    const double sign = dot < 0 ? -1.0 : 1.0;
+    for (int bi = 0; bi < engine.blocks_owned(); ++bi) {
+      const double* ub = engine.u(bi) + j * cfg.chunk;
+      const std::int64_t row0 = engine.block_of(bi) * cfg.chunk;
+      for (std::int64_t r = 0; r < cfg.chunk; ++r)
+        worst = std::max(
+            worst, std::fabs(ub[r] - sign * u[static_cast<std::size_t>(row0 + r + j * cfg.m)]));
+    }
+  }
+  EXPECT_LT(worst, 1e-9);
+  const auto v = engine.validate();
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_LT(std::sqrt(v[0] / v[1]), 1e-13);
+  EXPECT_LT(v[2], 1e-12);
+  double a_sq = 0;
+  for (double x : a0) a_sq += x * x;
+  EXPECT_NEAR(v[1], a_sq, 1e-12 * a_sq);
+}
+
+TEST(SvdCpu, TinyMatchesLapackDgesvd) {
+  check_engine_against_lapack(parse(preset("tiny")), 1);
+}
+
+TEST(SvdCpu, OddBlockCountsAndTwoThreadsMatchLapack) {
+  Config c;
+  c.m = 3500;  // 7 blocks: an odd tree
+  c.n = 40;
+  c.chunk = 500;
+  check_engine_against_lapack(c, 2);
+  c.m = 240;  // square blocks, odd n
+  c.n = 39;
+  c.chunk = 40;
+  check_engine_against_lapack(c, 2);
+  c.m = 50;  // one block
+  c.n = 50;
+  c.chunk = 50;
+  check_engine_against_lapack(c, 1);
+}
+
+TEST(SvdCpu, WorkloadTinyPassesValidationOnBothThreadCounts) {
+  const Workload w = svd_workload();
+  const CaseSpec spec = make_spec(2000, 50, 500);
+  std::vector<double> sigma1;
+  for (int threads : {1, 2}) {
+    const CaseEnv env = cpu_env(threads);
+    auto worker = w.make_worker(spec, env);
+    const auto out = drive(spec, env, *worker, all_tasks(4, 2));
+    ASSERT_EQ(out.results.size(), 2u);
+    expect_all_pass(out.checks);
+    EXPECT_GT(check_value(out.checks, "reference"), -1.0);  // the dgesvd comparison ran
+    EXPECT_EQ(out.fingerprint.data.size(), 50u);
+    EXPECT_EQ(out.results[0]["sigma_max"], out.results[1]["sigma_max"]);
+    EXPECT_NEAR(out.results[1]["sigma_max"].get<double>(), out.fingerprint.data.front(), 0.0);
+    const auto times = worker->phase_times();
+    EXPECT_GT(times.generate, 0.0);
+    EXPECT_GT(times.compute, 0.0);
+    if (sigma1.empty()) {
+      sigma1 = out.fingerprint.data;
+    } else {
+      Fingerprint a, b;
+      a.data = sigma1;
+      b.data = out.fingerprint.data;
+      const auto cc = w.cross_check(a, b);
+      ASSERT_EQ(cc.size(), 1u);
+      EXPECT_TRUE(cc[0].pass) << cc[0].value;
+    }
+  }
+}
+
+TEST(SvdCpu, BadlyConditionedMatrixStaysAccurate) {
+  const Workload w = svd_workload();
+  const CaseSpec spec = make_spec(4000, 100, 1000, 1e8);
+  const CaseEnv env = cpu_env(2);
+  auto worker = w.make_worker(spec, env);
+  const auto out = drive(spec, env, *worker, all_tasks(4, 1));
+  expect_all_pass(out.checks);
+  const double cond = out.results[0]["condition"].get<double>();
+  EXPECT_GT(cond, 1e7);  // really badly conditioned
+  EXPECT_LT(check_value(out.checks, "residual"), 1e-14);
+  EXPECT_LT(check_value(out.checks, "orthogonality"), 1e-12);
+}
+
+TEST(SvdCpu, SmallPresetValidates) {
+  const Workload w = svd_workload();
+  CaseSpec spec;
+  spec.workload = "svd";
+  spec.params = preset("small");
+  const CaseEnv env = cpu_env(2);
+  auto worker = w.make_worker(spec, env);
+  const auto out = drive(spec, env, *worker, all_tasks(10, 1));
+  expect_all_pass(out.checks);
+  const auto work = w.make_scheduler(spec)->work();
+  EXPECT_EQ(work.unit, "flop");
+  EXPECT_DOUBLE_EQ(work.flops, 6.0 * 20000 * 500 * 500);
+}
+
+TEST(SvdScheduler, MissingOrDuplicateTasksFailValidation) {
+  const Workload w = svd_workload();
+  const CaseSpec spec = make_spec(2000, 50, 500);
+  const CaseEnv env = cpu_env(1);
+  auto worker = w.make_worker(spec, env);
+  // Block 3 twice, block 2 never: the tasks check fails (the others may too).
+  const auto out = drive(spec, env, *worker, {{0, 1, 3, 3}});
+  EXPECT_GT(check_value(out.checks, "tasks"), 0.0);
+  bool tasks_failed = false;
+  for (const auto& c : out.checks)
+    if (c.name == "tasks") tasks_failed = !c.pass;
+  EXPECT_TRUE(tasks_failed);
+}
+
+TEST(SvdScheduler, CrossCheckFlagsDisagreement) {
+  Fingerprint a, b;
+  a.data = {10, 5, 1};
+  b.data = {10, 5, 1 + 1e-8};
+  EXPECT_FALSE(cross_check(a, b)[0].pass);
+  b.data = {10, 5, 1 + 1e-12};
+  EXPECT_TRUE(cross_check(a, b)[0].pass);
+  b.data = {10, 5};
+  EXPECT_FALSE(cross_check(a, b)[0].pass);
+}
+
+}  // namespace
+}  // namespace sb::svd

@@ -1,0 +1,103 @@
+// svd across real MPI ranks (run under mpiexec -n K): every rank is a worker of one case over
+// MPI_COMM_WORLD and calls finish_repeat/validate collectively; rank 0 also plays scheduler.
+// Task distributions cover round-robin, an idle worker, and one worker owning everything.
+#include <gtest/gtest.h>
+#include <lapacke.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <functional>
+
+#include "svd/svd.hpp"
+#include "svd/svd_config.hpp"
+#include "svd/svd_scheduler.hpp"
+#include "svd_driver.hpp"
+
+namespace sb::svd {
+namespace {
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int world_size() {
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+using Plan = std::vector<std::vector<std::int64_t>>;  // per repeat: this rank's tasks
+
+/// Runs the case with `owner(block, repeat)` deciding which rank factors each block.
+void run_distribution(const CaseSpec& spec, int threads,
+                      const std::function<int(std::int64_t, int)>& owner) {
+  const Config cfg = parse(spec.params);
+  CaseEnv env;
+  env.device = Device::cpu;
+  env.rank = world_rank();
+  env.size = world_size();
+  env.threads = threads;
+  env.comm = MPI_COMM_WORLD;
+  constexpr int repeats = 2;
+  Plan plan(repeats);
+  for (int rep = 0; rep < repeats; ++rep)
+    for (std::int64_t b = 0; b < cfg.blocks(); ++b)
+      if (owner(b, rep) == env.rank) plan[static_cast<std::size_t>(rep)].push_back(b);
+  const Workload w = svd_workload();
+  auto worker = w.make_worker(spec, env);
+  const auto out = test::drive(spec, env, *worker, plan);
+  if (env.rank != 0) return;
+  ASSERT_EQ(out.results.size(), static_cast<std::size_t>(repeats));
+  for (const auto& c : out.checks)
+    EXPECT_TRUE(c.pass) << c.name << " = " << c.value << " (limit " << c.limit << ")";
+  // Against LAPACK's singular values of the whole matrix, computed here independently.
+  const auto ref = reference_singular_values(spec);
+  ASSERT_EQ(out.fingerprint.data.size(), ref.size());
+  for (std::size_t i = 0; i < ref.size(); ++i)
+    EXPECT_NEAR(out.fingerprint.data[i], ref[i], 1e-12 * ref[0]) << "sigma " << i;
+}
+
+TEST(SvdMpi, RoundRobinBlocks) {
+  run_distribution(test::make_spec(3000, 40, 250), 1,
+                   [](std::int64_t b, int) { return static_cast<int>(b % world_size()); });
+}
+
+TEST(SvdMpi, IdleWorkerAndChangingOwners) {
+  // Rank 1 gets nothing; the owners change between repeats.
+  run_distribution(test::make_spec(2000, 50, 500), 1, [](std::int64_t b, int rep) {
+    const int s = world_size();
+    int r = static_cast<int>((b + rep) % s);
+    return r == 1 ? 0 : r;
+  });
+}
+
+TEST(SvdMpi, LastRankOwnsEverythingWithTwoThreads) {
+  run_distribution(test::make_spec(1500, 30, 100), 2,
+                   [](std::int64_t, int) { return world_size() - 1; });
+}
+
+TEST(SvdMpi, BadlyConditionedAcrossRanks) {
+  run_distribution(test::make_spec(2400, 60, 200, 1e8), 1,
+                   [](std::int64_t b, int) { return static_cast<int>((b * 7) % world_size()); });
+}
+
+}  // namespace
+}  // namespace sb::svd
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  ::testing::InitGoogleTest(&argc, argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) {  // only rank 0 prints; every rank still runs every test (collectives)
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  const int rc = RUN_ALL_TESTS();
+  int all = 0;
+  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return all;
+}

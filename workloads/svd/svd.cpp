@@ -1,0 +1,43 @@
+#include "svd/svd.hpp"
+
+#include "scalebench/error.hpp"
+#include "svd/svd_config.hpp"
+#include "svd/svd_scheduler.hpp"
+#include "svd/svd_worker_cpu.hpp"
+
+#if SCALEBENCH_HAVE_CUDA
+#include "svd/svd_worker_gpu.hpp"
+#endif
+
+namespace sb {
+
+Workload svd_workload() {
+  Workload w;
+  w.name = "svd";
+  w.description =
+      "tall-skinny thin SVD by TSQR (dask.array.linalg.svd): block QRs, R-factor tree, "
+      "SVD of R, U formed where its blocks live";
+  w.keys = svd::keys();
+  w.preset = [](const std::string& name) { return svd::preset(name); };
+  w.expand = [](const Params& p) {
+    (void)svd::parse(p);  // throws sb::UsageError on bad values
+    return std::vector<Params>{p};
+  };
+  w.make_scheduler = [](const CaseSpec& spec) { return svd::make_scheduler(spec); };
+  w.make_worker = [](const CaseSpec& spec, const CaseEnv& env) -> std::unique_ptr<WorkerCase> {
+    if (env.device == Device::gpu) {
+#if SCALEBENCH_HAVE_CUDA
+      return svd::make_gpu_worker(spec, env);
+#else
+      throw EnvironmentError("svd: this scalebench was built without CUDA; no GPU path");
+#endif
+    }
+    return svd::make_cpu_worker(spec, env);
+  };
+  w.cross_check = [](const Fingerprint& ref, const Fingerprint& other) {
+    return svd::cross_check(ref, other);
+  };
+  return w;
+}
+
+}  // namespace sb

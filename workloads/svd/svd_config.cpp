@@ -1,0 +1,93 @@
+#include "svd/svd_config.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "scalebench/error.hpp"
+
+namespace sb::svd {
+
+double Config::flops() const {
+  return 6.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(n);
+}
+
+const std::vector<std::pair<std::string, std::string>>& keys() {
+  static const std::vector<std::pair<std::string, std::string>> k = {
+      {"m", "rows of A"},
+      {"n", "columns of A (n <= chunk)"},
+      {"chunk", "rows per block (one task each; m must be a multiple)"},
+      {"seed", "Philox key of the data"},
+      {"condition",
+       "1 = plain uniform A; c > 1 scales column j by c^(-j/(n-1)) (badly conditioned A)"},
+  };
+  return k;
+}
+
+Params preset(const std::string& name) {
+  struct Row {
+    const char* name;
+    const char* m;
+    const char* n;
+    const char* chunk;
+  };
+  static const Row rows[] = {{"tiny", "2000", "50", "500"},
+                             {"small", "20000", "500", "2000"},
+                             {"seed", "10000", "1000", "1000"},
+                             {"large", "2000000", "1000", "100000"}};
+  for (const auto& r : rows) {
+    if (name != r.name) continue;
+    Params p;
+    p.set("m", r.m);
+    p.set("n", r.n);
+    p.set("chunk", r.chunk);
+    p.set("seed", "42");
+    p.set("condition", "1");
+    return p;
+  }
+  throw UsageError(fmt::format("svd: unknown preset '{}' (known: tiny, small, seed, large)", name));
+}
+
+Config parse(const Params& params) {
+  Config c;
+  c.m = params.i64("m");
+  c.n = params.i64("n");
+  c.chunk = params.i64("chunk");
+  c.seed = params.has("seed") ? params.u64("seed") : 42;
+  c.condition = params.has("condition") ? params.f64("condition") : 1.0;
+  constexpr std::int64_t int_max = std::numeric_limits<int>::max();
+  if (c.chunk < c.n)
+    throw UsageError(fmt::format(
+        "svd: chunk ({}) must be >= n ({}): every row block must be at least as tall as wide",
+        c.chunk, c.n));
+  if (c.m % c.chunk != 0)
+    throw UsageError(fmt::format("svd: m ({}) must be a multiple of chunk ({})", c.m, c.chunk));
+  if (c.chunk > int_max / c.n)
+    throw UsageError(fmt::format(
+        "svd: a block of chunk x n = {} x {} elements is too large (at most {} elements)", c.chunk,
+        c.n, int_max));
+  if (c.m > std::numeric_limits<std::int64_t>::max() / 8 / c.n)
+    throw UsageError(fmt::format("svd: m x n = {} x {} does not fit 64-bit indexing", c.m, c.n));
+  if (c.blocks() > int_max / c.n)
+    throw UsageError(
+        fmt::format("svd: too many blocks ({}) for n = {}: the stacked R factors exceed {} rows; "
+                    "raise chunk",
+                    c.blocks(), c.n, int_max));
+  if (!(c.condition >= 1.0) || !std::isfinite(c.condition) || c.condition > 1e15)
+    throw UsageError(
+        fmt::format("svd: condition must be in [1, 1e15] (got {})", params.str("condition")));
+  return c;
+}
+
+std::vector<double> column_scales(const Config& cfg) {
+  std::vector<double> s(static_cast<std::size_t>(cfg.n), 1.0);
+  if (cfg.condition != 1.0 && cfg.n > 1) {
+    const double denom = static_cast<double>(cfg.n - 1);
+    for (std::int64_t j = 0; j < cfg.n; ++j)
+      s[static_cast<std::size_t>(j)] = std::pow(cfg.condition, -static_cast<double>(j) / denom);
+  }
+  return s;
+}
+
+}  // namespace sb::svd

@@ -1,0 +1,40 @@
+#pragma once
+/// @file svd_config.hpp
+/// Parameters of one svd case, checked, plus the quantities derived from them.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scalebench/params.hpp"
+
+namespace sb::svd {
+
+/// A case's sizes. A is m x n, split into m / chunk row blocks of chunk rows (chunk >= n).
+struct Config {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t chunk = 0;
+  std::uint64_t seed = 42;
+  double condition = 1;  ///< 1: plain; c > 1: column j scaled by c^(-j/(n-1))
+
+  [[nodiscard]] std::int64_t blocks() const { return m / chunk; }
+  /// Flops counted per repeat (SPEC 4.2): 2mn^2 (QR) + 2mn^2 (forming Q) + 2mn^2 (U).
+  [[nodiscard]] double flops() const;
+  /// Whether the scheduler also checks against LAPACK dgesvd of the whole matrix.
+  [[nodiscard]] bool reference_check() const { return m <= 20000 && n <= 1000; }
+};
+
+/// Known keys with their one-line help.
+const std::vector<std::pair<std::string, std::string>>& keys();
+
+/// The parameters of a preset: tiny, small, seed or large. Throws sb::UsageError otherwise.
+Params preset(const std::string& name);
+
+/// Reads and validates the parameters; throws sb::UsageError with one clear line.
+Config parse(const Params& params);
+
+/// Column scales s_j = condition^(-j/(n-1)) (all 1 when condition == 1).
+std::vector<double> column_scales(const Config& cfg);
+
+}  // namespace sb::svd
