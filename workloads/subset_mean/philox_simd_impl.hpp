@@ -1,0 +1,530 @@
+#pragma once
+/// @file philox_simd_impl.hpp
+/// The data kernels once, for any vector width (internal; included by exactly one translation
+/// unit per instruction set, inside that unit's anonymous namespace rules: see below).
+///
+/// A variant supplies an `Ops` struct (philox_simd_avx512.cpp, philox_simd_avx2.cpp, and the
+/// scalar one in philox_simd.cpp) with 64-bit integer lanes `vi` and double lanes `vd`:
+///
+///   Philox4x32-10: each 32-bit word lives in the low half of a 64-bit lane, so one unsigned
+///   32x32->64 multiply (vpmuludq) gives both halves of a product; the high half is moved down
+///   with a 32-bit shuffle (port 5, beside the multiplier's port 0). Upper halves of the lanes are
+///   left as garbage: the multiplier reads only the low halves, and outputs are masked once.
+///   Bits are identical to Random123's philox4x32 (tests check with the published vectors).
+///
+///   u01: exactly philox.hpp's ((hi << 21) | (lo >> 11)) * 2^-53 + 2^-54 (the product is exact,
+///   so the fused multiply-add rounds the same way as the reference's multiply then add).
+///
+///   log (Math::own): x = 2^k z, z in [0.734375, 1.46875) by integer arithmetic on the bits;
+///   16 sub-intervals with c_i ~ their centres and invc_i = fl(1/c_i); r = z invc_i - 1 exactly
+///   as a double-double (Sterbenz); log x = k ln2 + (-log invc_i) + r + r^2 P(r), |r| <= 1/32,
+///   P of degree 8 (mpmath chebyfit, relative error 3e-19), summed with two Fast2Sum steps so
+///   the one rounding that matters is the last: about 0.5 ulp on (0, 1).
+///
+///   sincospi (Math::own): x = q/2 + y exactly with |y| <= 1/4; sinpi(y) = pi y + y^3 Q(y^2)
+///   (pi as a double-double), cospi(y) = 1 + y^2 R(y^2), Q and R of degrees 6 and 7 (chebyfit);
+///   then the quadrant q picks and negates. Below 1 ulp; reduction is exact, so values near the
+///   zeros of sin and cos keep full relative accuracy.
+///
+///   Box-Muller as philox.hpp: r = sqrt(-2 log ua) (correctly rounded sqrt),
+///   z0 = r cospi(2 ub), z1 = r sinpi(2 ub).
+///
+/// Coefficients were generated with (mpmath, prec 256):
+///   P = chebyfit(lambda r: (log1p(r) - r) / r^2, [-1/32, 1/32], 9)
+///   Q = chebyfit(lambda t: (sin(pi sqrt t) / sqrt t - pi) / t, [0, 1/16], 7)
+///   R = chebyfit(lambda t: (cos(pi sqrt t) - 1) / t, [0, 1/16], 8)
+///   invc_i = fl(1 / c_i), c_i = (24 + i)/32 (i < 8), 1 (i = 8), (8 + i)/16 (i > 8);
+///   logc_i = -log(invc_i) split into hi + lo doubles; ln2 = Ln2Hi (42 bits) + Ln2Lo.
+///
+/// IMPORTANT: include this header only from a variant's .cpp, after defining that variant's Ops
+/// in an anonymous namespace, and instantiate it only there. Everything here is in an anonymous
+/// namespace so that no code compiled with wide instructions has external linkage.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "subset_mean/philox_simd_table.hpp"
+
+namespace sb::data::simd {
+namespace {  // NOLINT(google-build-namespaces): see IMPORTANT above
+
+// Philox4x32 constants (Random123's PHILOX_M4x32_0/1 and PHILOX_W32_0/1).
+constexpr std::uint64_t kPhiloxM0 = 0xD2511F53u;
+constexpr std::uint64_t kPhiloxM1 = 0xCD9E8D57u;
+constexpr std::uint32_t kPhiloxW0 = 0x9E3779B9u;
+constexpr std::uint32_t kPhiloxW1 = 0xBB67AE85u;
+constexpr int kRounds = 10;
+
+// log: reduction tables, indexed by the top 4 mantissa bits of (bits(x) - bits(0.734375)).
+constexpr std::uint64_t kLogOff = 0x3FE7800000000000ull;  // bits of 0.734375
+constexpr double kLogInvC[16] = {
+    0x1.5555555555555p+0, 0x1.47ae147ae147bp+0, 0x1.3b13b13b13b14p+0, 0x1.2f684bda12f68p+0,
+    0x1.2492492492492p+0, 0x1.1a7b9611a7b96p+0, 0x1.1111111111111p+0, 0x1.0842108421084p+0,
+    0x1.0000000000000p+0, 0x1.e1e1e1e1e1e1ep-1, 0x1.c71c71c71c71cp-1, 0x1.af286bca1af28p-1,
+    0x1.999999999999ap-1, 0x1.8618618618618p-1, 0x1.745d1745d1746p-1, 0x1.642c8590b2164p-1};
+constexpr double kLogCHi[16] = {-0x1.269621134db91p-2, -0x1.f991c6cb3b37ap-3, -0x1.a93ed3c8ad9e5p-3,
+                                -0x1.5bf406b543db0p-3, -0x1.1178e8227e47ap-3, -0x1.9335e5d594988p-4,
+                                -0x1.08598b59e3a06p-4, -0x1.0415d89e74440p-5, 0x0.0p+0,
+                                0x1.f0a30c01162a8p-5,  0x1.e27076e2af2eap-4,  0x1.5ff3070a793d6p-3,
+                                0x1.c8ff7c79a9a20p-3,  0x1.1675cababa60fp-2,  0x1.4618bc21c5ec2p-2,
+                                0x1.739d7f6bbd007p-2};
+constexpr double kLogCLo[16] = {
+    -0x1.e0efadd9db02ap-56, -0x1.ecca0cdf30143p-58, -0x1.bcafa9de97202p-57,
+    0x1.1f5b44c0df7f7p-61,  0x1.0e63a5f01c693p-58,  0x1.478a85704ccb7p-58,
+    0x1.dd7009902bf32p-58,  -0x1.c05cf1d753621p-59, 0x0.0p+0,
+    0x1.85f325c5bbacdp-59,  -0x1.61578001e015ap-60, -0x1.bc60efafc6f6cp-58,
+    -0x1.4f689f8434011p-57, 0x1.ce63eab883727p-61,  -0x1.7a42642661c62p-61,
+    0x1.ce24c53fad3f0p-58};
+constexpr double kLn2Hi = 0x1.62e42fefa3800p-1;
+constexpr double kLn2Lo = 0x1.ef35793c76730p-45;
+constexpr double kLogP[9] = {-0x1.0000000000000p-1, 0x1.5555555555521p-2,  -0x1.fffffffffffa0p-3,
+                             0x1.9999999af751bp-3,  -0x1.5555555695eabp-3, 0x1.2492357975d4dp-3,
+                             -0x1.ffffdbf0c4765p-4, 0x1.c7ee28ac92f04p-4,  -0x1.9a59d76189686p-4};
+
+// sincospi.
+constexpr double kPiHi = 0x1.921fb54442d18p+1;
+constexpr double kPiLo = 0x1.1a62633145c07p-53;
+constexpr double kSinQ[7] = {-0x1.4abbce625be53p+2, 0x1.466bc6775aae1p+1,  -0x1.32d2cce62b872p-1,
+                             0x1.50783486facaap-4,  -0x1.e3074d2614b2dp-8, 0x1.e8f036bcd3237p-12,
+                             -0x1.6cc577dadd922p-16};
+constexpr double kCosR0Lo = -0x1.692b272ecdaeep-52;  // kCosR[0] + kCosR0Lo = fitted R0
+constexpr double kCosR[8] = {-0x1.3bd3cc9be45dep+2,  0x1.03c1f081b5ac4p+2,  -0x1.55d3c7e3cbff7p+0,
+                             0x1.e1f506891ae95p-3,   -0x1.a6d1f2a086c90p-6, 0x1.f9d3870871194p-10,
+                             -0x1.b6de8b8e9ba08p-14, 0x1.1e745e5e09f6dp-18};
+
+/// Two vectors of V processed in lock step, so that the out-of-order core always has two
+/// independent dependency chains (each step is ~150 instructions with a ~170-cycle critical path:
+/// Philox's ten multiplies, then log's and sincospi's polynomials).
+template <class V>
+struct X2 {
+  static constexpr int kLanes = 2 * V::kLanes;
+  struct vi {
+    typename V::vi a, b;
+  };
+  struct vd {
+    typename V::vd a, b;
+  };
+  using Table16 = typename V::Table16;
+
+  static vi set1(std::uint64_t v) { return {V::set1(v), V::set1(v)}; }
+  static vd set1d(double v) { return {V::set1d(v), V::set1d(v)}; }
+  static vi iota(std::uint64_t base) { return {V::iota(base), V::iota(base + V::kLanes)}; }
+  static vi load(const std::uint64_t* p) { return {V::load(p), V::load(p + V::kLanes)}; }
+  static void store(std::uint64_t* p, vi v) {
+    V::store(p, v.a);
+    V::store(p + V::kLanes, v.b);
+  }
+  static vd loadd(const double* p) { return {V::loadd(p), V::loadd(p + V::kLanes)}; }
+  static void stored(double* p, vd v) {
+    V::stored(p, v.a);
+    V::stored(p + V::kLanes, v.b);
+  }
+#define SB_X2_UNARY(R, name, T)          \
+  static R name(T x) {                   \
+    return {V::name(x.a), V::name(x.b)}; \
+  }
+#define SB_X2_BINARY(R, name, T)                   \
+  static R name(T x, T y) {                        \
+    return {V::name(x.a, y.a), V::name(x.b, y.b)}; \
+  }
+#define SB_X2_TERNARY(R, name, T)                            \
+  static R name(T x, T y, T z) {                             \
+    return {V::name(x.a, y.a, z.a), V::name(x.b, y.b, z.b)}; \
+  }
+  SB_X2_BINARY(vi, add, vi)
+  SB_X2_BINARY(vi, sub, vi)
+  SB_X2_BINARY(vi, and_, vi)
+  SB_X2_BINARY(vi, or_, vi)
+  SB_X2_BINARY(vi, xor_, vi)
+  SB_X2_TERNARY(vi, xor3, vi)
+  SB_X2_UNARY(vi, srli11, vi)
+  SB_X2_UNARY(vi, srli32, vi)
+  SB_X2_UNARY(vi, srli48, vi)
+  SB_X2_UNARY(vi, srli52, vi)
+  SB_X2_UNARY(vi, slli21, vi)
+  SB_X2_UNARY(vi, slli62, vi)
+  SB_X2_BINARY(vi, mul32, vi)
+  SB_X2_UNARY(vi, hi32, vi)
+  SB_X2_UNARY(vd, as_d, vi)
+  SB_X2_UNARY(vi, as_i, vd)
+  SB_X2_UNARY(vd, cvt_u53, vi)
+  SB_X2_UNARY(vd, cvt_small, vi)
+  SB_X2_BINARY(vd, add, vd)
+  SB_X2_BINARY(vd, sub, vd)
+  SB_X2_BINARY(vd, mul, vd)
+  SB_X2_TERNARY(vd, fma, vd)
+  SB_X2_TERNARY(vd, fms, vd)
+  SB_X2_UNARY(vd, sqrt, vd)
+  SB_X2_UNARY(vd, sleef_log, vd)
+#undef SB_X2_UNARY
+#undef SB_X2_BINARY
+#undef SB_X2_TERNARY
+  static Table16 load_table(const double* t) {
+    return V::load_table(t);
+  }
+  static vd lookup16(const Table16& t, vi idx) {
+    return {V::lookup16(t, idx.a), V::lookup16(t, idx.b)};
+  }
+  static vd select_odd(vi q, vd x, vd y) {
+    return {V::select_odd(q.a, x.a, y.a), V::select_odd(q.b, x.b, y.b)};
+  }
+  static vd keep_first(vd z, int n) {
+    return {V::keep_first(z.a, n < V::kLanes ? n : V::kLanes),
+            V::keep_first(z.b, n > V::kLanes ? n - V::kLanes : 0)};
+  }
+  static double reduce_add(vd x) {
+    return V::reduce_add(x.a) + V::reduce_add(x.b);
+  }
+  static void store_interleaved(double* out, vd x, vd y) {
+    V::store_interleaved(out, x.a, y.a);
+    V::store_interleaved(out + 2 * V::kLanes, x.b, y.b);
+  }
+  static void sleef_sincospi(vd x, vd& s, vd& c) {
+    V::sleef_sincospi(x.a, s.a, c.a);
+    V::sleef_sincospi(x.b, s.b, c.b);
+  }
+};
+
+/// Round keys of one seed: round r uses {k0 + r W0, k1 + r W1} (mod 2^32).
+struct RoundKeys {
+  std::uint32_t k0[kRounds];
+  std::uint32_t k1[kRounds];
+};
+
+inline RoundKeys round_keys(std::uint32_t key0, std::uint32_t key1) {
+  RoundKeys rk{};
+  for (int r = 0; r < kRounds; ++r) {
+    rk.k0[r] = key0 + static_cast<std::uint32_t>(r) * kPhiloxW0;
+    rk.k1[r] = key1 + static_cast<std::uint32_t>(r) * kPhiloxW1;
+  }
+  return rk;
+}
+
+/// Four Philox words per lane (low 32 bits of each 64-bit lane are meaningful).
+template <class V>
+struct Words4 {
+  typename V::vi w0, w1, w2, w3;
+};
+
+/// One Philox round: {hi(M1 x2) ^ x1 ^ k0, lo(M1 x2), hi(M0 x0) ^ x3 ^ k1, lo(M0 x0)}.
+template <class V>
+inline void philox_round(Words4<V>& x, std::uint32_t k0, std::uint32_t k1) {
+  using vi = typename V::vi;
+  const vi p0 = V::mul32(x.w0, V::set1(kPhiloxM0));
+  const vi p1 = V::mul32(x.w2, V::set1(kPhiloxM1));
+  x.w0 = V::xor3(V::hi32(p1), x.w1, V::set1(k0));
+  x.w1 = p1;
+  x.w2 = V::xor3(V::hi32(p0), x.w3, V::set1(k1));
+  x.w3 = p0;
+}
+
+/// Philox4x32-10 of general counters.
+template <class V>
+inline Words4<V> philox10(Words4<V> x, const RoundKeys& rk) {
+  for (int r = 0; r < kRounds; ++r) philox_round<V>(x, rk.k0[r], rk.k1[r]);
+  return x;
+}
+
+/// Philox4x32-10 of the counters {lo32(b), hi32(b), stream, 0} for lanes b: the first round
+/// is specialised (its second product is a constant, its x3 is zero).
+template <class V>
+inline Words4<V> philox10_blocks(typename V::vi b, std::uint32_t stream, const RoundKeys& rk) {
+  using vi = typename V::vi;
+  const vi p0 = V::mul32(b, V::set1(kPhiloxM0));
+  const std::uint64_t p1s = static_cast<std::uint64_t>(stream) * kPhiloxM1;
+  Words4<V> x;
+  x.w0 = V::xor_(V::srli32(b), V::set1(static_cast<std::uint32_t>(p1s >> 32) ^ rk.k0[0]));
+  x.w1 = V::set1(p1s & 0xFFFFFFFFu);
+  x.w2 = V::xor_(V::hi32(p0), V::set1(rk.k1[0]));
+  x.w3 = p0;
+  for (int r = 1; r < kRounds; ++r) philox_round<V>(x, rk.k0[r], rk.k1[r]);
+  return x;
+}
+
+/// philox.hpp's u01(hi, lo), bit for bit.
+template <class V>
+inline typename V::vd u01(typename V::vi hi, typename V::vi lo) {
+  using vi = typename V::vi;
+  const vi m32 = V::set1(0xFFFFFFFFull);
+  const vi k = V::or_(V::slli21(V::and_(hi, m32)), V::srli11(V::and_(lo, m32)));
+  return V::fma(V::cvt_u53(k), V::set1d(0x1p-53), V::set1d(0x1p-54));
+}
+
+/// Natural log for positive normal finite x (used on (0, 1)); about 0.5 ulp.
+template <class V>
+inline typename V::vd own_log(typename V::vd x, const typename V::Table16& invc_t,
+                              const typename V::Table16& lch_t, const typename V::Table16& lcl_t) {
+  using vi = typename V::vi;
+  using vd = typename V::vd;
+  const vi ix = V::as_i(x);
+  const vi tmp = V::sub(ix, V::set1(kLogOff));
+  const vi idx = V::srli48(tmp);                                 // low 4 bits: sub-interval
+  const vi kb = V::srli52(V::add(tmp, V::set1(1024ull << 52)));  // k + 1024
+  const vd kd = V::sub(V::cvt_small(kb), V::set1d(1024.0));
+  const vd z = V::as_d(V::sub(ix, V::and_(tmp, V::set1(0xFFF0000000000000ull))));
+  const vd invc = V::lookup16(invc_t, idx);
+  const vd lch = V::lookup16(lch_t, idx);
+  const vd lcl = V::lookup16(lcl_t, idx);
+  // r = z invc - 1 = r_hi + p_lo exactly.
+  const vd p = V::mul(z, invc);
+  const vd p_lo = V::fms(z, invc, p);
+  const vd r = V::sub(p, V::set1d(1.0));
+  const vd r2 = V::mul(r, r);
+  vd poly = V::set1d(kLogP[8]);
+  for (int i = 7; i >= 0; --i) poly = V::fma(poly, r, V::set1d(kLogP[i]));
+  // k ln2 + logc + r, with the rounding errors of both sums kept (Fast2Sum: |a| >= |lch| when
+  // k != 0, a == 0 otherwise; |w| >= |r| except w == 0 for the interval around 1).
+  const vd a = V::mul(kd, V::set1d(kLn2Hi));  // exact: Ln2Hi has 42 bits, |k| < 2^11
+  const vd w = V::add(a, lch);
+  const vd ew = V::add(V::sub(a, w), lch);
+  const vd hi = V::add(w, r);
+  const vd ehi = V::add(V::sub(w, hi), r);
+  vd lo = V::fma(kd, V::set1d(kLn2Lo), lcl);
+  // log1p(r + p_lo) = log1p(r) + p_lo (1 - r) + O(p_lo r^2): |p_lo r| reaches half an ulp.
+  lo = V::fma(p_lo, V::sub(V::set1d(1.0), r), lo);
+  lo = V::add(lo, V::add(ew, ehi));
+  lo = V::fma(r2, poly, lo);
+  return V::add(hi, lo);
+}
+
+/// sinpi and cospi of x in [0, 2^51): x = q/2 + y exactly, |y| <= 1/4.
+template <class V>
+inline void own_sincospi(typename V::vd x, typename V::vd& sin_out, typename V::vd& cos_out) {
+  using vi = typename V::vi;
+  using vd = typename V::vd;
+  const vd magic = V::set1d(0x1.8p52);
+  const vd t = V::add(V::add(x, x), magic);  // 2x rounded to an integer q in the low bits
+  const vd qd = V::sub(t, magic);
+  const vd y = V::fma(qd, V::set1d(-0.5), x);  // exact
+  const vi q = V::as_i(t);
+  const vd y2 = V::mul(y, y);
+  vd sq = V::set1d(kSinQ[6]);
+  for (int i = 5; i >= 0; --i) sq = V::fma(sq, y2, V::set1d(kSinQ[i]));
+  const vd s = V::fma(y, V::set1d(kPiHi), V::mul(y, V::fma(y2, sq, V::set1d(kPiLo))));
+  // cospi(y) = 1 + y^2 R0 + y^4 R'(y^2); y^2 R0 reaches 0.31, so y^2, y^2 R0 and 1 + y^2 R0 are
+  // kept as double-doubles (otherwise their roundings add up to 1.05 ulp near |y| = 1/4).
+  const vd one = V::set1d(1.0);
+  const vd r0 = V::set1d(kCosR[0]);
+  const vd y2l = V::fms(y, y, y2);
+  vd cr = V::set1d(kCosR[7]);
+  for (int i = 6; i >= 1; --i) cr = V::fma(cr, y2, V::set1d(kCosR[i]));
+  const vd a = V::mul(y2, r0);
+  const vd ae = V::fms(y2, r0, a);
+  const vd c1 = V::add(one, a);
+  const vd ec1 = V::add(V::sub(one, c1), a);
+  vd tail = V::fma(V::mul(y2, y2), cr, ec1);
+  tail = V::add(tail, ae);
+  tail = V::fma(y2l, r0, tail);
+  tail = V::fma(y2, V::set1d(kCosR0Lo), tail);
+  const vd c = V::add(c1, tail);
+  // Quadrant q mod 4: sin = (s, c, -s, -c), cos = (c, -s, -c, s).
+  const vd sv = V::select_odd(q, c, s);
+  const vd cv = V::select_odd(q, s, c);
+  const vi two = V::set1(2);
+  const vi sin_sign = V::slli62(V::and_(q, two));
+  const vi cos_sign = V::slli62(V::and_(V::add(q, V::set1(1)), two));
+  sin_out = V::as_d(V::xor_(V::as_i(sv), sin_sign));
+  cos_out = V::as_d(V::xor_(V::as_i(cv), cos_sign));
+}
+
+/// The elementary functions of one Math choice.
+template <class V, Math M>
+struct BoxMuller {
+  typename V::Table16 invc = V::load_table(kLogInvC);
+  typename V::Table16 lch = V::load_table(kLogCHi);
+  typename V::Table16 lcl = V::load_table(kLogCLo);
+
+  inline typename V::vd log(typename V::vd x) const {
+    if constexpr (M == Math::own) {
+      return own_log<V>(x, invc, lch, lcl);
+    } else {
+      return V::sleef_log(x);
+    }
+  }
+
+  inline void sincospi(typename V::vd x, typename V::vd& s, typename V::vd& c) const {
+    if constexpr (M == Math::own) {
+      own_sincospi<V>(x, s, c);
+    } else {
+      V::sleef_sincospi(x, s, c);
+    }
+  }
+
+  inline void operator()(typename V::vd ua, typename V::vd ub, typename V::vd& z0,
+                         typename V::vd& z1) const {
+    using vd = typename V::vd;
+    vd s;
+    vd c;
+    sincospi(V::add(ub, ub), s, c);
+    const vd r = V::sqrt(V::mul(V::set1d(-2.0), log(ua)));
+    z0 = V::mul(r, c);
+    z1 = V::mul(r, s);
+  }
+};
+
+inline RoundKeys seed_keys(std::uint64_t seed) {
+  return round_keys(static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
+}
+
+// ---- The exported kernels ------------------------------------------------------------------
+
+template <class V>
+void k_philox(const std::uint32_t* key, const std::uint32_t* ctr, std::size_t count,
+              std::uint32_t* out) {
+  constexpr int L = V::kLanes;
+  const RoundKeys rk = round_keys(key[0], key[1]);
+  for (std::size_t i = 0; i < count; i += L) {
+    std::uint64_t in[4][L] = {};
+    for (int l = 0; l < L && i + l < count; ++l)
+      for (int w = 0; w < 4; ++w) in[w][l] = ctr[4 * (i + l) + w];
+    Words4<V> x{V::load(in[0]), V::load(in[1]), V::load(in[2]), V::load(in[3])};
+    x = philox10<V>(x, rk);
+    std::uint64_t res[4][L];
+    V::store(res[0], x.w0);
+    V::store(res[1], x.w1);
+    V::store(res[2], x.w2);
+    V::store(res[3], x.w3);
+    for (int l = 0; l < L && i + l < count; ++l)
+      for (int w = 0; w < 4; ++w) out[4 * (i + l) + w] = static_cast<std::uint32_t>(res[w][l]);
+  }
+}
+
+template <class V>
+void k_words(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t count,
+             std::uint32_t* out) {
+  constexpr int L = V::kLanes;
+  const RoundKeys rk = seed_keys(seed);
+  for (std::size_t i = 0; i < count; i += L) {
+    const Words4<V> x = philox10_blocks<V>(V::iota(first + i), stream, rk);
+    std::uint64_t res[4][L];
+    V::store(res[0], x.w0);
+    V::store(res[1], x.w1);
+    V::store(res[2], x.w2);
+    V::store(res[3], x.w3);
+    for (int l = 0; l < L && i + l < count; ++l)
+      for (int w = 0; w < 4; ++w) out[4 * (i + l) + w] = static_cast<std::uint32_t>(res[w][l]);
+  }
+}
+
+template <class V>
+void k_uniforms(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t count,
+                double* out) {
+  constexpr int L = V::kLanes;
+  const RoundKeys rk = seed_keys(seed);
+  std::size_t i = 0;
+  for (; i + L <= count; i += L) {
+    const Words4<V> x = philox10_blocks<V>(V::iota(first + i), stream, rk);
+    V::store_interleaved(out + 2 * i, u01<V>(x.w0, x.w1), u01<V>(x.w2, x.w3));
+  }
+  if (i < count) {
+    const Words4<V> x = philox10_blocks<V>(V::iota(first + i), stream, rk);
+    double tmp[2 * L];
+    V::store_interleaved(tmp, u01<V>(x.w0, x.w1), u01<V>(x.w2, x.w3));
+    for (std::size_t j = 0; j < 2 * (count - i); ++j) out[2 * i + j] = tmp[j];
+  }
+}
+
+template <class V, Math M>
+void k_normals(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t count,
+               double* out) {
+  using vd = typename V::vd;
+  constexpr int L = V::kLanes;
+  const RoundKeys rk = seed_keys(seed);
+  const BoxMuller<V, M> bm;
+  std::size_t i = 0;
+  vd z0;
+  vd z1;
+  for (; i + L <= count; i += L) {
+    const Words4<V> x = philox10_blocks<V>(V::iota(first + i), stream, rk);
+    bm(u01<V>(x.w0, x.w1), u01<V>(x.w2, x.w3), z0, z1);
+    V::store_interleaved(out + 2 * i, z0, z1);
+  }
+  if (i < count) {
+    const Words4<V> x = philox10_blocks<V>(V::iota(first + i), stream, rk);
+    bm(u01<V>(x.w0, x.w1), u01<V>(x.w2, x.w3), z0, z1);
+    double tmp[2 * L];
+    V::store_interleaved(tmp, z0, z1);
+    for (std::size_t j = 0; j < 2 * (count - i); ++j) out[2 * i + j] = tmp[j];
+  }
+}
+
+template <class V, Math M>
+NormalSums k_normal_sums(std::uint64_t seed, std::uint32_t stream, std::uint64_t first,
+                         std::size_t count) {
+  using vd = typename V::vd;
+  constexpr int L = V::kLanes;
+  const RoundKeys rk = seed_keys(seed);
+  const BoxMuller<V, M> bm;
+  vd acc0 = V::set1d(0.0);
+  vd acc1 = V::set1d(0.0);
+  vd z0;
+  vd z1;
+  std::size_t i = 0;
+  for (; i + L <= count; i += L) {
+    const Words4<V> x = philox10_blocks<V>(V::iota(first + i), stream, rk);
+    bm(u01<V>(x.w0, x.w1), u01<V>(x.w2, x.w3), z0, z1);
+    acc0 = V::add(acc0, z0);
+    acc1 = V::add(acc1, z1);
+  }
+  if (i < count) {
+    const Words4<V> x = philox10_blocks<V>(V::iota(first + i), stream, rk);
+    bm(u01<V>(x.w0, x.w1), u01<V>(x.w2, x.w3), z0, z1);
+    const int n = static_cast<int>(count - i);
+    acc0 = V::add(acc0, V::keep_first(z0, n));
+    acc1 = V::add(acc1, V::keep_first(z1, n));
+  }
+  return {V::reduce_add(acc0), V::reduce_add(acc1)};
+}
+
+template <class V, Math M>
+void k_log(const double* x, std::size_t count, double* out) {
+  constexpr int L = V::kLanes;
+  const BoxMuller<V, M> bm;
+  for (std::size_t i = 0; i < count; i += L) {
+    double in[L];
+    double res[L];
+    for (int l = 0; l < L; ++l) in[l] = (i + l < count) ? x[i + l] : 0.5;
+    V::stored(res, bm.log(V::loadd(in)));
+    for (int l = 0; l < L && i + l < count; ++l) out[i + l] = res[l];
+  }
+}
+
+template <class V, Math M>
+void k_sincospi(const double* x, std::size_t count, double* sin_out, double* cos_out) {
+  using vd = typename V::vd;
+  constexpr int L = V::kLanes;
+  const BoxMuller<V, M> bm;
+  for (std::size_t i = 0; i < count; i += L) {
+    double in[L];
+    double rs[L];
+    double rc[L];
+    for (int l = 0; l < L; ++l) in[l] = (i + l < count) ? x[i + l] : 0.5;
+    vd s;
+    vd c;
+    bm.sincospi(V::loadd(in), s, c);
+    V::stored(rs, s);
+    V::stored(rc, c);
+    for (int l = 0; l < L && i + l < count; ++l) {
+      sin_out[i + l] = rs[l];
+      cos_out[i + l] = rc[l];
+    }
+  }
+}
+
+template <class V, Math M>
+constexpr Kernels make_kernels(Isa isa) {
+  Kernels k;
+  k.isa = isa;
+  k.math = M;
+  k.philox = &k_philox<V>;
+  k.words = &k_words<V>;
+  k.uniforms = &k_uniforms<V>;
+  k.normals = &k_normals<V, M>;
+  k.normal_sums = &k_normal_sums<V, M>;
+  k.log = &k_log<V, M>;
+  k.sincospi = &k_sincospi<V, M>;
+  return k;
+}
+
+}  // namespace
+}  // namespace sb::data::simd

@@ -1,0 +1,130 @@
+// subset-mean on the CPU: fused block kernel and the worker.
+#include "subset_mean/subset_mean_cpu.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "scalebench/clock.hpp"
+#include "scalebench/error.hpp"
+#include "scalebench/philox.hpp"
+
+namespace sb::subset_mean {
+namespace {
+
+/// Pairwise sum of x[0], x[stride], ... (n terms): error grows like log n, order fixed.
+double pairwise(const double* x, std::int64_t n, std::int64_t stride) {
+  if (n <= 16) {
+    double s = 0;
+    for (std::int64_t i = 0; i < n; ++i) s += x[i * stride];
+    return s;
+  }
+  const std::int64_t h = n / 2;
+  return pairwise(x, h, stride) + pairwise(x + h * stride, n - h, stride);
+}
+
+}  // namespace
+
+BlockSums block_sums(const Plan& plan, std::int64_t task, const data::simd::Kernels& kernels,
+                     int threads, double* scratch) {
+  const std::int64_t r0 = plan.row0(task);
+  const std::int64_t c0 = plan.col0(task);
+  const std::int64_t rows = plan.chunk;
+  const std::size_t blocks = static_cast<std::size_t>(plan.chunk / 2);
+  const auto sums = kernels.normal_sums;
+  // scratch[2r] = sum of z0 of row r (its even columns), scratch[2r + 1] = sum of z1.
+#pragma omp parallel for num_threads(std::max(threads, 1)) schedule(static)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const data::simd::NormalSums s =
+        sums(plan.seed, kStream, plan.philox_block(r0 + r, c0), blocks);
+    scratch[2 * r] = s.z0;
+    scratch[2 * r + 1] = s.z1;
+  }
+  // Rows r0 + r with r even are the even rows (r0 is a multiple of the even chunk).
+  BlockSums out;
+  out.subset = pairwise(scratch, rows / 2, 4);
+  out.full = pairwise(scratch, 2 * rows, 1);
+  return out;
+}
+
+BlockSums reference_block_sums(const Plan& plan, std::int64_t task) {
+  const std::int64_t r0 = plan.row0(task);
+  const std::int64_t c0 = plan.col0(task);
+  BlockSums out;
+  for (std::int64_t i = r0; i < r0 + plan.chunk; ++i) {
+    for (std::int64_t j = c0; j < c0 + plan.chunk; ++j) {
+      const std::uint64_t e = static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(plan.n) +
+                              static_cast<std::uint64_t>(j);
+      const double z = data::normal(plan.seed, e, kStream);
+      out.full += z;
+      if (i % 2 == 0 && j % 2 == 0) out.subset += z;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+class CpuWorker final : public WorkerCase {
+ public:
+  CpuWorker(const CaseSpec& spec, const CaseEnv& env)
+      : plan_(make_plan(spec.params)),
+        threads_(std::max(env.threads, 1)),
+        kernels_(data::simd::best_kernels()),
+        scratch_(static_cast<std::size_t>(2 * plan_.chunk)) {}
+
+  void begin_repeat() override {
+    done_.clear();
+    times_ = {};
+    t0_ = now();
+  }
+
+  void submit(std::int64_t task) override {
+    if (task < 0 || task >= plan_.tasks)
+      throw Error(fmt::format("subset-mean: task {} out of range (0..{})", task, plan_.tasks - 1));
+    const double start = now();
+    const BlockSums s = block_sums(plan_, task, kernels_, threads_, scratch_.data());
+    const double end = now();
+    times_.compute += end - start;
+    TaskOutcome out;
+    out.task = task;
+    out.partial = {s.subset, s.full};
+    out.start = start - t0_;
+    out.end = end - t0_;
+    out.bytes = 8 * plan_.chunk * plan_.chunk;
+    out.phase = Phase::compute;
+    done_.push_back(std::move(out));
+  }
+
+  [[nodiscard]] std::size_t in_flight() const override { return done_.size(); }
+
+  std::optional<TaskOutcome> poll(bool /*wait*/) override {
+    if (done_.empty()) return std::nullopt;
+    TaskOutcome out = std::move(done_.front());
+    done_.pop_front();
+    return out;
+  }
+
+  [[nodiscard]] PhaseTimes phase_times() const override { return times_; }
+
+ private:
+  Plan plan_;
+  int threads_;
+  const data::simd::Kernels& kernels_;
+  std::vector<double> scratch_;
+  std::deque<TaskOutcome> done_;
+  PhaseTimes times_;
+  double t0_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<WorkerCase> make_cpu_worker(const CaseSpec& spec, const CaseEnv& env) {
+  return std::make_unique<CpuWorker>(spec, env);
+}
+
+}  // namespace sb::subset_mean
