@@ -264,7 +264,8 @@ LaunchPlan plan_launch(const Allocation& alloc, const std::vector<RankPlacement>
     // (workers pin their own thread pools from first_core/threads when they want to) and no
     // GPU binding: every rank sees all the node's GPUs and a worker selects placement.gpu.
     // Without --exact the step gets all the job's CPUs on each node, so thread pools are not
-    // squeezed into one CPU per task.
+    // squeezed into one CPU per task; --cpus-per-task=1 keeps a job's --cpus-per-task (newer
+    // srun reads SLURM_CPUS_PER_TASK) from multiplying the CPUs the step asks for.
     std::string hosts;
     for (const auto& p : placement)
       hosts += alloc.nodes[static_cast<std::size_t>(p.node)].host + "\n";
@@ -279,6 +280,7 @@ LaunchPlan plan_launch(const Allocation& alloc, const std::vector<RankPlacement>
             n,
             "--nodes=" + std::to_string(used_nodes),
             "--distribution=arbitrary",
+            "--cpus-per-task=1",
             "--cpu-bind=none",
             "--kill-on-bad-exit=1"};
     bool any_gpu = false;

@@ -425,9 +425,9 @@ TEST(Plan, SlurmHostfileInRankOrder) {
   EXPECT_EQ(plan.env.at("SLURM_HOSTFILE"), plan.files[0].path);
   EXPECT_EQ(plan.env.at("SCALEBENCH_PLACEMENT"), encode_placement(p));
   EXPECT_EQ(plan.argv, (std::vector<std::string>{"srun", "--mpi=pmix", "-n", "9", "--nodes=2",
-                                                 "--distribution=arbitrary", "--cpu-bind=none",
-                                                 "--kill-on-bad-exit=1", "--gpu-bind=none",
-                                                 "/x/scalebench-rank"}));
+                                                 "--distribution=arbitrary", "--cpus-per-task=1",
+                                                 "--cpu-bind=none", "--kill-on-bad-exit=1",
+                                                 "--gpu-bind=none", "/x/scalebench-rank"}));
 }
 
 TEST(Plan, SlurmCpuOnlyOvercommit) {
@@ -439,8 +439,9 @@ TEST(Plan, SlurmCpuOnlyOvercommit) {
   o.slurm_mpi = "pmi2";
   const LaunchPlan plan = plan_launch(a, place_ranks(a), "r", {}, o);
   EXPECT_EQ(plan.argv, (std::vector<std::string>{"srun", "--mpi=pmi2", "-n", "2", "--nodes=1",
-                                                 "--distribution=arbitrary", "--cpu-bind=none",
-                                                 "--kill-on-bad-exit=1", "--overcommit", "r"}));
+                                                 "--distribution=arbitrary", "--cpus-per-task=1",
+                                                 "--cpu-bind=none", "--kill-on-bad-exit=1",
+                                                 "--overcommit", "r"}));
 }
 
 TEST(Plan, SweepRankOrderMatchesHostfile) {

@@ -1,0 +1,449 @@
+/// @file submit.cpp
+/// `scalebench submit` (see submit.hpp): validation, template filling, sbatch/qsub.
+
+#include "batch/submit.hpp"
+
+#include <scalebench/error.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <regex>
+#include <sstream>
+
+namespace sb::batch {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool matches(const std::string& value, const char* pattern) {
+  return std::regex_match(value, std::regex(pattern));
+}
+
+/// Shows a refused value safely in a one-line message.
+std::string printable(const std::string& value) {
+  std::string out;
+  for (const char c : value.substr(0, 80)) {
+    const auto u = static_cast<unsigned char>(c);
+    out += (u < 0x20 || u == 0x7f) ? '?' : c;
+  }
+  return value.size() > 80 ? out + "..." : out;
+}
+
+int parse_int(const std::string& option, const std::string& value, int lo, int hi) {
+  if (!matches(value, "[0-9]{1,9}"))
+    throw UsageError(option + " '" + printable(value) + "' is not a whole number");
+  const int v = std::stoi(value);
+  if (v < lo || v > hi)
+    throw UsageError(option + " " + value + " is out of range [" + std::to_string(lo) + ", " +
+                     std::to_string(hi) + "]");
+  return v;
+}
+
+/// Seconds of a HH:MM:SS or D-HH:MM:SS time limit.
+long time_seconds(const std::string& value) {
+  std::smatch m;
+  if (!std::regex_match(value, m,
+                        std::regex("(?:([0-9]{1,3})-)?([0-9]{1,4}):([0-5][0-9]):([0-5][0-9])")))
+    throw UsageError("--time '" + printable(value) + "' is not HH:MM:SS or D-HH:MM:SS");
+  const long days = m[1].matched ? std::stol(m[1].str()) : 0;
+  const long total = days * 86400 + std::stol(m[2].str()) * 3600 + std::stol(m[3].str()) * 60 +
+                     std::stol(m[4].str());
+  if (total < 60) throw UsageError("--time " + value + " is shorter than one minute");
+  if (total > 365L * 86400) throw UsageError("--time " + value + " is longer than a year");
+  return total;
+}
+
+void check_name(const char* option, const std::string& value) {
+  if (value.empty()) return;
+  if (value.size() > 128 || !matches(value, "[A-Za-z0-9_.-]+"))
+    throw UsageError(std::string(option) + " '" + printable(value) +
+                     "' is not a valid name (letters, digits, '_', '.', '-')");
+}
+
+void check_run_args(const std::vector<std::string>& args) {
+  if (args.size() > 256) throw UsageError("too many run options after -- (at most 256)");
+  for (const auto& a : args) {
+    if (a.size() > 4096) throw UsageError("run option '" + printable(a) + "' is too long");
+    for (const char c : a) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u == 0x7f)
+        throw UsageError("run option '" + printable(a) + "' holds a control character");
+    }
+    if (!a.empty() && a[0] == '-' && !matches(a, "--[a-z][a-z0-9-]*(=.*)?|-[A-Za-z]"))
+      throw UsageError("run option '" + printable(a) + "' is not an option of scalebench run");
+  }
+  if (!args.empty() && !args[0].empty() && args[0][0] != '-')
+    throw UsageError("run options start with an option name, not '" + printable(args[0]) +
+                     "' (e.g. -- --preset tiny)");
+}
+
+std::string hhmmss(long seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%02ld:%02ld:%02ld", seconds / 3600, (seconds / 60) % 60,
+                seconds % 60);
+  return buf;
+}
+
+std::string join_quoted(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : " ") + shell_quote(w);
+  return out;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw EnvironmentError("cannot read template '" + path.string() + "'");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// Finds `name` in PATH; empty when missing.
+std::string find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos)
+    return ::access(name.c_str(), X_OK) == 0 ? name : std::string{};
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    const std::string full = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(full.c_str(), X_OK) == 0 && !fs::is_directory(full)) return full;
+  }
+  return {};
+}
+
+struct Captured {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+/// Runs argv (no shell), capturing stdout and stderr.
+Captured run_capture(const std::vector<std::string>& argv) {
+  int out_pipe[2];
+  int err_pipe[2];
+  if (::pipe(out_pipe) != 0 || ::pipe(err_pipe) != 0)
+    throw EnvironmentError(std::string("pipe: ") + std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) throw EnvironmentError(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    ::close(out_pipe[0]);
+    ::close(err_pipe[0]);
+    ::close(out_pipe[1]);
+    ::close(err_pipe[1]);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    std::fprintf(stderr, "cannot execute %s: %s\n", args[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  Captured c;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  char buf[4096];
+  while (open_fds > 0) {
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        (i == 0 ? c.out : c.err).append(buf, static_cast<std::size_t>(n));
+      } else {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  c.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return c;
+}
+
+std::string first_line(const std::string& text) {
+  std::string line;
+  std::istringstream in(text);
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \t\r") != std::string::npos) return printable(line);
+  return "(no message)";
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+std::string self_executable() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("scalebench") : p.string();
+}
+
+}  // namespace
+
+std::string shell_quote(const std::string& word) {
+  std::string out = "'";
+  for (const char c : word) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+void validate_request(const SubmitRequest& r) {
+  if (r.scheduler != "slurm" && r.scheduler != "pbs")
+    throw UsageError("--scheduler '" + printable(r.scheduler) + "' is not slurm or pbs");
+  (void)parse_int("--nodes", r.nodes, 1, 100000);
+  (void)parse_int("--gpus-per-node", r.gpus_per_node, 0, 64);
+  const int cpus = parse_int("--cpus-per-node", r.cpus_per_node, 0, 100000);
+  (void)time_seconds(r.time);
+  check_name("--partition", r.partition);
+  check_name("--account", r.account);
+  check_name("--qos", r.qos);
+  if (r.scheduler == "slurm") {
+    if (!r.after.empty() && !matches(r.after, "[0-9]{1,12}(_[0-9]{1,9})?"))
+      throw UsageError("--after '" + printable(r.after) +
+                       "' is not a SLURM job id (digits, optionally _N for an array task)");
+  } else {
+    if (!r.after.empty() && !matches(r.after, "[0-9]{1,12}(\\[[0-9]{0,9}\\])?(\\.[A-Za-z0-9_-]+)*"))
+      throw UsageError("--after '" + printable(r.after) +
+                       "' is not a PBS job id (digits, optionally [N] and .server)");
+    if (!r.qos.empty()) throw UsageError("--qos is a SLURM option; PBS has no QoS");
+    if (cpus == 0)
+      throw UsageError("PBS needs --cpus-per-node (select=...:ncpus=C has no whole-node default)");
+  }
+  if (!r.output.empty() && (r.output.size() > 1024 || !matches(r.output, "[A-Za-z0-9_./%+,=@-]+")))
+    throw UsageError("--output '" + printable(r.output) +
+                     "' is not a plain path (letters, digits, / . _ - % + , = @)");
+  if (!r.scalebench.empty() &&
+      (r.scalebench.size() > 4096 || r.scalebench.find_first_of("\n\r") != std::string::npos))
+    throw UsageError("the scalebench path holds a line break");
+  check_run_args(r.run_args);
+}
+
+std::map<std::string, std::string> template_variables(const SubmitRequest& r) {
+  validate_request(r);
+  const int nodes = std::stoi(r.nodes);
+  const int gpus = std::stoi(r.gpus_per_node);
+  const int cpus = std::stoi(r.cpus_per_node);
+  const long seconds = time_seconds(r.time);
+  // Warning before the limit: 120 s, or a fifth of a short limit.
+  const long warn = seconds >= 600 ? 120 : std::max(10L, seconds / 5);
+  std::map<std::string, std::string> v;
+  v["NODES"] = std::to_string(nodes);
+  v["GPUS_PER_NODE"] = std::to_string(gpus);
+  v["CPUS_PER_NODE"] = std::to_string(cpus);
+  v["TIME"] = r.time;
+  v["WALLTIME"] = hhmmss(seconds);
+  v["WARN_SECONDS"] = std::to_string(warn);
+  v["WARN_AFTER_SECONDS"] = std::to_string(seconds - warn);
+  v["SCALEBENCH"] = shell_quote(r.scalebench.empty() ? std::string("scalebench") : r.scalebench);
+  v["RUN_ARGS"] = join_quoted(r.run_args);
+  // Ranks on the busiest node: the scheduler plus one worker per GPU (or one CPU worker).
+  v["MPIPROCS"] = std::to_string(std::max(gpus, 1) + 1);
+
+  std::vector<std::string> cmd{"scalebench", "submit",  "--scheduler",
+                               r.scheduler,  "--nodes", r.nodes};
+  auto opt = [&](const char* name, const std::string& value, const std::string& skip) {
+    if (!value.empty() && value != skip) cmd.insert(cmd.end(), {name, value});
+  };
+  opt("--gpus-per-node", r.gpus_per_node, "0");
+  opt("--cpus-per-node", r.cpus_per_node, "0");
+  opt("--time", r.time, "");
+  opt("--partition", r.partition, "");
+  opt("--account", r.account, "");
+  opt("--qos", r.qos, "");
+  opt("--after", r.after, "");
+  opt("--output", r.output, "");
+  std::string submit = join_quoted(cmd) + " --";
+  if (!r.run_args.empty()) submit += " " + join_quoted(r.run_args);
+  v["SUBMIT_COMMAND"] = submit;
+
+  if (r.scheduler == "slurm") {
+    std::string res;
+    if (cpus > 0)
+      res += "#SBATCH --cpus-per-task=" + std::to_string(cpus) + "\n";
+    else
+      res += "#SBATCH --exclusive\n";
+    if (gpus > 0) res += "#SBATCH --gpus-per-node=" + std::to_string(gpus) + "\n";
+    v["SBATCH_RESOURCES"] = res;
+    std::string o;
+    if (!r.partition.empty()) o += "#SBATCH --partition=" + shell_quote(r.partition) + "\n";
+    if (!r.account.empty()) o += "#SBATCH --account=" + shell_quote(r.account) + "\n";
+    if (!r.qos.empty()) o += "#SBATCH --qos=" + shell_quote(r.qos) + "\n";
+    if (!r.after.empty()) o += "#SBATCH --dependency=afterany:" + r.after + "\n";
+    v["SBATCH_OPTIONS"] = o;
+    v["OUTPUT"] = shell_quote(r.output.empty() ? std::string("scalebench-%j.out") : r.output);
+  } else {
+    // PBS directives are not parsed by a shell and qsub does not strip quotes everywhere: the
+    // values are plain words (validated above), written as they are.
+    v["PBS_GPUS"] = gpus > 0 ? ":ngpus=" + std::to_string(gpus) : "";
+    std::string o;
+    if (!r.partition.empty()) o += "#PBS -q " + r.partition + "\n";
+    if (!r.account.empty()) o += "#PBS -A " + r.account + "\n";
+    if (!r.after.empty()) o += "#PBS -W depend=afterany:" + r.after + "\n";
+    if (!r.output.empty()) o += "#PBS -o " + r.output + "\n";
+    v["PBS_OPTIONS"] = o;
+    v["OUTPUT"] = r.output;
+  }
+  return v;
+}
+
+std::string fill_template(const std::string& text, const std::map<std::string, std::string>& vars) {
+  std::string out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::string filled;
+    bool only_placeholder = true;
+    std::size_t pos = 0;
+    while (true) {
+      const std::size_t open = line.find("{{", pos);
+      const std::string literal =
+          line.substr(pos, open == std::string::npos ? std::string::npos : open - pos);
+      if (literal.find_first_not_of(" \t") != std::string::npos) only_placeholder = false;
+      filled += literal;
+      if (open == std::string::npos) break;
+      const std::size_t close = line.find("}}", open + 2);
+      if (close == std::string::npos)
+        throw UsageError("template line '" + printable(line) + "' has an unclosed {{");
+      const std::string name = line.substr(open + 2, close - open - 2);
+      const auto it = vars.find(name);
+      if (it == vars.end()) throw UsageError("template names an unknown variable {{" + name + "}}");
+      filled += it->second;
+      pos = close + 2;
+    }
+    const bool had_placeholder = line.find("{{") != std::string::npos;
+    if (had_placeholder && only_placeholder) {
+      // A line that is just a block of directives: kept without its trailing newline doubling.
+      if (filled.find_first_not_of(" \t\n") == std::string::npos) continue;
+      while (!filled.empty() && filled.back() == '\n') filled.pop_back();
+    }
+    out += filled + "\n";
+  }
+  return out;
+}
+
+std::string render_script(const SubmitRequest& request, const std::string& template_text) {
+  return fill_template(template_text, template_variables(request));
+}
+
+std::string template_dir() {
+  if (const char* dir = std::getenv("SCALEBENCH_TEMPLATE_DIR"); dir && *dir) return dir;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = exe.parent_path() / SB_TEMPLATE_INSTALL_REL;
+    if (fs::exists(installed / "sbatch.tmpl", ec)) return fs::weakly_canonical(installed).string();
+  }
+  return SB_TEMPLATE_SOURCE_DIR;
+}
+
+std::string render_script(const SubmitRequest& request) {
+  validate_request(request);
+  const fs::path file =
+      fs::path(template_dir()) / (request.scheduler == "slurm" ? "sbatch.tmpl" : "pbs.tmpl");
+  std::error_code ec;
+  if (!fs::exists(file, ec))
+    throw EnvironmentError("no batch template at '" + file.string() +
+                           "': reinstall scalebench or set SCALEBENCH_TEMPLATE_DIR");
+  return render_script(request, read_file(file));
+}
+
+void add_submit_command(CLI::App& app, int& exit_code) {
+  auto request = std::make_shared<SubmitRequest>();
+  auto dry_run = std::make_shared<bool>(false);
+  CLI::App* sub = app.add_subcommand(
+      "submit", "Submit `scalebench run` as a SLURM or PBS batch job (or print it: --dry-run)");
+  sub->add_option("--scheduler", request->scheduler, "slurm or pbs")->required();
+  sub->add_option("--nodes", request->nodes, "nodes (default 1)");
+  sub->add_option("--gpus-per-node", request->gpus_per_node, "GPUs per node (default 0: none)");
+  sub->add_option("--cpus-per-node", request->cpus_per_node,
+                  "cores per node (default: whole nodes with SLURM; required with PBS)");
+  sub->add_option("--time", request->time, "time limit HH:MM:SS or D-HH:MM:SS (default 01:00:00)");
+  sub->add_option("--partition", request->partition, "SLURM partition / PBS queue");
+  sub->add_option("--account", request->account, "account to charge");
+  sub->add_option("--qos", request->qos, "SLURM quality of service");
+  sub->add_option("--after", request->after, "start after this job has ended (afterany)");
+  sub->add_option("--output", request->output, "job log (SLURM default scalebench-%j.out)");
+  sub->add_flag("--dry-run", *dry_run, "print the batch script instead of submitting it");
+  sub->add_option("run_options", request->run_args, "options of `scalebench run`, after --");
+  sub->footer(
+      "Example: scalebench submit --scheduler slurm --nodes 2 --gpus-per-node 4 --time 00:30:00 "
+      "-- --preset small --out run.h5");
+  sub->callback([request, dry_run, &exit_code]() {
+    SubmitRequest r = *request;
+    if (r.scalebench.empty()) r.scalebench = self_executable();
+    const std::string script = render_script(r);
+    if (*dry_run) {
+      std::cout << script << std::flush;
+      exit_code = kExitOk;
+      return;
+    }
+    const bool slurm = r.scheduler == "slurm";
+    const char* tool = slurm ? "sbatch" : "qsub";
+    const char* override_env = slurm ? "SCALEBENCH_SBATCH" : "SCALEBENCH_QSUB";
+    const char* override_value = std::getenv(override_env);
+    const std::string program =
+        find_program(override_value && *override_value ? override_value : tool);
+    if (program.empty())
+      throw EnvironmentError(std::string(tool) + " not found in PATH: submit from a " +
+                             (slurm ? "SLURM" : "PBS") +
+                             " login node, or print the script with --dry-run");
+    // The script goes through a private temporary file (batch systems copy it at submission).
+    std::string path = (fs::temp_directory_path() / "scalebench-submit-XXXXXX").string();
+    const int fd = ::mkstemp(path.data());
+    if (fd < 0) throw EnvironmentError("cannot create a temporary file for the batch script");
+    const bool written =
+        ::write(fd, script.data(), script.size()) == static_cast<ssize_t>(script.size());
+    ::close(fd);
+    if (!written) {
+      ::unlink(path.c_str());
+      throw EnvironmentError("cannot write the batch script to " + path);
+    }
+    std::vector<std::string> argv{program};
+    if (slurm) argv.emplace_back("--parsable");
+    argv.push_back(path);
+    const Captured c = run_capture(argv);
+    ::unlink(path.c_str());
+    if (c.status != 0)
+      throw EnvironmentError(std::string(tool) + " refused the job (exit " +
+                             std::to_string(c.status) +
+                             "): " + first_line(c.err.empty() ? c.out : c.err));
+    std::string id = trim(c.out);
+    if (const auto nl = id.find_last_of('\n'); nl != std::string::npos) id = trim(id.substr(nl));
+    if (slurm) id = id.substr(0, id.find(';'));
+    if (id.empty()) throw EnvironmentError(std::string(tool) + " printed no job id");
+    std::cerr << "scalebench: submitted " << (slurm ? "SLURM" : "PBS") << " job " << id << "\n";
+    std::cout << id << "\n" << std::flush;
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace sb::batch
