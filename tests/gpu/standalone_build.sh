@@ -18,7 +18,7 @@ else
   mpi_inc=$(pkg-config --cflags ompi-c 2>/dev/null || echo -I/usr/lib/x86_64-linux-gnu/openmpi/include)
   mpi_lib=$(pkg-config --libs ompi-c 2>/dev/null || echo -lmpi)
 fi
-inc="-Iruntime/include -Iworkloads -I$prefix/usr/include -I/usr/include/hdf5/serial $mpi_inc"
+inc="-Iruntime/include -Iworkloads -I$prefix/usr/include -I$prefix/usr/include/x86_64-linux-gnu -I/usr/include/hdf5/serial $mpi_inc"
 defs="-DOMPI_SKIP_MPICXX -DSCALEBENCH_HAVE_CUDA=1 -DSCALEBENCH_VERSION=\"sa\" -DSCALEBENCH_GIT_SHA=\"sa\""
 cxx_flags="-std=c++20 -O3 -Wall -Wextra -Wshadow -Wpedantic $defs $inc"
 cu_flags="-std=c++20 -O3 -arch=sm_$arch --expt-relaxed-constexpr -Xcompiler=-Wall,-Wextra $defs $inc"

@@ -91,6 +91,19 @@ def cupy_peers(n, chunk, repeats):
 
     yield "cuRAND host API (Philox) + cupy reduce", timed(curand_host, sync, repeats)
 
+    def curand_only():  # breakdown: generation alone
+        for _ in range(nb * nb):
+            curand.generateNormalDouble(gen, buf.data.ptr, buf.size, 10.0, 1.0)
+
+    def reduce_only():  # breakdown: the strided subset reduction alone
+        acc = cp.zeros((), dtype=cp.float64)
+        for _ in range(nb * nb):
+            acc += buf[::2, ::2].sum()
+        return acc
+
+    yield "  breakdown: cuRAND generate only", timed(curand_only, sync, repeats)
+    yield "  breakdown: cupy [::2,::2].sum only", timed(reduce_only, sync, repeats)
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
