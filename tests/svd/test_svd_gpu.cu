@@ -1,0 +1,185 @@
+// svd workload, GPU path, against the CPU path on the same deterministic data: generation bits,
+// singular values, U (up to column signs), validation on tiny/small and the badly conditioned
+// case, every cuSOLVER SVD routine the worker offers.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <thread>
+
+#include "scalebench/gpu_context.cuh"
+#include "scalebench/gpu_runtime.hpp"
+#include "svd/svd.hpp"
+#include "svd/svd_config.hpp"
+#include "svd/svd_data.hpp"
+#include "svd/svd_gpu_kernels.cuh"
+#include "svd/tsqr_cpu.hpp"
+#include "svd/tsqr_gpu.cuh"
+#include "svd_driver.hpp"
+
+namespace sb::svd {
+namespace {
+
+class SvdGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    test::ensure_mpi();
+    if (visible_gpu_count() == 0) GTEST_SKIP() << "no GPU";
+    ctx_ = create_gpu_context(0, MPI_COMM_NULL, nullptr);
+  }
+  CaseEnv env(Device d) {
+    CaseEnv e;
+    e.device = d;
+    e.threads = 2;
+    e.comm = MPI_COMM_SELF;
+    e.gpu = d == Device::gpu ? ctx_.get() : nullptr;
+    return e;
+  }
+  GpuContextPtr ctx_;
+};
+
+std::vector<std::vector<std::int64_t>> all_tasks(std::int64_t blocks, int repeats) {
+  std::vector<std::int64_t> t(static_cast<std::size_t>(blocks));
+  std::iota(t.begin(), t.end(), 0);
+  return std::vector<std::vector<std::int64_t>>(static_cast<std::size_t>(repeats), t);
+}
+
+TEST_F(SvdGpu, GenerationIsBitIdenticalToTheCpu) {
+  for (std::int64_t n : {50, 51}) {
+    Config c;
+    c.m = 4000;
+    c.n = n;
+    c.chunk = 1000;
+    c.seed = 0x123456789abcULL;
+    c.condition = n == 51 ? 1e8 : 1.0;
+    const auto scales = column_scales(c);
+    std::vector<double> cpu(static_cast<std::size_t>(c.chunk * n)), gpu(cpu.size());
+    generate_block(c, scales.data(), 3, cpu.data());
+    double *d = nullptr, *ds = nullptr;
+    SB_CUDA_CHECK(cudaMalloc(&d, cpu.size() * sizeof(double)));
+    SB_CUDA_CHECK(cudaMalloc(&ds, scales.size() * sizeof(double)));
+    SB_CUDA_CHECK(
+        cudaMemcpy(ds, scales.data(), scales.size() * sizeof(double), cudaMemcpyHostToDevice));
+    gpu::generate_rows(d, c.chunk, 3 * c.chunk, c.chunk, n, c.seed, ds, ctx_->stream);
+    SB_CUDA_CHECK(cudaStreamSynchronize(ctx_->stream));
+    SB_CUDA_CHECK(cudaMemcpy(gpu.data(), d, gpu.size() * sizeof(double), cudaMemcpyDeviceToHost));
+    cudaFree(d);
+    cudaFree(ds);
+    EXPECT_EQ(std::memcmp(cpu.data(), gpu.data(), cpu.size() * sizeof(double)), 0) << "n=" << n;
+  }
+}
+
+/// GPU engine vs CPU engine on one worker: S to 1e-12 relative to s_max, U column by column up
+/// to sign.
+void compare_engines(GpuContext& ctx, const Config& cfg) {
+  CpuTsqr cpu(cfg, 2, MPI_COMM_SELF, cfg.blocks());
+  cpu.begin_repeat();
+  std::atomic<int> done{0};
+  for (std::int64_t b = 0; b < cfg.blocks(); ++b) cpu.submit(b, [&](double, double) { ++done; });
+  while (done.load() < cfg.blocks()) std::this_thread::yield();
+  PhaseTimes t;
+  cpu.finish(t);
+
+  GpuTsqr gpu(cfg, ctx, MPI_COMM_SELF, 0, 1, 3);
+  for (int rep = 0; rep < 2; ++rep) {  // the second repeat reuses every buffer
+    gpu.begin_repeat();
+    for (std::int64_t b = cfg.blocks(); b-- > 0;) gpu.submit(b);  // reverse order
+    PhaseTimes tg;
+    gpu.finish(tg);
+    EXPECT_GT(tg.compute, 0.0);
+  }
+  ASSERT_EQ(gpu.sigma().size(), cpu.sigma().size());
+  const double smax = cpu.sigma()[0];
+  for (std::size_t i = 0; i < cpu.sigma().size(); ++i)
+    EXPECT_NEAR(gpu.sigma()[i], cpu.sigma()[i], 1e-12 * smax)
+        << "sigma " << i << " " << cfg.gpu_svd;
+
+  // U: the GPU slot of block b is blocks-1-b (reverse submission); the CPU's is b.
+  double worst = 0;
+  std::vector<std::vector<double>> ug(static_cast<std::size_t>(cfg.blocks()));
+  for (int i = 0; i < gpu.blocks_owned(); ++i)
+    ug[static_cast<std::size_t>(gpu.block_of(i))] = gpu.u_host(i);
+  for (std::int64_t j = 0; j < cfg.n; ++j) {
+    double dot = 0;
+    for (int i = 0; i < cpu.blocks_owned(); ++i) {
+      const double* uc = cpu.u(i) + j * cfg.chunk;
+      const double* g = ug[static_cast<std::size_t>(cpu.block_of(i))].data() + j * cfg.chunk;
+      for (std::int64_t r = 0; r < cfg.chunk; ++r) dot += uc[r] * g[r];
+    }
+    const double sign = dot < 0 ? -1.0 : 1.0;
+    for (int i = 0; i < cpu.blocks_owned(); ++i) {
+      const double* uc = cpu.u(i) + j * cfg.chunk;
+      const double* g = ug[static_cast<std::size_t>(cpu.block_of(i))].data() + j * cfg.chunk;
+      for (std::int64_t r = 0; r < cfg.chunk; ++r)
+        worst = std::max(worst, std::fabs(g[r] - sign * uc[r]));
+    }
+  }
+  EXPECT_LT(worst, 1e-8) << cfg.gpu_svd;
+  const auto v = gpu.validate();
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_LT(std::sqrt(v[0] / v[1]), 1e-13) << cfg.gpu_svd;
+  EXPECT_LT(v[2], 1e-11) << cfg.gpu_svd;
+}
+
+TEST_F(SvdGpu, TinyMatchesCpuWithEverySvdRoutine) {
+  for (const char* method : {"gesvdj", "gesvd", "gesvdp"}) {
+    Config cfg = parse(preset("tiny"));
+    cfg.gpu_svd = method;
+    compare_engines(*ctx_, cfg);
+  }
+}
+
+TEST_F(SvdGpu, SmallMatchesCpu) {
+  compare_engines(*ctx_, parse(preset("small")));
+}
+
+TEST_F(SvdGpu, OneBlockAndOddN) {
+  Config cfg;
+  cfg.m = 300;
+  cfg.n = 37;
+  cfg.chunk = 300;
+  compare_engines(*ctx_, cfg);
+  cfg.m = 700;
+  cfg.chunk = 100;
+  compare_engines(*ctx_, cfg);
+}
+
+void workload_case(SvdGpu& t, CaseEnv cpu_env, CaseEnv gpu_env, const CaseSpec& spec) {
+  const Workload w = svd_workload();
+  const Config cfg = parse(spec.params);
+  auto cpu_worker = w.make_worker(spec, cpu_env);
+  const auto cpu = test::drive(spec, cpu_env, *cpu_worker, all_tasks(cfg.blocks(), 1));
+  auto gpu_worker = w.make_worker(spec, gpu_env);
+  const auto gpu = test::drive(spec, gpu_env, *gpu_worker, all_tasks(cfg.blocks(), 2));
+  ASSERT_EQ(gpu.results.size(), 2u);
+  for (const auto& c : gpu.checks)
+    EXPECT_TRUE(c.pass) << c.name << " = " << c.value << " (limit " << c.limit << ")";
+  const auto cc = w.cross_check(cpu.fingerprint, gpu.fingerprint);
+  ASSERT_EQ(cc.size(), 1u);
+  EXPECT_TRUE(cc[0].pass) << cc[0].value;
+  const auto times = gpu_worker->phase_times();
+  EXPECT_GT(times.compute, 0.0);
+  (void)t;
+}
+
+TEST_F(SvdGpu, WorkloadTinyAndSmallValidateAndAgreeWithCpu) {
+  workload_case(*this, env(Device::cpu), env(Device::gpu), test::make_spec(2000, 50, 500));
+  CaseSpec small;
+  small.workload = "svd";
+  small.params = preset("small");
+  workload_case(*this, env(Device::cpu), env(Device::gpu), small);
+}
+
+TEST_F(SvdGpu, BadlyConditionedStaysAccurate) {
+  for (const char* method : {"gesvdj", "gesvd"}) {
+    CaseSpec spec = test::make_spec(4000, 100, 1000, 1e8);
+    spec.params.set("gpu_svd", method);
+    workload_case(*this, env(Device::cpu), env(Device::gpu), spec);
+  }
+}
+
+}  // namespace
+}  // namespace sb::svd

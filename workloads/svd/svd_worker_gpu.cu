@@ -1,0 +1,76 @@
+#include "svd/svd_worker_gpu.hpp"
+
+#include <deque>
+#include <utility>
+
+#include "scalebench/error.hpp"
+#include "scalebench/gpu_context.cuh"
+#include "svd/svd_config.hpp"
+#include "svd/tsqr_gpu.cuh"
+
+namespace sb::svd {
+
+namespace {
+
+constexpr int kStreams = 4;
+
+class GpuWorker final : public WorkerCase {
+ public:
+  GpuWorker(const Config& cfg, const CaseEnv& env)
+      : cfg_(cfg), engine_(cfg, *env.gpu, env.comm, env.rank, env.size, kStreams) {}
+
+  void begin_repeat() override {
+    engine_.begin_repeat();
+    pending_.clear();
+    times_ = {};
+  }
+
+  void submit(std::int64_t task) override { pending_.emplace_back(task, engine_.submit(task)); }
+
+  [[nodiscard]] std::size_t in_flight() const override { return pending_.size(); }
+
+  std::optional<TaskOutcome> poll(bool wait) override {
+    if (pending_.empty()) return std::nullopt;
+    // Oldest first: blocks finish in submission order per stream, nearly so across streams.
+    const auto [task, slot] = pending_.front();
+    if (wait) {
+      engine_.wait(slot);
+    } else if (!engine_.ready(slot)) {
+      return std::nullopt;
+    }
+    pending_.pop_front();
+    const auto t = engine_.task_times(slot);
+    TaskOutcome out;
+    out.task = task;
+    out.start = t.start;
+    out.end = t.end;
+    out.bytes = cfg_.chunk * cfg_.n * static_cast<std::int64_t>(sizeof(double));
+    out.phase = Phase::compute;
+    return out;
+  }
+
+  std::vector<double> finish_repeat() override {
+    while (!pending_.empty()) (void)poll(true);
+    engine_.finish(times_);
+    return engine_.root() ? engine_.sigma() : std::vector<double>{};
+  }
+
+  [[nodiscard]] PhaseTimes phase_times() const override { return times_; }
+  std::vector<double> validate() override { return engine_.validate(); }
+  [[nodiscard]] int prefetch() const override { return engine_.streams() + 1; }
+
+ private:
+  Config cfg_;
+  GpuTsqr engine_;
+  std::deque<std::pair<std::int64_t, int>> pending_;
+  PhaseTimes times_;
+};
+
+}  // namespace
+
+std::unique_ptr<WorkerCase> make_gpu_worker(const CaseSpec& spec, const CaseEnv& env) {
+  if (env.gpu == nullptr) throw EnvironmentError("svd: GPU worker without a GPU context");
+  return std::make_unique<GpuWorker>(parse(spec.params), env);
+}
+
+}  // namespace sb::svd

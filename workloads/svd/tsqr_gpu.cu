@@ -1,0 +1,505 @@
+#include "svd/tsqr_gpu.cuh"
+
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "scalebench/error.hpp"
+#include "scalebench/gpu_error.cuh"
+#include "svd/svd_gpu_kernels.cuh"
+#include "svd/tree.hpp"
+
+namespace sb::svd {
+
+namespace {
+
+constexpr std::size_t kAlign = 256;
+std::size_t aligned(std::size_t bytes) {
+  return (bytes + kAlign - 1) / kAlign * kAlign;
+}
+
+/// Hands out aligned pieces of one allocation.
+class Carver {
+ public:
+  explicit Carver(void* base) : base_(static_cast<char*>(base)) {}
+  template <typename T>
+  T* take(std::size_t count) {
+    T* p = reinterpret_cast<T*>(base_ + offset_);
+    offset_ += aligned(count * sizeof(T));
+    return p;
+  }
+
+ private:
+  char* base_;
+  std::size_t offset_ = 0;
+};
+
+constexpr int kInfoStack = 0, kInfoLevel = 1, kInfoSvd = 2, kInfoDown = 3, kInfoLocal = 4;
+constexpr int kMainInfos = 5;
+
+float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
+  float ms = 0;
+  SB_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+  return ms;
+}
+
+int as_int(std::int64_t v) {
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+GpuTsqr::GpuTsqr(const Config& cfg, GpuContext& ctx, MPI_Comm comm, int rank, int size, int streams)
+    : cfg_(cfg), ctx_(ctx), comm_(comm), rank_(rank), size_(size) {
+  if (ctx_.device >= 0) SB_CUDA_CHECK(cudaSetDevice(ctx_.device));
+  if (size_ > 1 && (ctx_.nccl == nullptr || ctx_.nccl_size != size_ || ctx_.nccl_rank != rank_))
+    throw EnvironmentError("svd: a multi-GPU case needs the NCCL communicator over exactly its " +
+                           std::to_string(size_) + " workers in case-rank order (have " +
+                           std::to_string(ctx_.nccl == nullptr ? 0 : ctx_.nccl_size) + " ranks)");
+  const std::int64_t n = cfg_.n, chunk = cfg_.chunk, blocks = cfg_.blocks();
+  const auto nn = static_cast<std::size_t>(n * n);
+  const auto steps = tree_steps(rank_, size_);
+  const auto receives = static_cast<std::size_t>(
+      std::count_if(steps.begin(), steps.end(), [](const TreeStep& s) { return s.receive; }));
+
+  streams = std::max(1, streams);
+  for (int s = 0; s < streams; ++s) {
+    cudaStream_t st = nullptr;
+    SB_CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    streams_.push_back(st);
+    cusolverDnHandle_t h = nullptr;
+    SB_CUSOLVER_CHECK(cusolverDnCreate(&h));
+    SB_CUSOLVER_CHECK(cusolverDnSetStream(h, st));
+    solvers_.push_back(h);
+  }
+  main_solver_ = ctx_.cusolver();
+  SB_CUSOLVER_CHECK(cusolverDnCreateGesvdjInfo(&gesvdj_));
+  SB_CUSOLVER_CHECK(cusolverDnCreateParams(&dn_params_));
+
+  // Data arena: fixed part plus as many block slots as fit (all blocks when they do).
+  const std::size_t fixed = aligned(n * sizeof(double)) * 4 + aligned(nn * sizeof(double)) * 6 +
+                            aligned(2 * nn * sizeof(double)) * (1 + receives) +
+                            aligned(n * sizeof(double)) * receives + aligned(64 * sizeof(int));
+  const std::size_t per_block = 2 * aligned(static_cast<std::size_t>(chunk * n) * sizeof(double)) +
+                                aligned(n * sizeof(double)) + 2 * nn * sizeof(double);
+  std::size_t free_b = 0, total_b = 0;
+  SB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  const double budget = 0.85 * static_cast<double>(free_b) - static_cast<double>(fixed) -
+                        static_cast<double>(std::size_t{1} << 30);  // room for workspaces
+  const std::int64_t fit =
+      budget > 0 ? static_cast<std::int64_t>(budget / static_cast<double>(per_block)) : 0;
+  const std::int64_t share = (blocks + size_ - 1) / size_;
+  capacity_ = static_cast<int>(std::min(blocks, fit));
+  if (capacity_ < share)
+    throw EnvironmentError("svd: GPU memory holds " + std::to_string(capacity_) + " of the " +
+                           std::to_string(share) + " row blocks (" + std::to_string(chunk) + " x " +
+                           std::to_string(n) +
+                           ") this worker needs; use more GPUs, a smaller m or a smaller chunk");
+  const auto cap = static_cast<std::size_t>(capacity_);
+  SB_CUDA_CHECK(cudaMalloc(&arena_, fixed + per_block * cap + 16 * kAlign));
+  Carver c(arena_);
+  scales_ = c.take<double>(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < cap; ++i) {
+    a_.push_back(c.take<double>(static_cast<std::size_t>(chunk * n)));
+    u_.push_back(c.take<double>(static_cast<std::size_t>(chunk * n)));
+    tau_.push_back(c.take<double>(static_cast<std::size_t>(n)));
+  }
+  rstack_ = c.take<double>(cap * nn);
+  xstack_ = c.take<double>(cap * nn);
+  tau_stack_ = c.take<double>(static_cast<std::size_t>(n));
+  own_r_ = c.take<double>(nn);
+  x_ = c.take<double>(nn);
+  stage_ = c.take<double>(nn);
+  svd_in_ = c.take<double>(nn);
+  vmat_ = c.take<double>(nn);
+  c.take<double>(nn);  // spare
+  cbuf_ = c.take<double>(2 * nn);
+  for (std::size_t l = 0; l < receives; ++l) {
+    level_m_.push_back(c.take<double>(2 * nn));
+    level_tau_.push_back(c.take<double>(static_cast<std::size_t>(n)));
+  }
+  sv_ = c.take<double>(static_cast<std::size_t>(n));
+  rwork_ = c.take<double>(static_cast<std::size_t>(n));
+  infos_ = c.take<int>(64);
+  const auto scales = column_scales(cfg_);
+  SB_CUDA_CHECK(
+      cudaMemcpy(scales_, scales.data(), scales.size() * sizeof(double), cudaMemcpyHostToDevice));
+  SB_CUDA_CHECK(cudaMemset(infos_, 0, 64 * sizeof(int)));
+
+  // cuSOLVER workspaces, queried on the real buffers: one per stream, one for the main stream.
+  int lw = 0;
+  SB_CUSOLVER_CHECK(cusolverDnDgeqrf_bufferSize(solvers_[0], as_int(chunk), as_int(n), a_[0],
+                                                as_int(chunk), &lw));
+  lwork_stream_ = lw;
+  SB_CUSOLVER_CHECK(cusolverDnDormqr_bufferSize(solvers_[0], CUBLAS_SIDE_LEFT, CUBLAS_OP_N,
+                                                as_int(chunk), as_int(n), as_int(n), a_[0],
+                                                as_int(chunk), tau_[0], u_[0], as_int(chunk), &lw));
+  lwork_stream_ = std::max(lwork_stream_, lw);
+  std::size_t main_doubles = 1;
+  for (std::int64_t rows : {static_cast<std::int64_t>(cap) * n, 2 * n}) {
+    double* m = rows == 2 * n ? cbuf_ : rstack_;
+    double* x = rows == 2 * n ? cbuf_ : xstack_;
+    SB_CUSOLVER_CHECK(
+        cusolverDnDgeqrf_bufferSize(main_solver_, as_int(rows), as_int(n), m, as_int(rows), &lw));
+    main_doubles = std::max(main_doubles, static_cast<std::size_t>(lw));
+    SB_CUSOLVER_CHECK(cusolverDnDormqr_bufferSize(main_solver_, CUBLAS_SIDE_LEFT, CUBLAS_OP_N,
+                                                  as_int(rows), as_int(n), as_int(n), m,
+                                                  as_int(rows), tau_stack_, x, as_int(rows), &lw));
+    main_doubles = std::max(main_doubles, static_cast<std::size_t>(lw));
+  }
+  std::size_t main_bytes = 0;
+  if (rank_ == 0) {
+    if (cfg_.gpu_svd == "gesvdj") {
+      SB_CUSOLVER_CHECK(cusolverDnDgesvdj_bufferSize(
+          main_solver_, CUSOLVER_EIG_MODE_VECTOR, 0, as_int(n), as_int(n), svd_in_, as_int(n), sv_,
+          x_, as_int(n), vmat_, as_int(n), &lw, gesvdj_));
+      main_doubles = std::max(main_doubles, static_cast<std::size_t>(lw));
+    } else if (cfg_.gpu_svd == "gesvd") {
+      SB_CUSOLVER_CHECK(cusolverDnDgesvd_bufferSize(main_solver_, as_int(n), as_int(n), &lw));
+      main_doubles = std::max(main_doubles, static_cast<std::size_t>(lw));
+    } else {
+      std::size_t host_bytes = 0;
+      SB_CUSOLVER_CHECK(
+          cusolverDnXgesvdp_bufferSize(main_solver_, dn_params_, CUSOLVER_EIG_MODE_VECTOR, 0, n, n,
+                                       CUDA_R_64F, svd_in_, n, CUDA_R_64F, sv_, CUDA_R_64F, x_, n,
+                                       CUDA_R_64F, vmat_, n, CUDA_R_64F, &main_bytes, &host_bytes));
+      host_work_.resize(std::max<std::size_t>(host_bytes, 1));
+    }
+  }
+  work_main_bytes_ = std::max(main_doubles * sizeof(double), main_bytes);
+  const std::size_t stream_bytes =
+      aligned(static_cast<std::size_t>(lwork_stream_) * sizeof(double));
+  SB_CUDA_CHECK(
+      cudaMalloc(&workspace_, stream_bytes * streams_.size() + aligned(work_main_bytes_)));
+  Carver w(workspace_);
+  for (std::size_t s = 0; s < streams_.size(); ++s)
+    work_.push_back(w.take<double>(static_cast<std::size_t>(lwork_stream_)));
+  work_main_ = w.take<double>(work_main_bytes_ / sizeof(double) + 1);
+
+  // Events.
+  auto make = [](unsigned flags) {
+    cudaEvent_t e = nullptr;
+    SB_CUDA_CHECK(cudaEventCreateWithFlags(&e, flags));
+    return e;
+  };
+  for (std::size_t i = 0; i < cap; ++i) {
+    ev_start_.push_back(make(cudaEventDefault));
+    ev_gen_.push_back(make(cudaEventDefault));
+    ev_end_.push_back(make(cudaEventDefault));
+  }
+  for (std::size_t s = 0; s < streams_.size(); ++s)
+    ev_stream_.push_back(make(cudaEventDisableTiming));
+  ev_t0_ = make(cudaEventDefault);
+  ev_done_ = make(cudaEventDefault);
+  ev_x_ready_ = make(cudaEventDisableTiming);
+  for (std::size_t i = 0; i < 4 * (steps.size() + 1); ++i)
+    ev_comm_.push_back(make(cudaEventDefault));
+  sigma_.assign(rank_ == 0 ? static_cast<std::size_t>(n) : 0, 0.0);
+  SB_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+GpuTsqr::~GpuTsqr() {
+  if (ctx_.device >= 0) (void)cudaSetDevice(ctx_.device);
+  (void)cudaDeviceSynchronize();
+  for (auto e : ev_start_) (void)cudaEventDestroy(e);
+  for (auto e : ev_gen_) (void)cudaEventDestroy(e);
+  for (auto e : ev_end_) (void)cudaEventDestroy(e);
+  for (auto e : ev_stream_) (void)cudaEventDestroy(e);
+  for (auto e : ev_comm_) (void)cudaEventDestroy(e);
+  for (auto e : {ev_t0_, ev_done_, ev_x_ready_})
+    if (e != nullptr) (void)cudaEventDestroy(e);
+  for (auto h : solvers_) (void)cusolverDnDestroy(h);
+  for (auto s : streams_) (void)cudaStreamDestroy(s);
+  if (gesvdj_ != nullptr) (void)cusolverDnDestroyGesvdjInfo(gesvdj_);
+  if (dn_params_ != nullptr) (void)cusolverDnDestroyParams(dn_params_);
+  if (arena_ != nullptr) (void)cudaFree(arena_);
+  if (workspace_ != nullptr) (void)cudaFree(workspace_);
+  (void)cudaGetLastError();
+}
+
+void GpuTsqr::begin_repeat() {
+  used_ = 0;
+  blocks_.clear();
+  SB_CUDA_CHECK(cudaEventRecord(ev_t0_, ctx_.stream));
+}
+
+int GpuTsqr::submit(std::int64_t block) {
+  if (used_ >= capacity_)
+    throw Error("svd: this GPU worker was handed more row blocks than its memory holds (" +
+                std::to_string(capacity_) + ")");
+  const int slot = used_++;
+  blocks_.push_back(block);
+  const auto s = static_cast<std::size_t>(slot) % streams_.size();
+  cudaStream_t st = streams_[s];
+  const auto i = static_cast<std::size_t>(slot);
+  const auto n = cfg_.n, chunk = cfg_.chunk;
+  SB_CUDA_CHECK(cudaEventRecord(ev_start_[i], st));
+  gpu::generate_rows(a_[i], chunk, block * chunk, chunk, n, cfg_.seed, scales_, st);
+  SB_CUDA_CHECK(cudaEventRecord(ev_gen_[i], st));
+  SB_CUSOLVER_CHECK(cusolverDnDgeqrf(solvers_[s], as_int(chunk), as_int(n), a_[i], as_int(chunk),
+                                     tau_[i], work_[s], lwork_stream_,
+                                     infos_ + kMainInfos + static_cast<int>(s)));
+  SB_CUDA_CHECK(cudaEventRecord(ev_end_[i], st));
+  return slot;
+}
+
+bool GpuTsqr::ready(int slot) const {
+  const cudaError_t rc = cudaEventQuery(ev_end_[static_cast<std::size_t>(slot)]);
+  if (rc == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  SB_CUDA_CHECK(rc);
+  return true;
+}
+
+void GpuTsqr::wait(int slot) const {
+  SB_CUDA_CHECK(cudaEventSynchronize(ev_end_[static_cast<std::size_t>(slot)]));
+}
+
+GpuTsqr::TaskTimes GpuTsqr::task_times(int slot) const {
+  const auto i = static_cast<std::size_t>(slot);
+  TaskTimes t;
+  t.start = 1e-3 * elapsed_ms(ev_t0_, ev_start_[i]);
+  t.end = 1e-3 * elapsed_ms(ev_t0_, ev_end_[i]);
+  t.generate = 1e-3 * elapsed_ms(ev_start_[i], ev_gen_[i]);
+  return t;
+}
+
+void GpuTsqr::svd_of_r() {
+  const int n = as_int(cfg_.n);
+  cudaStream_t main = ctx_.stream;
+  gpu::copy_matrix(svd_in_, n, own_r_, n, n, n, main);
+  int* info = infos_ + kInfoSvd;
+  if (cfg_.gpu_svd == "gesvdj") {
+    SB_CUSOLVER_CHECK(cusolverDnDgesvdj(
+        main_solver_, CUSOLVER_EIG_MODE_VECTOR, 0, n, n, svd_in_, n, sv_, x_, n, vmat_, n,
+        work_main_, static_cast<int>(work_main_bytes_ / sizeof(double)), info, gesvdj_));
+  } else if (cfg_.gpu_svd == "gesvd") {
+    SB_CUSOLVER_CHECK(
+        cusolverDnDgesvd(main_solver_, 'A', 'A', n, n, svd_in_, n, sv_, x_, n, vmat_, n, work_main_,
+                         static_cast<int>(work_main_bytes_ / sizeof(double)), rwork_, info));
+  } else {
+    double err_sigma = 0;
+    SB_CUSOLVER_CHECK(cusolverDnXgesvdp(
+        main_solver_, dn_params_, CUSOLVER_EIG_MODE_VECTOR, 0, n, n, CUDA_R_64F, svd_in_, n,
+        CUDA_R_64F, sv_, CUDA_R_64F, x_, n, CUDA_R_64F, vmat_, n, CUDA_R_64F, work_main_,
+        work_main_bytes_, host_work_.data(), host_work_.size(), info, &err_sigma));
+  }
+}
+
+void GpuTsqr::finish(PhaseTimes& times) {
+  const std::int64_t n = cfg_.n, chunk = cfg_.chunk;
+  const int in = as_int(n);
+  const auto nn = static_cast<std::size_t>(n * n);
+  cudaStream_t main = ctx_.stream;
+  const int S = static_cast<int>(streams_.size());
+  for (int s = 0; s < S; ++s) {
+    SB_CUDA_CHECK(cudaEventRecord(ev_stream_[static_cast<std::size_t>(s)],
+                                  streams_[static_cast<std::size_t>(s)]));
+    SB_CUDA_CHECK(cudaStreamWaitEvent(main, ev_stream_[static_cast<std::size_t>(s)], 0));
+  }
+  std::size_t ev = 0;  // next pair of communication events
+  auto comm_begin = [&] { SB_CUDA_CHECK(cudaEventRecord(ev_comm_[ev], main)); };
+  auto comm_end = [&] {
+    SB_CUDA_CHECK(cudaEventRecord(ev_comm_[ev + 1], main));
+    ev += 2;
+  };
+
+  // 1. This worker's R: [R_1; ...; R_k] factored once.
+  const int k = used_;
+  const std::int64_t ks = static_cast<std::int64_t>(k) * n;
+  if (k == 0) {
+    SB_CUDA_CHECK(cudaMemsetAsync(own_r_, 0, nn * sizeof(double), main));
+  } else if (k == 1) {
+    gpu::pad_copy(own_r_, n, n, n, a_[0], chunk, n, true, main);
+  } else {
+    for (int i = 0; i < k; ++i)
+      gpu::pad_copy(rstack_ + static_cast<std::int64_t>(i) * n, ks, n, n,
+                    a_[static_cast<std::size_t>(i)], chunk, n, true, main);
+    SB_CUSOLVER_CHECK(
+        cusolverDnDgeqrf(main_solver_, as_int(ks), in, rstack_, as_int(ks), tau_stack_, work_main_,
+                         static_cast<int>(work_main_bytes_ / sizeof(double)), infos_ + kInfoStack));
+    gpu::pad_copy(own_r_, n, n, n, rstack_, ks, n, true, main);
+  }
+  const int lwork_main = static_cast<int>(work_main_bytes_ / sizeof(double));
+
+  // 2. Up the tree over NCCL.
+  const auto steps = tree_steps(rank_, size_);
+  std::size_t lv = 0;
+  for (const auto& step : steps) {
+    if (step.receive) {
+      comm_begin();
+      SB_NCCL_CHECK(ncclRecv(stage_, nn, ncclDouble, step.partner, ctx_.nccl, main));
+      comm_end();
+      double* m = level_m_[lv];
+      gpu::copy_matrix(m, 2 * n, own_r_, n, n, n, main);
+      gpu::copy_matrix(m + n, 2 * n, stage_, n, n, n, main);
+      SB_CUSOLVER_CHECK(cusolverDnDgeqrf(main_solver_, 2 * in, in, m, 2 * in, level_tau_[lv],
+                                         work_main_, lwork_main, infos_ + kInfoLevel));
+      gpu::pad_copy(own_r_, n, n, n, m, 2 * n, n, true, main);
+      ++lv;
+    } else {
+      comm_begin();
+      SB_NCCL_CHECK(ncclSend(own_r_, nn, ncclDouble, step.partner, ctx_.nccl, main));
+      SB_NCCL_CHECK(ncclRecv(x_, nn, ncclDouble, step.partner, ctx_.nccl, main));
+      comm_end();
+    }
+  }
+
+  // 3. The root: R = U_R S V^T; U_R lands in x_.
+  if (rank_ == 0) svd_of_r();
+
+  // 4. Down the tree: [X; X_peer] = Q_merge [X; 0].
+  for (std::size_t s = steps.size(); s-- > 0;) {
+    if (!steps[s].receive) continue;
+    --lv;
+    gpu::pad_copy(cbuf_, 2 * n, 2 * n, n, x_, n, n, false, main);
+    SB_CUSOLVER_CHECK(cusolverDnDormqr(main_solver_, CUBLAS_SIDE_LEFT, CUBLAS_OP_N, 2 * in, in, in,
+                                       level_m_[lv], 2 * in, level_tau_[lv], cbuf_, 2 * in,
+                                       work_main_, lwork_main, infos_ + kInfoDown));
+    gpu::copy_matrix(x_, n, cbuf_, 2 * n, n, n, main);
+    gpu::copy_matrix(stage_, n, cbuf_ + n, 2 * n, n, n, main);
+    comm_begin();
+    SB_NCCL_CHECK(ncclSend(stage_, nn, ncclDouble, steps[s].partner, ctx_.nccl, main));
+    comm_end();
+  }
+
+  // 5. Every block's X_i, then U_i = Q_i [X_i; 0] over the streams.
+  const double* xs = x_;
+  std::int64_t ldx = n;
+  if (k >= 2) {
+    gpu::pad_copy(xstack_, ks, ks, n, x_, n, n, false, main);
+    SB_CUSOLVER_CHECK(cusolverDnDormqr(main_solver_, CUBLAS_SIDE_LEFT, CUBLAS_OP_N, as_int(ks), in,
+                                       in, rstack_, as_int(ks), tau_stack_, xstack_, as_int(ks),
+                                       work_main_, lwork_main, infos_ + kInfoLocal));
+    xs = xstack_;
+    ldx = ks;
+  }
+  SB_CUDA_CHECK(cudaEventRecord(ev_x_ready_, main));
+  for (int s = 0; s < std::min(S, k); ++s)
+    SB_CUDA_CHECK(cudaStreamWaitEvent(streams_[static_cast<std::size_t>(s)], ev_x_ready_, 0));
+  for (int i = 0; i < k; ++i) {
+    const auto s = static_cast<std::size_t>(i % S);
+    const auto bi = static_cast<std::size_t>(i);
+    gpu::pad_copy(u_[bi], chunk, chunk, n, xs + static_cast<std::int64_t>(i) * n, ldx, n, false,
+                  streams_[s]);
+    SB_CUSOLVER_CHECK(cusolverDnDormqr(solvers_[s], CUBLAS_SIDE_LEFT, CUBLAS_OP_N, as_int(chunk),
+                                       in, in, a_[bi], as_int(chunk), tau_[bi], u_[bi],
+                                       as_int(chunk), work_[s], lwork_stream_,
+                                       infos_ + kMainInfos + static_cast<int>(s)));
+  }
+  for (int s = 0; s < S; ++s) {
+    SB_CUDA_CHECK(cudaEventRecord(ev_stream_[static_cast<std::size_t>(s)],
+                                  streams_[static_cast<std::size_t>(s)]));
+    SB_CUDA_CHECK(cudaStreamWaitEvent(main, ev_stream_[static_cast<std::size_t>(s)], 0));
+  }
+  if (rank_ == 0)
+    SB_CUDA_CHECK(cudaMemcpyAsync(sigma_.data(), sv_, sigma_.size() * sizeof(double),
+                                  cudaMemcpyDeviceToHost, main));
+  SB_CUDA_CHECK(cudaEventRecord(ev_done_, main));
+  SB_CUDA_CHECK(cudaStreamSynchronize(main));
+
+  // cuSOLVER's info codes (outside the work, but inside the repeat: a few bytes).
+  int infos[64] = {};
+  SB_CUDA_CHECK(cudaMemcpy(infos, infos_, sizeof(infos), cudaMemcpyDeviceToHost));
+  for (int i = 0; i < kMainInfos + S; ++i)
+    if (infos[i] != 0)
+      detail::throw_library_error(
+          "cuSOLVER", i == kInfoSvd ? "SVD of R" : "geqrf/ormqr",
+          "info = " + std::to_string(infos[i]) + " (gpu_svd=" + cfg_.gpu_svd + ")", __FILE__,
+          __LINE__);
+
+  double gen = 0;
+  for (int i = 0; i < k; ++i) gen += task_times(i).generate;
+  double comm = 0;
+  for (std::size_t e = 0; e < ev; e += 2) comm += 1e-3 * elapsed_ms(ev_comm_[e], ev_comm_[e + 1]);
+  const double wall = 1e-3 * elapsed_ms(ev_t0_, ev_done_);
+  times.generate += gen;
+  times.communicate += comm;
+  times.compute += std::max(0.0, wall - gen - comm);
+}
+
+std::vector<double> GpuTsqr::u_host(int i) const {
+  SB_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream));
+  std::vector<double> h(static_cast<std::size_t>(cfg_.chunk * cfg_.n));
+  SB_CUDA_CHECK(cudaMemcpy(h.data(), u_.at(static_cast<std::size_t>(i)), h.size() * sizeof(double),
+                           cudaMemcpyDeviceToHost));
+  return h;
+}
+
+std::vector<double> GpuTsqr::validate() {
+  if (ctx_.device >= 0) SB_CUDA_CHECK(cudaSetDevice(ctx_.device));
+  const std::int64_t n = cfg_.n, chunk = cfg_.chunk;
+  const auto nn = static_cast<std::size_t>(n * n);
+  cudaStream_t main = ctx_.stream;
+  SB_CUDA_CHECK(cudaStreamSynchronize(main));
+  // S and V^T from the root to every worker.
+  std::vector<double> sigma(static_cast<std::size_t>(n), 0.0), vt(nn, 0.0);
+  if (rank_ == 0) {
+    std::vector<double> v(nn);
+    SB_CUDA_CHECK(
+        cudaMemcpy(sigma.data(), sv_, sigma.size() * sizeof(double), cudaMemcpyDeviceToHost));
+    SB_CUDA_CHECK(cudaMemcpy(v.data(), vmat_, nn * sizeof(double), cudaMemcpyDeviceToHost));
+    if (cfg_.gpu_svd == "gesvd") {
+      vt = v;
+    } else {
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i < n; ++i)
+          vt[static_cast<std::size_t>(i + j * n)] = v[static_cast<std::size_t>(j + i * n)];
+    }
+  }
+  SB_MPI_CHECK(MPI_Bcast(sigma.data(), static_cast<int>(n), MPI_DOUBLE, 0, comm_));
+  SB_MPI_CHECK(MPI_Bcast(vt.data(), static_cast<int>(nn), MPI_DOUBLE, 0, comm_));
+  // S V^T on the device (in svd_in_), G = sum U_i^T U_i (in stage_).
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < n; ++i)
+      vt[static_cast<std::size_t>(i + j * n)] *= sigma[static_cast<std::size_t>(i)];
+  SB_CUDA_CHECK(cudaMemcpy(svd_in_, vt.data(), nn * sizeof(double), cudaMemcpyHostToDevice));
+  SB_CUDA_CHECK(cudaMemset(stage_, 0, nn * sizeof(double)));
+  cublasHandle_t h = nullptr;
+  SB_CUBLAS_CHECK(cublasCreate(&h));
+  SB_CUBLAS_CHECK(cublasSetStream(h, main));
+  double resid = 0, a_sq = 0;
+  const double one = 1.0, minus_one = -1.0;
+  const int in = as_int(n), ic = as_int(chunk), elems = as_int(chunk * n);
+  try {
+    for (int i = 0; i < used_; ++i) {
+      const auto bi = static_cast<std::size_t>(i);
+      gpu::generate_rows(a_[bi], chunk, blocks_[bi] * chunk, chunk, n, cfg_.seed, scales_, main);
+      double nrm = 0;
+      SB_CUBLAS_CHECK(cublasDnrm2(h, elems, a_[bi], 1, &nrm));
+      a_sq += nrm * nrm;
+      SB_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, in, in, ic, &one, u_[bi], ic, u_[bi],
+                                  ic, &one, stage_, in));
+      SB_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, ic, in, in, &minus_one, u_[bi], ic,
+                                  svd_in_, in, &one, a_[bi], ic));
+      SB_CUBLAS_CHECK(cublasDnrm2(h, elems, a_[bi], 1, &nrm));
+      resid += nrm * nrm;
+    }
+  } catch (...) {
+    (void)cublasDestroy(h);
+    throw;
+  }
+  std::vector<double> sums(2 + nn, 0.0);
+  SB_CUDA_CHECK(cudaStreamSynchronize(main));
+  SB_CUDA_CHECK(cudaMemcpy(sums.data() + 2, stage_, nn * sizeof(double), cudaMemcpyDeviceToHost));
+  (void)cublasDestroy(h);
+  sums[0] = resid;
+  sums[1] = a_sq;
+  std::vector<double> total(sums.size(), 0.0);
+  SB_MPI_CHECK(MPI_Reduce(sums.data(), total.data(), static_cast<int>(sums.size()), MPI_DOUBLE,
+                          MPI_SUM, 0, comm_));
+  if (rank_ != 0) return {};
+  double orth_sq = 0;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double d = total[2 + static_cast<std::size_t>(i + j * n)] - (i == j ? 1.0 : 0.0);
+      orth_sq += d * d;
+    }
+  return {total[0], total[1], std::sqrt(orth_sq)};
+}
+
+}  // namespace sb::svd
