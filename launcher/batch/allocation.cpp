@@ -172,6 +172,10 @@ void check_contiguous(const std::vector<RankPlacement>& placement) {
   }
 }
 
+/// Host lists up to this length go on the command line (Linux caps one argument at 128 KiB);
+/// longer ones go to a file (LaunchPlan::files).
+constexpr std::size_t kInlineHostsMax = 64 * 1024;
+
 std::string file_stem(const Allocation& alloc, const LaunchOptions& options) {
   const std::string dir = options.work_dir.empty() ? std::string("/tmp") : options.work_dir;
   std::string id;
@@ -260,7 +264,8 @@ LaunchPlan plan_launch(const Allocation& alloc, const std::vector<RankPlacement>
 
   if (alloc.scheduler == "slurm") {
     // srun inside the allocation. Ranks go where placement says through the arbitrary
-    // distribution: SLURM_HOSTFILE lists one host per rank, in rank order. No CPU binding
+    // distribution: --nodelist names one host per rank, in rank order (for lists too long for
+    // one argument, SLURM_HOSTFILE names a file holding them, one per line). No CPU binding
     // (workers pin their own thread pools from first_core/threads when they want to) and no
     // GPU binding: every rank sees all the node's GPUs and a worker selects placement.gpu.
     // Without --exact the step gets all the job's CPUs on each node, so thread pools are not
@@ -268,10 +273,7 @@ LaunchPlan plan_launch(const Allocation& alloc, const std::vector<RankPlacement>
     // srun reads SLURM_CPUS_PER_TASK) from multiplying the CPUs the step asks for.
     std::string hosts;
     for (const auto& p : placement)
-      hosts += alloc.nodes[static_cast<std::size_t>(p.node)].host + "\n";
-    const std::string hostfile = file_stem(alloc, options) + ".hosts";
-    plan.files.push_back({hostfile, hosts});
-    plan.env["SLURM_HOSTFILE"] = hostfile;
+      hosts += (hosts.empty() ? "" : ",") + alloc.nodes[static_cast<std::size_t>(p.node)].host;
     std::size_t used_nodes = 0;
     for (const int c : per_node) used_nodes += c > 0 ? 1 : 0;
     argv = {options.srun.empty() ? std::string("srun") : options.srun,
@@ -279,35 +281,42 @@ LaunchPlan plan_launch(const Allocation& alloc, const std::vector<RankPlacement>
             "-n",
             n,
             "--nodes=" + std::to_string(used_nodes),
-            "--distribution=arbitrary",
-            "--cpus-per-task=1",
-            "--cpu-bind=none",
-            "--kill-on-bad-exit=1"};
+            "--distribution=arbitrary"};
+    if (hosts.size() <= kInlineHostsMax) {
+      argv.push_back("--nodelist=" + hosts);
+    } else {
+      std::replace(hosts.begin(), hosts.end(), ',', '\n');
+      const std::string hostfile = file_stem(alloc, options) + ".hosts";
+      plan.files.push_back({hostfile, hosts + "\n"});
+      plan.env["SLURM_HOSTFILE"] = hostfile;
+    }
+    argv.insert(argv.end(), {"--cpus-per-task=1", "--cpu-bind=none", "--kill-on-bad-exit=1"});
     bool any_gpu = false;
     for (const auto& node : alloc.nodes) any_gpu = any_gpu || node.gpus > 0;
     if (any_gpu) argv.emplace_back("--gpu-bind=none");
     if (oversubscribed(alloc, per_node)) argv.emplace_back("--overcommit");
   } else if (alloc.scheduler == "pbs") {
-    // mpiexec with a host file of our own: one line per node with slots = its ranks, mapped by
-    // slot, so ranks fill node 0, then node 1, ... exactly as placement says. -x forwards the
+    // mpiexec with our own host list: each node once with slots = its rank count, mapped by
+    // slot, so ranks fill node 0, then node 1, ... exactly as placement says (--host h:5,h2:4;
+    // a host file with `h slots=5` lines for lists too long for one argument). -x forwards the
     // placement to remote ranks (OpenMPI syntax; other MPIs: SCALEBENCH_MPIEXEC_ARGS).
     std::string hosts;
-    for (std::size_t i = 0; i < per_node.size(); ++i)
-      if (per_node[i] > 0)
-        hosts += alloc.nodes[i].host + " slots=" + std::to_string(per_node[i]) + "\n";
-    const std::string hostfile = file_stem(alloc, options) + ".hostfile";
-    plan.files.push_back({hostfile, hosts});
-    argv = {options.mpiexec.empty() ? std::string("mpiexec") : options.mpiexec,
-            "--hostfile",
-            hostfile,
-            "-n",
-            n,
-            "--map-by",
-            "slot",
-            "--bind-to",
-            "none",
-            "-x",
-            "SCALEBENCH_PLACEMENT"};
+    std::string lines;
+    for (std::size_t i = 0; i < per_node.size(); ++i) {
+      if (per_node[i] == 0) continue;
+      hosts += (hosts.empty() ? "" : ",") + alloc.nodes[i].host + ":" + std::to_string(per_node[i]);
+      lines += alloc.nodes[i].host + " slots=" + std::to_string(per_node[i]) + "\n";
+    }
+    argv = {options.mpiexec.empty() ? std::string("mpiexec") : options.mpiexec};
+    if (hosts.size() <= kInlineHostsMax) {
+      argv.insert(argv.end(), {"--host", hosts});
+    } else {
+      const std::string hostfile = file_stem(alloc, options) + ".hostfile";
+      plan.files.push_back({hostfile, lines});
+      argv.insert(argv.end(), {"--hostfile", hostfile});
+    }
+    argv.insert(argv.end(),
+                {"-n", n, "--map-by", "slot", "--bind-to", "none", "-x", "SCALEBENCH_PLACEMENT"});
     // PBS counts slots from mpiprocs; the scheduler rank may exceed them on node 0.
     if (options.oversubscribe || oversubscribed(alloc, per_node))
       argv.emplace_back("--oversubscribe");
@@ -344,11 +353,72 @@ void write_launch_files(const LaunchPlan& plan) {
   }
 }
 
-// Encoding: "v1:" then one record per rank, in rank order, separated by ';'. A record is
-// node,worker,local_rank,gpu,threads,first_core (decimal; -1 allowed for worker and gpu).
-// The scheduler is the record whose worker is -1. Only [0-9,;:v-] appear: safe in any
-// environment and any shell word.
+// Two encodings; only [0-9,;:.*v-] appear, safe in any environment and any shell word.
+// "v2:" (compact, used whenever it reproduces the placement exactly): the placement is
+//   place_ranks of nodes described as cpus.gpus, runs written cpus.gpus*count, separated by
+//   ';'. 64 nodes of 96 cores and 8 GPUs: "v2:96.8*64".
+// "v1:" (any placement): one record per rank, in rank order, separated by ';'; a record is
+//   node,worker,local_rank,gpu,threads,first_core (decimal; -1 for the scheduler's worker and
+//   for no GPU). The scheduler is the record whose worker is -1.
+namespace {
+
+bool same_placement(const std::vector<RankPlacement>& a, const std::vector<RankPlacement>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto& x = a[i];
+    const auto& y = b[i];
+    if (x.rank != y.rank || x.node != y.node || x.scheduler != y.scheduler ||
+        x.worker != y.worker || x.local_rank != y.local_rank || x.gpu != y.gpu ||
+        x.threads != y.threads || x.first_core != y.first_core)
+      return false;
+  }
+  return true;
+}
+
+/// The nodes whose place_ranks is `placement`, when there are such nodes; else empty.
+std::vector<NodeResources> nodes_of(const std::vector<RankPlacement>& placement) {
+  int last = -1;
+  for (const auto& p : placement) last = std::max(last, p.node);
+  if (last < 0) return {};
+  std::vector<NodeResources> nodes(static_cast<std::size_t>(last) + 1);
+  std::vector<int> workers(nodes.size(), 0), sum(nodes.size(), 0), top(nodes.size(), 0);
+  std::vector<bool> gpu(nodes.size(), false);
+  for (const auto& p : placement) {
+    if (p.scheduler || p.node < 0) continue;
+    const auto n = static_cast<std::size_t>(p.node);
+    ++workers[n];
+    sum[n] += p.threads;
+    top[n] = std::max(top[n], p.first_core + 1);
+    gpu[n] = gpu[n] || p.gpu >= 0;
+  }
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    if (workers[n] == 0) return {};
+    nodes[n].gpus = gpu[n] ? workers[n] : 0;
+    // Enough cores: they are split exactly; fewer cores than workers: first_core wraps.
+    nodes[n].cpus = sum[n] > workers[n] || top[n] == workers[n] ? sum[n] : top[n];
+  }
+  Allocation a;
+  a.nodes = nodes;
+  if (!same_placement(place_ranks(a), placement)) return {};
+  return nodes;
+}
+
+}  // namespace
+
 std::string encode_placement(const std::vector<RankPlacement>& placement) {
+  if (const auto nodes = nodes_of(placement); !nodes.empty()) {
+    std::string out = "v2:";
+    for (std::size_t i = 0; i < nodes.size();) {
+      std::size_t j = i;
+      while (j < nodes.size() && nodes[j].cpus == nodes[i].cpus && nodes[j].gpus == nodes[i].gpus)
+        ++j;
+      if (i) out += ';';
+      out += std::to_string(nodes[i].cpus) + '.' + std::to_string(nodes[i].gpus);
+      if (j - i > 1) out += '*' + std::to_string(j - i);
+      i = j;
+    }
+    return out;
+  }
   std::string out = "v1:";
   out.reserve(3 + placement.size() * 14);
   for (std::size_t i = 0; i < placement.size(); ++i) {
@@ -368,7 +438,38 @@ std::vector<RankPlacement> decode_placement(const std::string& text) {
     return EnvironmentError("SCALEBENCH_PLACEMENT is malformed (" + why +
                             "): start ranks through `scalebench run`");
   };
-  if (text.rfind("v1:", 0) != 0) throw bad("no v1: prefix");
+  if (text.rfind("v2:", 0) == 0) {
+    // cpus.gpus[*count] runs, separated by ';'.
+    Allocation a;
+    std::size_t pos = 3;
+    while (pos <= text.size()) {
+      std::size_t end = text.find(';', pos);
+      if (end == std::string::npos) end = text.size();
+      int f[3] = {0, 0, 1};
+      const char* q = text.data() + pos;
+      const char* e = text.data() + end;
+      for (int k = 0; k < 3 && q < e; ++k) {
+        const auto r = std::from_chars(q, e, f[k]);
+        if (r.ec != std::errc{}) throw bad("run " + std::to_string(a.nodes.size()));
+        q = r.ptr;
+        const char sep = k == 0 ? '.' : '*';
+        if (q < e && k < 2) {
+          if (*q != sep) throw bad("run " + std::to_string(a.nodes.size()));
+          ++q;
+        }
+        if (k == 0 && q >= e) throw bad("run " + std::to_string(a.nodes.size()));
+      }
+      if (end > pos && (text[end - 1] == '*' || text[end - 1] == '.'))
+        throw bad("run " + std::to_string(a.nodes.size()));
+      if (q != e || f[0] < 1 || f[1] < 0 || f[1] > 4096 || f[2] < 1 ||
+          a.nodes.size() + static_cast<std::size_t>(f[2]) > (1u << 20))
+        throw bad("run " + std::to_string(a.nodes.size()));
+      a.nodes.insert(a.nodes.end(), static_cast<std::size_t>(f[2]), {"", f[0], f[1]});
+      pos = end + 1;
+    }
+    return place_ranks(a);
+  }
+  if (text.rfind("v1:", 0) != 0) throw bad("no v1: or v2: prefix");
   std::vector<RankPlacement> out;
   std::size_t pos = 3;
   while (pos <= text.size()) {

@@ -63,7 +63,8 @@ struct LaunchFile {
 struct LaunchPlan {
   std::vector<std::string> argv;           ///< e.g. {"mpiexec", "-n", "3", ..., rank_exe, args...}
   std::map<std::string, std::string> env;  ///< variables to add to the child's environment
-  std::vector<LaunchFile> files;           ///< to write before exec (PBS and SLURM host files)
+  std::vector<LaunchFile> files;           ///< to write before exec: host files, only for host
+                                           ///< lists too long for one argument (> 64 KiB)
 };
 
 /// Options of the launch that do not come from the allocation.
@@ -80,6 +81,13 @@ struct LaunchOptions {
 /// Local and PBS: mpiexec (-n, --hostfile / --host, --bind-to none, per-rank env through
 /// SCALEBENCH_PLACEMENT); SLURM: srun --mpi=pmix -n ... . Each rank learns its role from
 /// SCALEBENCH_PLACEMENT (a compact encoding of `placement`, see encode_placement) and its rank.
+/// Local: `mpiexec -n N --bind-to none [--oversubscribe] [--allow-run-as-root] [extra] exe args`.
+/// PBS: `mpiexec --host h0:k0,h1:k1,... -n N --map-by slot --bind-to none -x
+/// SCALEBENCH_PLACEMENT [--oversubscribe] [--allow-run-as-root] [extra] exe args`.
+/// SLURM: `srun --mpi=pmix -n N --nodes=K --distribution=arbitrary --nodelist=<host of each rank,
+/// in rank order> --cpus-per-task=1 --cpu-bind=none --kill-on-bad-exit=1 [--gpu-bind=none]
+/// [--overcommit] [extra] exe args`. Placement must be in rank order with each node's ranks
+/// contiguous (as place_ranks makes it); otherwise sb::EnvironmentError.
 [[nodiscard]] LaunchPlan plan_launch(const Allocation& alloc,
                                      const std::vector<RankPlacement>& placement,
                                      const std::string& rank_executable,
@@ -90,7 +98,9 @@ struct LaunchOptions {
 /// sb::EnvironmentError when a file cannot be written. Call it before starting plan.argv.
 void write_launch_files(const LaunchPlan& plan);
 
-/// Placement as one environment-variable-safe string, and back.
+/// Placement as one environment-variable-safe string, and back: "v2:96.8*64" (node shapes
+/// cpus.gpus, when place_ranks of them gives exactly `placement`) or "v1:" with one record per
+/// rank. decode_placement throws sb::EnvironmentError on malformed text.
 [[nodiscard]] std::string encode_placement(const std::vector<RankPlacement>& placement);
 [[nodiscard]] std::vector<RankPlacement> decode_placement(const std::string& text);
 

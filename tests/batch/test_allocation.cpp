@@ -214,6 +214,20 @@ TEST(Detect, CurrentEnvironmentReadsProcess) {
 
 // ---------------------------------------------------------------- placement
 
+bool same(const RankPlacement& a, const RankPlacement& b) {
+  return a.rank == b.rank && a.node == b.node && a.scheduler == b.scheduler &&
+         a.worker == b.worker && a.local_rank == b.local_rank && a.gpu == b.gpu &&
+         a.threads == b.threads && a.first_core == b.first_core;
+}
+
+/// encode/decode gives back exactly `p`.
+void expect_round_trip(const std::vector<RankPlacement>& p) {
+  const std::string text = encode_placement(p);
+  const auto back = decode_placement(text);
+  ASSERT_EQ(back.size(), p.size()) << text;
+  for (std::size_t i = 0; i < p.size(); ++i) EXPECT_TRUE(same(p[i], back[i])) << text << " " << i;
+}
+
 /// Checks every placement invariant for `alloc`.
 void check_placement(const Allocation& alloc, const std::vector<RankPlacement>& p) {
   int expected_workers = 0;
@@ -313,7 +327,7 @@ TEST(Place, SweepNodesAndGpus) {
       SCOPED_TRACE("nodes=" + std::to_string(nodes) + " gpus=" + std::to_string(g));
       const auto p = place_ranks(a);
       check_placement(a, p);
-      EXPECT_EQ(decode_placement(encode_placement(p)).size(), p.size());
+      expect_round_trip(p);
     }
     // Uneven: every node a different GPU count in 0..8.
     Allocation a;
@@ -322,40 +336,64 @@ TEST(Place, SweepNodesAndGpus) {
           {"u" + std::to_string(i), 1 + static_cast<int>(rng() % 96), static_cast<int>(rng() % 9)});
     SCOPED_TRACE("uneven nodes=" + std::to_string(nodes));
     check_placement(a, place_ranks(a));
+    expect_round_trip(place_ranks(a));
   }
 }
 
 // ---------------------------------------------------------------- encoding
 
-bool same(const RankPlacement& a, const RankPlacement& b) {
-  return a.rank == b.rank && a.node == b.node && a.scheduler == b.scheduler &&
-         a.worker == b.worker && a.local_rank == b.local_rank && a.gpu == b.gpu &&
-         a.threads == b.threads && a.first_core == b.first_core;
-}
-
-TEST(Encode, RoundTripsAndIsEnvSafe) {
-  Allocation a;
-  for (int i = 0; i < 64; ++i) a.nodes.push_back({"n" + std::to_string(i), 96, i % 9});
-  const auto p = place_ranks(a);
-  const std::string text = encode_placement(p);
+bool env_safe(const std::string& text) {
   for (const char c : text)
-    EXPECT_TRUE((c >= '0' && c <= '9') || c == ',' || c == ';' || c == ':' || c == '-' || c == 'v')
-        << c;
-  const auto back = decode_placement(text);
-  ASSERT_EQ(back.size(), p.size());
-  for (std::size_t i = 0; i < p.size(); ++i) EXPECT_TRUE(same(p[i], back[i])) << i;
-  EXPECT_LT(text.size(), 20u * p.size());  // 64 nodes x 8 GPUs: under 11 kB
+    if (!((c >= '0' && c <= '9') || c == ',' || c == ';' || c == ':' || c == '-' || c == 'v' ||
+          c == '.' || c == '*'))
+      return false;
+  return true;
 }
 
-TEST(Encode, SmallExample) {
+TEST(Encode, CompactForPlaceRanks) {
+  Allocation a;
+  for (int i = 0; i < 64; ++i) a.nodes.push_back({"n" + std::to_string(i), 96, 8});
+  EXPECT_EQ(encode_placement(place_ranks(a)), "v2:96.8*64");
+  a.nodes[63].gpus = 3;
+  a.nodes[0].cpus = 5;
+  EXPECT_EQ(encode_placement(place_ranks(a)), "v2:5.8;96.8*62;96.3");
+  expect_round_trip(place_ranks(a));
+  Allocation small;
+  small.nodes.push_back({"h", 4, 2});
+  EXPECT_EQ(encode_placement(place_ranks(small)), "v2:4.2");
+  Allocation few_cores;  // more workers than cores: first_core wraps
+  few_cores.nodes = {{"a", 3, 8}, {"b", 8, 8}, {"c", 1, 0}};
+  EXPECT_EQ(encode_placement(place_ranks(few_cores)), "v2:3.8;8.8;1.0");
+  expect_round_trip(place_ranks(few_cores));
+}
+
+TEST(Encode, ExplicitForAnyOtherPlacement) {
   Allocation a;
   a.nodes.push_back({"h", 4, 2});
-  EXPECT_EQ(encode_placement(place_ranks(a)), "v1:0,-1,0,-1,1,0;0,0,1,0,2,0;0,1,2,1,2,2");
+  auto p = place_ranks(a);
+  p[2].first_core = 3;  // not what place_ranks makes
+  p[2].threads = 1;
+  const std::string text = encode_placement(p);
+  EXPECT_EQ(text, "v1:0,-1,0,-1,1,0;0,0,1,0,2,0;0,1,2,1,1,3");
+  EXPECT_TRUE(env_safe(text));
+  expect_round_trip(p);
+  // Large explicit placements stay compact enough for one environment variable.
+  Allocation big;
+  for (int i = 0; i < 64; ++i) big.nodes.push_back({"n" + std::to_string(i), 96, i % 9});
+  auto q = place_ranks(big);
+  q.back().first_core += 1;
+  const std::string t = encode_placement(q);
+  EXPECT_EQ(t.rfind("v1:", 0), 0u);
+  EXPECT_TRUE(env_safe(t));
+  EXPECT_LT(t.size(), 20u * q.size());
+  expect_round_trip(q);
 }
 
 TEST(Encode, MalformedThrows) {
-  for (const char* bad : {"", "v1:", "v2:0,-1,0,-1,1,0", "v1:0,-1,0,-1,1", "v1:0,-1,0,-1,1,0;",
-                          "v1:0,-1,0,-1,0,0", "v1:a,-1,0,-1,1,0", "v1:0,-1,0,-1,1,0,7"})
+  for (const char* bad :
+       {"", "v1:", "v3:1.0", "v1:0,-1,0,-1,1", "v1:0,-1,0,-1,1,0;", "v1:0,-1,0,-1,0,0",
+        "v1:a,-1,0,-1,1,0", "v1:0,-1,0,-1,1,0,7", "v2:", "v2:4", "v2:4.", "v2:4.2*", "v2:4.2*0",
+        "v2:0.2", "v2:4.2;", "v2:4.2*3x", "v2:4,2", "v2:4.2*99999999"})
     EXPECT_THROW((void)decode_placement(bad), EnvironmentError) << bad;
 }
 
@@ -383,7 +421,7 @@ TEST(Plan, Local) {
                                       "btl", "self,vader", "r"}));
 }
 
-TEST(Plan, PbsHostfileMatchesPlacement) {
+TEST(Plan, PbsHostListMatchesPlacement) {
   Allocation a;
   a.scheduler = "pbs";
   a.job_id = "77.server";
@@ -393,12 +431,10 @@ TEST(Plan, PbsHostfileMatchesPlacement) {
   o.oversubscribe = false;
   o.work_dir = "/run/sb";
   const LaunchPlan plan = plan_launch(a, p, "rank", {"a"}, o);
-  ASSERT_EQ(plan.files.size(), 1u);
-  EXPECT_EQ(plan.files[0].path, "/run/sb/scalebench-pbs-77.server.hostfile");
-  EXPECT_EQ(plan.files[0].content, "cn1 slots=5\ncn2 slots=2\ncn3 slots=1\n");
+  EXPECT_TRUE(plan.files.empty());
   // 5 ranks on cn1 (scheduler + 4 workers) > 4 slots: oversubscribe even when not asked.
   EXPECT_EQ(plan.argv,
-            (std::vector<std::string>{"mpiexec", "--hostfile", plan.files[0].path, "-n", "8",
+            (std::vector<std::string>{"mpiexec", "--host", "cn1:5,cn2:2,cn3:1", "-n", "8",
                                       "--map-by", "slot", "--bind-to", "none", "-x",
                                       "SCALEBENCH_PLACEMENT", "--oversubscribe", "rank", "a"}));
   // Filling slots in order gives every rank the node its placement names.
@@ -411,7 +447,7 @@ TEST(Plan, PbsHostfileMatchesPlacement) {
   for (const auto& q : p) EXPECT_EQ(node_of_rank[static_cast<std::size_t>(q.rank)], q.node);
 }
 
-TEST(Plan, SlurmHostfileInRankOrder) {
+TEST(Plan, SlurmNodelistInRankOrder) {
   Allocation a;
   a.scheduler = "slurm";
   a.job_id = "4242";
@@ -419,15 +455,48 @@ TEST(Plan, SlurmHostfileInRankOrder) {
   const auto p = place_ranks(a);
   LaunchOptions o;
   const LaunchPlan plan = plan_launch(a, p, "/x/scalebench-rank", {}, o);
+  EXPECT_TRUE(plan.files.empty());
+  EXPECT_EQ(plan.env.count("SLURM_HOSTFILE"), 0u);
+  EXPECT_EQ(plan.env.at("SCALEBENCH_PLACEMENT"), "v2:64.4*2");
+  EXPECT_EQ(plan.argv, (std::vector<std::string>{
+                           "srun", "--mpi=pmix", "-n", "9", "--nodes=2", "--distribution=arbitrary",
+                           "--nodelist=g01,g01,g01,g01,g01,g02,g02,g02,g02", "--cpus-per-task=1",
+                           "--cpu-bind=none", "--kill-on-bad-exit=1", "--gpu-bind=none",
+                           "/x/scalebench-rank"}));
+}
+
+TEST(Plan, HugeHostListsGoToFiles) {
+  Allocation a;
+  a.scheduler = "slurm";
+  a.job_id = "5";
+  for (int i = 0; i < 3000; ++i)
+    a.nodes.push_back({"gpu-node-" + std::to_string(i) + ".cluster.example.org", 64, 8});
+  const auto p = place_ranks(a);
+  LaunchOptions o;
+  o.work_dir = "/scratch/run";
+  LaunchPlan plan = plan_launch(a, p, "r", {}, o);
   ASSERT_EQ(plan.files.size(), 1u);
-  EXPECT_EQ(plan.files[0].path, "/tmp/scalebench-slurm-4242.hosts");
-  EXPECT_EQ(plan.files[0].content, "g01\ng01\ng01\ng01\ng01\ng02\ng02\ng02\ng02\n");
+  EXPECT_EQ(plan.files[0].path, "/scratch/run/scalebench-slurm-5.hosts");
   EXPECT_EQ(plan.env.at("SLURM_HOSTFILE"), plan.files[0].path);
-  EXPECT_EQ(plan.env.at("SCALEBENCH_PLACEMENT"), encode_placement(p));
-  EXPECT_EQ(plan.argv, (std::vector<std::string>{"srun", "--mpi=pmix", "-n", "9", "--nodes=2",
-                                                 "--distribution=arbitrary", "--cpus-per-task=1",
-                                                 "--cpu-bind=none", "--kill-on-bad-exit=1",
-                                                 "--gpu-bind=none", "/x/scalebench-rank"}));
+  EXPECT_EQ(plan.env.at("SCALEBENCH_PLACEMENT"), "v2:64.8*3000");
+  for (const auto& arg : plan.argv) EXPECT_EQ(arg.rfind("--nodelist", 0), std::string::npos);
+  std::istringstream lines(plan.files[0].content);
+  std::string host;
+  std::size_t r = 0;
+  while (std::getline(lines, host)) {
+    ASSERT_LT(r, p.size());
+    EXPECT_EQ(host, a.nodes[static_cast<std::size_t>(p[r].node)].host);
+    ++r;
+  }
+  EXPECT_EQ(r, p.size());
+  a.scheduler = "pbs";
+  plan = plan_launch(a, p, "r", {}, o);
+  ASSERT_EQ(plan.files.size(), 1u);
+  EXPECT_EQ(plan.files[0].path, "/scratch/run/scalebench-pbs-5.hostfile");
+  EXPECT_EQ(plan.files[0].content.substr(0, 76),
+            "gpu-node-0.cluster.example.org slots=9\ngpu-node-1.cluster.example.org slots=");
+  EXPECT_EQ(plan.argv.at(1), "--hostfile");
+  EXPECT_EQ(plan.argv.at(2), plan.files[0].path);
 }
 
 TEST(Plan, SlurmCpuOnlyOvercommit) {
@@ -439,12 +508,12 @@ TEST(Plan, SlurmCpuOnlyOvercommit) {
   o.slurm_mpi = "pmi2";
   const LaunchPlan plan = plan_launch(a, place_ranks(a), "r", {}, o);
   EXPECT_EQ(plan.argv, (std::vector<std::string>{"srun", "--mpi=pmi2", "-n", "2", "--nodes=1",
-                                                 "--distribution=arbitrary", "--cpus-per-task=1",
-                                                 "--cpu-bind=none", "--kill-on-bad-exit=1",
-                                                 "--overcommit", "r"}));
+                                                 "--distribution=arbitrary", "--nodelist=c1,c1",
+                                                 "--cpus-per-task=1", "--cpu-bind=none",
+                                                 "--kill-on-bad-exit=1", "--overcommit", "r"}));
 }
 
-TEST(Plan, SweepRankOrderMatchesHostfile) {
+TEST(Plan, SweepRankOrderMatchesNodelist) {
   for (const int nodes : {1, 2, 5, 16, 64}) {
     for (const int g : {0, 1, 3, 8}) {
       Allocation a;
@@ -454,10 +523,11 @@ TEST(Plan, SweepRankOrderMatchesHostfile) {
         a.nodes.push_back({"h" + std::to_string(i), 32, (i % 2) ? g : (g + 1) % 9});
       const auto p = place_ranks(a);
       const auto plan = plan_launch(a, p, "r", {}, {});
-      std::istringstream lines(plan.files.at(0).content);
+      ASSERT_EQ(plan.argv.at(6).rfind("--nodelist=", 0), 0u);
+      std::istringstream lines(plan.argv.at(6).substr(11));
       std::string host;
       std::size_t r = 0;
-      while (std::getline(lines, host)) {
+      while (std::getline(lines, host, ',')) {
         ASSERT_LT(r, p.size());
         EXPECT_EQ(host, a.nodes[static_cast<std::size_t>(p[r].node)].host);
         ++r;
