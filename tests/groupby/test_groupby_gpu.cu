@@ -1,0 +1,234 @@
+// groupby on the GPU against its CPU twin on the same deterministic data: generation must be
+// bit-identical; aggregation (each query, tiny and small presets, plus kernel-level cases with
+// hot keys, var/std fields and the owner-grouped compaction) must equal the CPU result.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "groupby/aggregate_cpu.hpp"
+#include "groupby/config.hpp"
+#include "groupby/generate.hpp"
+#include "groupby/gpu_kernels.cuh"
+#include "groupby/group_table.hpp"
+#include "groupby/validation.hpp"
+#include "harness.hpp"
+#include "scalebench/gpu_context.cuh"
+#include "scalebench/gpu_runtime.hpp"
+
+namespace gb = sb::groupby;
+
+namespace {
+
+sb::GpuContext* context() {
+  static sb::GpuContext* ctx = [] {
+    auto* c = new sb::GpuContext;
+    c->device = 0;
+    SB_CUDA_CHECK(cudaSetDevice(0));
+    SB_CUDA_CHECK(cudaGetDeviceProperties(&c->prop, 0));
+    SB_CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    return c;
+  }();
+  return ctx;
+}
+
+#define REQUIRE_GPU()                                                  \
+  do {                                                                 \
+    if (sb::visible_gpu_count() == 0) GTEST_SKIP() << "no GPU visible"; \
+  } while (0)
+
+template <class T>
+struct DevBuf {
+  explicit DevBuf(std::size_t n) : n(n) { SB_CUDA_CHECK(cudaMalloc(&p, sizeof(T) * (n ? n : 1))); }
+  ~DevBuf() { (void)cudaFree(p); }
+  std::vector<T> host() const {
+    std::vector<T> h(n);
+    SB_CUDA_CHECK(cudaMemcpy(h.data(), p, sizeof(T) * n, cudaMemcpyDeviceToHost));
+    return h;
+  }
+  T* p = nullptr;
+  std::size_t n;
+};
+
+struct DevCols {
+  explicit DevCols(std::int64_t n) : ts(n), id(n), name(n), x(n), y(n), key(n) {}
+  gb::ColumnPtrs ptrs() { return {ts.p, id.p, name.p, x.p, y.p, key.p}; }
+  DevBuf<std::int64_t> ts, id;
+  DevBuf<std::int32_t> name;
+  DevBuf<double> x, y;
+  DevBuf<std::int64_t> key;
+};
+
+}  // namespace
+
+TEST(GroupbyGpu, GenerationIsBitIdentical) {
+  REQUIRE_GPU();
+  cudaStream_t s = context()->stream;
+  gb::PoissonTable* dpt = gb::gpu::upload_poisson_table(gb::id_poisson_table(), s);
+  for (const auto& [spec, row0, n] : {std::tuple{gb::TableSpec{42, 10'000'000}, std::int64_t{0},
+                                                 std::int64_t{172'800}},
+                                      std::tuple{gb::TableSpec{7, 12345}, std::int64_t{86400 * 5 + 3},
+                                                 std::int64_t{200'003}},
+                                      std::tuple{gb::TableSpec{0xdeadbeefcafeull, 1ull << 40},
+                                                 std::int64_t{(1ll << 32) - 1000}, std::int64_t{5000}}}) {
+    DevCols d(n);
+    gb::gpu::generate(spec, dpt, row0, n, gb::kColAll, d.ptrs(), s);
+    SB_CUDA_CHECK(cudaStreamSynchronize(s));
+    std::vector<std::int64_t> ts(n), id(n), key(n);
+    std::vector<std::int32_t> name(n);
+    std::vector<double> x(n), y(n);
+    gb::generate_rows(spec, row0, n, gb::kColAll,
+                      {ts.data(), id.data(), name.data(), x.data(), y.data(), key.data()});
+    EXPECT_EQ(d.ts.host(), ts);
+    EXPECT_EQ(d.id.host(), id);
+    EXPECT_EQ(d.name.host(), name);
+    EXPECT_EQ(d.key.host(), key);
+    EXPECT_EQ(0, std::memcmp(d.x.host().data(), x.data(), sizeof(double) * n));
+    EXPECT_EQ(0, std::memcmp(d.y.host().data(), y.data(), sizeof(double) * n));
+  }
+  SB_CUDA_CHECK(cudaFree(dpt));
+}
+
+TEST(GroupbyGpu, HashTableWithHotKeysAndOwnerCompaction) {
+  REQUIRE_GPU();
+  cudaStream_t s = context()->stream;
+  sb::Params p = gb::preset_params("tiny");
+  p.set("query", "by-key");
+  for (const char* card : {"1000", "3000000"}) {
+    p.set("cardinality", card);
+    const gb::Config c = gb::parse_config(p);
+    const std::int64_t n = 1'000'000;
+    DevCols d(n);
+    gb::gpu::generate(c.table(), nullptr, 0, n, c.def.columns, d.ptrs(), s);
+    gb::gpu::HashTable t = gb::gpu::make_hash(c.max_groups(n), c.def.fields);
+    gb::gpu::hash_clear(t, s);
+    gb::gpu::hash_aggregate(t, d.ptrs(), n / 2, s);  // two launches into one table
+    gb::ColumnPtrs rest = d.ptrs();
+    rest.key += n / 2;
+    rest.x += n / 2;
+    rest.y += n / 2;
+    gb::gpu::hash_aggregate(t, rest, n - n / 2, s);
+    // CPU twin.
+    std::vector<std::int64_t> key(n);
+    std::vector<double> x(n), y(n);
+    gb::ColumnPtrs hc;
+    hc.key = key.data();
+    hc.x = x.data();
+    hc.y = y.data();
+    gb::generate_rows(c.table(), 0, n, c.def.columns, hc);
+    gb::PartitionedTable cpu(4, 16);
+    gb::aggregate_rows(c.def, hc, 0, n, cpu);
+    // Compaction grouped by 3 owners.
+    const int w = gb::record_width(c.def.fields);
+    DevBuf<std::uint64_t> out(static_cast<std::size_t>(c.max_groups(n)) * w);
+    long long counts[3], offsets[3];
+    const std::int64_t total = gb::gpu::hash_compact(t, 3, out.p, counts, offsets, s);
+    EXPECT_FALSE(gb::gpu::hash_overflowed(t, s));
+    ASSERT_EQ(static_cast<std::size_t>(total), cpu.size()) << card;
+    const std::vector<std::uint64_t> recs = out.host();
+    std::int64_t bad = 0;
+    double worst = 0;
+    for (int o = 0; o < 3; ++o) {
+      for (long long i = offsets[o]; i < offsets[o] + counts[o]; ++i) {
+        std::int64_t k = 0;
+        gb::GroupState g;
+        gb::unpack_record(&recs[static_cast<std::size_t>(i) * w], c.def.fields, k, g);
+        EXPECT_EQ(gb::owner_of(k, 3), o);
+        const gb::GroupState* r = cpu.find(k);
+        if (r == nullptr || r->count != g.count || r->min_x != g.min_x || r->max_x != g.max_x) {
+          ++bad;
+          continue;
+        }
+        worst = std::max({worst, gb::sum_error(r->sum_x, g.sum_x, r->count),
+                          gb::sum_error(r->sum_y, g.sum_y, r->count)});
+      }
+    }
+    EXPECT_EQ(bad, 0) << card;
+    EXPECT_LE(worst, 1e-9) << card;
+    // Checksums, and re-inserting the records into a cleared table (the owner's merge).
+    double sum6[6];
+    gb::gpu::summarize_records(t, out.p, total, sum6, s);
+    EXPECT_EQ(sum6[0], static_cast<double>(total));
+    EXPECT_EQ(sum6[1], static_cast<double>(n));
+    gb::gpu::hash_clear(t, s);
+    gb::gpu::hash_insert_records(t, out.p, total, s);
+    gb::gpu::hash_insert_records(t, out.p, total, s);  // twice: every count doubles
+    DevBuf<std::uint64_t> again(out.n);
+    const std::int64_t total2 = gb::gpu::hash_compact(t, 1, again.p, counts, offsets, s);
+    EXPECT_EQ(total2, total);
+    double sum6b[6];
+    gb::gpu::summarize_records(t, again.p, total2, sum6b, s);
+    EXPECT_EQ(sum6b[1], 2.0 * n);
+    EXPECT_NEAR(sum6b[4], sum6[4], 1e-9 * std::fabs(sum6[4]) + 1e-9);  // mins unchanged
+    gb::gpu::free_hash(t);
+  }
+}
+
+TEST(GroupbyGpu, DenseKernelsWithVariance) {
+  REQUIRE_GPU();
+  cudaStream_t s = context()->stream;
+  for (gb::Query q : {gb::Query::by_name, gb::Query::by_id}) {
+    gb::QueryDef def = gb::with_outputs(gb::query_def(q), {{"var_x", gb::Agg::var, gb::ValueColumn::x}});
+    const std::int64_t n = 777'777;
+    const gb::TableSpec spec{42, 1};
+    DevCols d(n);
+    gb::PoissonTable* dpt = gb::gpu::upload_poisson_table(gb::id_poisson_table(), s);
+    gb::gpu::generate(spec, dpt, 0, n, gb::kColAll, d.ptrs(), s);
+    gb::gpu::DenseAgg a = gb::gpu::make_dense(def, context()->prop);
+    gb::gpu::dense_clear(a, s);
+    gb::gpu::dense_aggregate(def, a, d.ptrs(), n, s);
+    std::vector<double> acc(static_cast<std::size_t>(a.words));
+    SB_CUDA_CHECK(cudaMemcpyAsync(acc.data(), a.acc, sizeof(double) * acc.size(),
+                                  cudaMemcpyDeviceToHost, s));
+    SB_CUDA_CHECK(cudaStreamSynchronize(s));
+    std::vector<std::int64_t> id(n);
+    std::vector<std::int32_t> name(n);
+    std::vector<double> x(n), y(n);
+    gb::ColumnPtrs hc{nullptr, id.data(), name.data(), x.data(), y.data(), nullptr};
+    gb::generate_rows(spec, 0, n, gb::kColAll & ~(gb::kColTimestamp | gb::kColKey), hc);
+    gb::PartitionedTable cpu(0, 16);
+    gb::aggregate_rows(def, hc, 0, n, cpu);
+    const auto D = static_cast<std::size_t>(a.domain);
+    std::size_t groups = 0;
+    for (std::size_t u = 0; u < D; ++u) {
+      const gb::GroupState* r = cpu.find(def.domain_lo + static_cast<std::int64_t>(u));
+      if (r == nullptr) {
+        EXPECT_EQ(acc[u], 0.0);
+        continue;
+      }
+      ++groups;
+      EXPECT_EQ(acc[u], static_cast<double>(r->count));
+      std::size_t j = 1;
+      EXPECT_LE(gb::sum_error(acc[j++ * D + u], r->sum_x, r->count), 1e-12);
+      if (def.fields & gb::kSumY) EXPECT_LE(gb::sum_error(acc[j++ * D + u], r->sum_y, r->count), 1e-12);
+      EXPECT_LE(gb::sum_error(acc[j++ * D + u], r->sumsq_x, r->count), 1e-12);
+    }
+    EXPECT_EQ(groups, cpu.size());
+    gb::gpu::free_dense(a);
+    SB_CUDA_CHECK(cudaFree(dpt));
+  }
+}
+
+TEST(GroupbyGpu, WholeCasesEqualTheCpuOnTinyAndSmall) {
+  REQUIRE_GPU();
+  const auto w = sb::groupby_workload();
+  for (const char* preset : {"tiny", "small"}) {
+    for (const auto& params : w.expand(w.preset(preset))) {
+      SCOPED_TRACE(std::string(preset) + " " + params.canonical());
+      sb::CaseEnv cpu_env;
+      cpu_env.threads = 8;
+      sb::CaseEnv gpu_env;
+      gpu_env.device = sb::Device::gpu;
+      gpu_env.threads = 8;
+      gpu_env.gpu = context();
+      const sb::test::CaseRun c = sb::test::run_single(params, cpu_env, 1);
+      const sb::test::CaseRun g = sb::test::run_single(params, gpu_env, 2);
+      for (const auto& ch : g.checks) EXPECT_TRUE(ch.pass) << ch.name << " " << ch.value;
+      ASSERT_FALSE(g.fingerprint.data.empty());
+      for (const auto& ch : w.cross_check(c.fingerprint, g.fingerprint))
+        EXPECT_TRUE(ch.pass) << ch.name << " " << ch.value << " " << ch.detail;
+      EXPECT_EQ(g.result["sum_count"], c.result["sum_count"]);
+      EXPECT_EQ(g.result["groups"], c.result["groups"]);
+    }
+  }
+}

@@ -1,0 +1,599 @@
+// GPU aggregation of groupby: privatised shared-memory tables for low cardinality, a global
+// open-addressing hash table for high cardinality (see gpu_kernels.cuh).
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <limits>
+#include <vector>
+
+
+#include "groupby/gpu_kernels.cuh"
+#include "groupby/group_table.hpp"
+#include "scalebench/gpu_error.cuh"
+
+namespace sb::groupby::gpu {
+
+namespace {
+
+constexpr unsigned kFull = 0xffffffffu;
+constexpr int kPrivThreads = 128;   // threads of the privatised kernel (columns of its arrays)
+constexpr int kSharedThreads = 256;
+constexpr int kMaxPrivateDomain = 32;
+constexpr unsigned long long kEmptyKey = 0x8000000000000000ull;  // GroupTable::kEmpty's bits
+
+int device_sms() {
+  int dev = 0, sms = 0;
+  SB_CUDA_CHECK(cudaGetDevice(&dev));
+  SB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return sms;
+}
+
+int sum_field_count(unsigned fields) {
+  return ((fields & kSumX) ? 1 : 0) + ((fields & kSumY) ? 1 : 0) + ((fields & kSumSqX) ? 1 : 0);
+}
+
+__device__ __forceinline__ double warp_sum(double v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(kFull, v, o);
+  return v;
+}
+
+// ---- low cardinality -------------------------------------------------------------------------
+
+/// Per-thread private counters and sums in shared memory ([field][D][threads] doubles, then
+/// [D][threads] uint32 counts); one partial per block.
+template <class K>
+__global__ void __launch_bounds__(kPrivThreads)
+    dense_private_kernel(const K* __restrict__ keys, const double* __restrict__ x,
+                         const double* __restrict__ y, std::int64_t n, std::int64_t lo, int D,
+                         unsigned fields, double* __restrict__ partials, int words) {
+  extern __shared__ double smem_d[];
+  const bool fx = (fields & kSumX) != 0;
+  const bool fy = (fields & kSumY) != 0;
+  const bool fxx = (fields & kSumSqX) != 0;
+  const int nf = (fx ? 1 : 0) + (fy ? 1 : 0) + (fxx ? 1 : 0);
+  const int ix = 0;
+  const int iy = fx ? 1 : 0;
+  const int ixx = (fx ? 1 : 0) + (fy ? 1 : 0);
+  constexpr int T = kPrivThreads;
+  double* sums = smem_d;
+  auto* cnt = reinterpret_cast<unsigned*>(smem_d + static_cast<std::size_t>(nf) * D * T);
+  const int t = threadIdx.x;
+  for (int d = 0; d < D; ++d) {
+    cnt[d * T + t] = 0u;
+    for (int f = 0; f < nf; ++f) sums[(f * D + d) * T + t] = 0.0;
+  }
+  auto add = [&](K key, double xv, double yv) {
+    const int d = static_cast<int>(static_cast<std::int64_t>(key) - lo);
+    if (static_cast<unsigned>(d) >= static_cast<unsigned>(D)) return;  // not in the domain
+    cnt[d * T + t] += 1u;
+    if (fx) sums[(ix * D + d) * T + t] += xv;
+    if (fxx) sums[(ixx * D + d) * T + t] += xv * xv;
+    if (fy) sums[(iy * D + d) * T + t] += yv;
+  };
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * T;
+  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * T + t;
+  // Four rows in flight per thread (loads first), then the tail.
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    K k[4];
+    double xv[4] = {0, 0, 0, 0};
+    double yv[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      k[u] = keys[i + u * stride];
+      if (fx || fxx) xv[u] = x[i + u * stride];
+      if (fy) yv[u] = y[i + u * stride];
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u) add(k[u], xv[u], yv[u]);
+  }
+  for (; i < n; i += stride) add(keys[i], (fx || fxx) ? x[i] : 0.0, fy ? y[i] : 0.0);
+  __syncthreads();
+  const int warp = t >> 5;
+  const int lane = t & 31;
+  for (int p = warp; p < words; p += T / 32) {
+    double s = 0.0;
+    if (p < D) {
+      for (int j = lane; j < T; j += 32) s += static_cast<double>(cnt[p * T + j]);
+    } else {
+      for (int j = lane; j < T; j += 32) s += sums[(p - D) * T + j];
+    }
+    s = warp_sum(s);
+    if (lane == 0) partials[static_cast<std::size_t>(blockIdx.x) * words + p] = s;
+  }
+}
+
+/// One shared-memory table of D slots per block, shared atomics; one partial per block.
+template <class K>
+__global__ void __launch_bounds__(kSharedThreads)
+    dense_shared_kernel(const K* __restrict__ keys, const double* __restrict__ x,
+                        const double* __restrict__ y, std::int64_t n, std::int64_t lo, int D,
+                        unsigned fields, double* __restrict__ partials, int words) {
+  extern __shared__ double smem_d[];
+  const bool fx = (fields & kSumX) != 0;
+  const bool fy = (fields & kSumY) != 0;
+  const bool fxx = (fields & kSumSqX) != 0;
+  const int nf = (fx ? 1 : 0) + (fy ? 1 : 0) + (fxx ? 1 : 0);
+  const int ix = 0;
+  const int iy = fx ? 1 : 0;
+  const int ixx = (fx ? 1 : 0) + (fy ? 1 : 0);
+  double* sums = smem_d;
+  auto* cnt = reinterpret_cast<unsigned*>(smem_d + static_cast<std::size_t>(nf) * D);
+  for (int k = threadIdx.x; k < nf * D; k += blockDim.x) sums[k] = 0.0;
+  for (int k = threadIdx.x; k < D; k += blockDim.x) cnt[k] = 0u;
+  __syncthreads();
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    const int d = static_cast<int>(static_cast<std::int64_t>(keys[i]) - lo);
+    if (static_cast<unsigned>(d) >= static_cast<unsigned>(D)) continue;
+    atomicAdd(&cnt[d], 1u);
+    if (fx || fxx) {
+      const double xv = x[i];
+      if (fx) atomicAdd(&sums[ix * D + d], xv);
+      if (fxx) atomicAdd(&sums[ixx * D + d], xv * xv);
+    }
+    if (fy) atomicAdd(&sums[iy * D + d], y[i]);
+  }
+  __syncthreads();
+  for (int p = threadIdx.x; p < words; p += blockDim.x)
+    partials[static_cast<std::size_t>(blockIdx.x) * words + p] =
+        p < D ? static_cast<double>(cnt[p]) : sums[p - D];
+}
+
+/// acc[p] += sum over blocks of partials[b][p], blocks in order (deterministic).
+__global__ void dense_reduce_kernel(const double* __restrict__ partials, int blocks, int words,
+                                    double* __restrict__ acc) {
+  for (int p = blockIdx.x * blockDim.x + threadIdx.x; p < words; p += gridDim.x * blockDim.x) {
+    double s = 0.0;
+    for (int b = 0; b < blocks; ++b) s += partials[static_cast<std::size_t>(b) * words + p];
+    acc[p] += s;
+  }
+}
+
+std::size_t private_smem(int D, int nf) {
+  return static_cast<std::size_t>(D) * kPrivThreads * (sizeof(double) * nf + sizeof(unsigned));
+}
+std::size_t shared_smem(int D, int nf) {
+  return static_cast<std::size_t>(D) * (sizeof(double) * nf + sizeof(unsigned));
+}
+
+template <class K>
+void launch_dense(const DenseAgg& a, const K* keys, const ColumnPtrs& in, std::int64_t n,
+                  cudaStream_t stream) {
+  const int nf = sum_field_count(a.fields);
+  int blocks = 0;
+  if (a.domain <= kMaxPrivateDomain) {
+    const std::size_t smem = private_smem(a.domain, nf);
+    static std::size_t opted = 0;
+    if (smem > 48 * 1024 && smem > opted) {
+      SB_CUDA_CHECK(cudaFuncSetAttribute(dense_private_kernel<K>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(smem)));
+      opted = smem;
+    }
+    const std::int64_t want = (n + kPrivThreads * 8 - 1) / (kPrivThreads * 8);
+    blocks = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(want, a.max_blocks)));
+    dense_private_kernel<K><<<blocks, kPrivThreads, smem, stream>>>(
+        keys, in.x, in.y, n, a.domain_lo, a.domain, a.fields, a.partials, a.words);
+  } else {
+    const std::size_t smem = shared_smem(a.domain, nf);
+    static std::size_t opted = 0;
+    if (smem > 48 * 1024 && smem > opted) {
+      SB_CUDA_CHECK(cudaFuncSetAttribute(dense_shared_kernel<K>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(smem)));
+      opted = smem;
+    }
+    const std::int64_t want = (n + kSharedThreads * 16 - 1) / (kSharedThreads * 16);
+    blocks = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(want, a.max_blocks)));
+    dense_shared_kernel<K><<<blocks, kSharedThreads, smem, stream>>>(
+        keys, in.x, in.y, n, a.domain_lo, a.domain, a.fields, a.partials, a.words);
+  }
+  SB_CUDA_CHECK_LAUNCH();
+  const int rblocks = (a.words + 255) / 256;
+  dense_reduce_kernel<<<rblocks, 256, 0, stream>>>(a.partials, blocks, a.words, a.acc);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+// ---- high cardinality ------------------------------------------------------------------------
+
+__device__ __forceinline__ void atomic_min_double(double* addr, double v) {
+  const long long b = __double_as_longlong(v);
+  if (b >= 0) {
+    atomicMin(reinterpret_cast<long long*>(addr), b);
+  } else {
+    atomicMax(reinterpret_cast<unsigned long long*>(addr), static_cast<unsigned long long>(b));
+  }
+}
+
+__device__ __forceinline__ void atomic_max_double(double* addr, double v) {
+  const long long b = __double_as_longlong(v);
+  if (b >= 0) {
+    atomicMax(reinterpret_cast<long long*>(addr), b);
+  } else {
+    atomicMin(reinterpret_cast<unsigned long long*>(addr), static_cast<unsigned long long>(b));
+  }
+}
+
+/// The slot of `key`, inserted when absent (nullptr and *overflow = 1 if the table is full).
+__device__ __forceinline__ unsigned long long* upsert_slot(unsigned long long* slots,
+                                                           std::uint64_t mask, int width,
+                                                           long long key, int* overflow) {
+  std::uint64_t i = slot_hash(key) & mask;
+  for (std::uint64_t probes = 0; probes <= mask; ++probes) {
+    unsigned long long* s = slots + i * static_cast<std::uint64_t>(width);
+    const long long cur = __ldcg(reinterpret_cast<const long long*>(s));
+    if (cur == key) return s;
+    if (static_cast<unsigned long long>(cur) == kEmptyKey) {
+      const unsigned long long prev =
+          atomicCAS(s, kEmptyKey, static_cast<unsigned long long>(key));
+      if (prev == kEmptyKey || prev == static_cast<unsigned long long>(key)) return s;
+    }
+    i = (i + 1) & mask;
+  }
+  atomicExch(overflow, 1);
+  return nullptr;
+}
+
+__device__ __forceinline__ void accumulate(unsigned long long* s, unsigned fields,
+                                           unsigned long long count, double sx, double sy,
+                                           double sxx, double mn, double mx) {
+  atomicAdd(s + 1, count);
+  int w = 2;
+  if (fields & kSumX) atomicAdd(reinterpret_cast<double*>(s + w++), sx);
+  if (fields & kSumY) atomicAdd(reinterpret_cast<double*>(s + w++), sy);
+  if (fields & kSumSqX) atomicAdd(reinterpret_cast<double*>(s + w++), sxx);
+  if (fields & kMinX) atomic_min_double(reinterpret_cast<double*>(s + w++), mn);
+  if (fields & kMaxX) atomic_max_double(reinterpret_cast<double*>(s + w++), mx);
+}
+
+struct SlotPattern {
+  unsigned long long w[8];
+};
+
+__global__ void hash_clear_kernel(unsigned long long* __restrict__ slots, std::int64_t capacity,
+                                  int width, SlotPattern pattern) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       k < capacity; k += stride) {
+    unsigned long long* s = slots + k * width;
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      if (j < width) s[j] = pattern.w[j];
+  }
+}
+
+__global__ void hash_rows_kernel(unsigned long long* __restrict__ slots, std::uint64_t mask,
+                                 int width, unsigned fields, const std::int64_t* __restrict__ keys,
+                                 const double* __restrict__ x, const double* __restrict__ y,
+                                 std::int64_t n, int* overflow) {
+  const bool rx = (fields & (kSumX | kSumSqX | kMinX | kMaxX)) != 0;
+  const bool ry = (fields & kSumY) != 0;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  // Four rows per thread at a time: their inputs and first probes are loaded before any update,
+  // so four random slot reads are in flight per thread.
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    long long k[4];
+    double xv[4] = {0, 0, 0, 0};
+    double yv[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      k[u] = keys[i + u * stride];
+      if (rx) xv[u] = x[i + u * stride];
+      if (ry) yv[u] = y[i + u * stride];
+    }
+    unsigned long long* home[4];
+    long long cur[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      home[u] = slots + (slot_hash(k[u]) & mask) * static_cast<std::uint64_t>(width);
+      cur[u] = __ldcg(reinterpret_cast<const long long*>(home[u]));
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      unsigned long long* s =
+          cur[u] == k[u] ? home[u] : upsert_slot(slots, mask, width, k[u], overflow);
+      if (s != nullptr) accumulate(s, fields, 1ull, xv[u], yv[u], xv[u] * xv[u], xv[u], xv[u]);
+    }
+  }
+  for (; i < n; i += stride) {
+    const long long key = keys[i];
+    const double xv = rx ? x[i] : 0.0;
+    const double yv = ry ? y[i] : 0.0;
+    unsigned long long* s = upsert_slot(slots, mask, width, key, overflow);
+    if (s != nullptr) accumulate(s, fields, 1ull, xv, yv, xv * xv, xv, xv);
+  }
+}
+
+__global__ void hash_records_kernel(unsigned long long* __restrict__ slots, std::uint64_t mask,
+                                    int width, unsigned fields,
+                                    const unsigned long long* __restrict__ recs, std::int64_t count,
+                                    int* overflow) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < count; i += stride) {
+    const unsigned long long* r = recs + i * width;
+    double v[kMaxFields] = {0.0, 0.0, 0.0, INFINITY, -INFINITY};
+    int w = 2;
+    if (fields & kSumX) v[0] = __longlong_as_double(static_cast<long long>(r[w++]));
+    if (fields & kSumY) v[1] = __longlong_as_double(static_cast<long long>(r[w++]));
+    if (fields & kSumSqX) v[2] = __longlong_as_double(static_cast<long long>(r[w++]));
+    if (fields & kMinX) v[3] = __longlong_as_double(static_cast<long long>(r[w++]));
+    if (fields & kMaxX) v[4] = __longlong_as_double(static_cast<long long>(r[w++]));
+    unsigned long long* s =
+        upsert_slot(slots, mask, width, static_cast<long long>(r[0]), overflow);
+    if (s != nullptr) accumulate(s, fields, r[1], v[0], v[1], v[2], v[3], v[4]);
+  }
+}
+
+/// Warp-aggregated increment of counter[o] (shared): one atomic per distinct owner and warp.
+/// Every lane of the warp must call it (valid or not). Returns this lane's offset.
+__device__ __forceinline__ unsigned long long warp_claim(unsigned long long* counter, int o,
+                                                         bool valid) {
+  const unsigned active = __ballot_sync(kFull, valid);
+  if (!valid) return 0;
+  const int lane = threadIdx.x & 31;
+  const unsigned peers = __match_any_sync(active, o);
+  const int leader = __ffs(peers) - 1;
+  const unsigned rank = __popc(peers & ((1u << lane) - 1u));
+  unsigned long long base = 0;
+  if (lane == leader) base = atomicAdd(&counter[o], static_cast<unsigned long long>(__popc(peers)));
+  base = __shfl_sync(peers, base, leader);
+  return base + rank;
+}
+
+constexpr int kCompactThreads = 256;
+constexpr int kMaxOwners = 64;
+
+__global__ void __launch_bounds__(kCompactThreads)
+    owner_count_kernel(const unsigned long long* __restrict__ slots, std::int64_t capacity,
+                       int width, int owners, unsigned long long* __restrict__ counts) {
+  __shared__ unsigned long long s_cnt[kMaxOwners];
+  for (int o = threadIdx.x; o < owners; o += blockDim.x) s_cnt[o] = 0;
+  __syncthreads();
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * blockDim.x; base < capacity;
+       base += stride) {
+    const std::int64_t i = base + threadIdx.x;
+    const long long key =
+        i < capacity ? static_cast<long long>(slots[i * width]) : static_cast<long long>(kEmptyKey);
+    const bool valid = static_cast<unsigned long long>(key) != kEmptyKey;
+    const int o = valid ? owner_of(key, owners) : 0;
+    (void)warp_claim(s_cnt, o, valid);
+  }
+  __syncthreads();
+  for (int o = threadIdx.x; o < owners; o += blockDim.x)
+    if (s_cnt[o] != 0) atomicAdd(&counts[o], s_cnt[o]);
+}
+
+__global__ void __launch_bounds__(kCompactThreads)
+    owner_scatter_kernel(const unsigned long long* __restrict__ slots, std::int64_t capacity,
+                         int width, int owners, unsigned long long* __restrict__ cursors,
+                         unsigned long long* __restrict__ out) {
+  __shared__ unsigned long long s_cnt[kMaxOwners];
+  __shared__ unsigned long long s_base[kMaxOwners];
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * blockDim.x; base < capacity;
+       base += stride) {
+    for (int o = threadIdx.x; o < owners; o += blockDim.x) s_cnt[o] = 0;
+    __syncthreads();
+    const std::int64_t i = base + threadIdx.x;
+    const long long key =
+        i < capacity ? static_cast<long long>(slots[i * width]) : static_cast<long long>(kEmptyKey);
+    const bool valid = static_cast<unsigned long long>(key) != kEmptyKey;
+    const int o = valid ? owner_of(key, owners) : 0;
+    const unsigned long long mine = warp_claim(s_cnt, o, valid);
+    __syncthreads();
+    for (int q = threadIdx.x; q < owners; q += blockDim.x)
+      s_base[q] = s_cnt[q] != 0 ? atomicAdd(&cursors[q], s_cnt[q]) : 0;
+    __syncthreads();
+    if (valid) {
+      const unsigned long long* src = slots + i * width;
+      unsigned long long* dst = out + (s_base[o] + mine) * static_cast<unsigned long long>(width);
+      for (int w = 0; w < width; ++w) dst[w] = src[w];
+    }
+    __syncthreads();
+  }
+}
+
+__global__ void summarize_kernel(const unsigned long long* __restrict__ recs, std::int64_t count,
+                                 int width, unsigned fields, double* __restrict__ out) {
+  double v[6] = {0, 0, 0, 0, 0, 0};
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < count; i += stride) {
+    const unsigned long long* r = recs + i * width;
+    v[0] += 1.0;
+    v[1] += static_cast<double>(r[1]);
+    int w = 2;
+    if (fields & kSumX) v[2] += __longlong_as_double(static_cast<long long>(r[w++]));
+    if (fields & kSumY) v[3] += __longlong_as_double(static_cast<long long>(r[w++]));
+    if (fields & kSumSqX) ++w;
+    if (fields & kMinX) v[4] += __longlong_as_double(static_cast<long long>(r[w++]));
+    if (fields & kMaxX) v[5] += __longlong_as_double(static_cast<long long>(r[w++]));
+  }
+  __shared__ double s[6][32];
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  for (int k = 0; k < 6; ++k) {
+    const double t = warp_sum(v[k]);
+    if (lane == 0) s[k][warp] = t;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    const int nw = blockDim.x >> 5;
+    for (int k = 0; k < 6; ++k) {
+      double t = lane < nw ? s[k][lane] : 0.0;
+      t = warp_sum(t);
+      if (lane == 0 && t != 0.0) atomicAdd(&out[k], t);
+    }
+  }
+}
+
+int grid_for(std::int64_t n, int threads, int per_sm) {
+  static const int sms = device_sms();
+  const std::int64_t want = (n + threads - 1) / threads;
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(want, std::int64_t{sms} * per_sm)));
+}
+
+}  // namespace
+
+DenseAgg make_dense(const QueryDef& q, const cudaDeviceProp& prop) {
+  if (q.high_cardinality || q.domain_size <= 0)
+    throw Error("groupby: dense GPU aggregation needs a low-cardinality query");
+  if (q.fields & (kMinX | kMaxX))
+    throw Error("groupby: the dense GPU aggregation keeps count, sum x, sum y and sum x^2 only");
+  DenseAgg a;
+  a.domain_lo = q.domain_lo;
+  a.domain = static_cast<int>(q.domain_size);
+  a.fields = q.fields;
+  a.words = (1 + sum_field_count(q.fields)) * a.domain;
+  const int nf = sum_field_count(q.fields);
+  const std::size_t smem =
+      a.domain <= kMaxPrivateDomain ? private_smem(a.domain, nf) : shared_smem(a.domain, nf);
+  if (smem > prop.sharedMemPerBlockOptin)
+    throw Error("groupby: " + std::to_string(a.domain) + " groups need " + std::to_string(smem) +
+                " B of shared memory per block (the GPU has " +
+                std::to_string(prop.sharedMemPerBlockOptin) + ")");
+  const int per_sm = std::max<int>(1, static_cast<int>(prop.sharedMemPerMultiprocessor / std::max<std::size_t>(smem, 1)));
+  a.max_blocks = prop.multiProcessorCount * std::min(per_sm, 8);
+  SB_CUDA_CHECK(cudaMalloc(&a.acc, sizeof(double) * a.words));
+  SB_CUDA_CHECK(cudaMalloc(&a.partials, sizeof(double) * a.words * static_cast<std::size_t>(a.max_blocks)));
+  return a;
+}
+
+void free_dense(DenseAgg& a) {
+  if (a.acc != nullptr) (void)cudaFree(a.acc);
+  if (a.partials != nullptr) (void)cudaFree(a.partials);
+  a.acc = nullptr;
+  a.partials = nullptr;
+}
+
+void dense_clear(const DenseAgg& a, cudaStream_t stream) {
+  SB_CUDA_CHECK(cudaMemsetAsync(a.acc, 0, sizeof(double) * a.words, stream));
+}
+
+void dense_aggregate(const QueryDef& q, const DenseAgg& a, const ColumnPtrs& in, std::int64_t n,
+                     cudaStream_t stream) {
+  if (n <= 0) return;
+  if (q.key_column == kColName) {
+    launch_dense<std::int32_t>(a, in.name, in, n, stream);
+  } else if (q.key_column == kColId) {
+    launch_dense<std::int64_t>(a, in.id, in, n, stream);
+  } else {
+    launch_dense<std::int64_t>(a, in.key, in, n, stream);
+  }
+}
+
+HashTable make_hash(std::int64_t groups, unsigned fields) {
+  HashTable t;
+  std::int64_t cap = 16;
+  while (cap * 7 / 10 < groups) cap *= 2;
+  t.capacity = cap;
+  t.width = record_width(fields);
+  t.fields = fields;
+  SB_CUDA_CHECK(cudaMalloc(&t.slots, sizeof(std::uint64_t) * cap * t.width));
+  SB_CUDA_CHECK(cudaMalloc(&t.overflow, sizeof(int)));
+  SB_CUDA_CHECK(cudaMemset(t.overflow, 0, sizeof(int)));
+  SB_CUDA_CHECK(cudaMalloc(&t.counters, sizeof(long long) * 2 * kMaxOwners));
+  SB_CUDA_CHECK(cudaMalloc(&t.summary, sizeof(double) * 6));
+  return t;
+}
+
+void free_hash(HashTable& t) {
+  for (void* p : {static_cast<void*>(t.slots), static_cast<void*>(t.overflow),
+                  static_cast<void*>(t.counters), static_cast<void*>(t.summary)})
+    if (p != nullptr) (void)cudaFree(p);
+  t = HashTable{};
+}
+
+void hash_clear(const HashTable& t, cudaStream_t stream) {
+  SlotPattern pat{};
+  pat.w[0] = kEmptyKey;
+  pat.w[1] = 0;
+  int w = 2;
+  const double inf = std::numeric_limits<double>::infinity();
+  auto bits = [](double d) {
+    unsigned long long u;
+    std::memcpy(&u, &d, sizeof u);
+    return u;
+  };
+  if (t.fields & kSumX) pat.w[w++] = 0;
+  if (t.fields & kSumY) pat.w[w++] = 0;
+  if (t.fields & kSumSqX) pat.w[w++] = 0;
+  if (t.fields & kMinX) pat.w[w++] = bits(inf);
+  if (t.fields & kMaxX) pat.w[w++] = bits(-inf);
+  hash_clear_kernel<<<grid_for(t.capacity, 256, 8), 256, 0, stream>>>(
+      reinterpret_cast<unsigned long long*>(t.slots), t.capacity, t.width, pat);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+void hash_aggregate(const HashTable& t, const ColumnPtrs& in, std::int64_t n,
+                    cudaStream_t stream) {
+  if (n <= 0) return;
+  hash_rows_kernel<<<grid_for(n, 256, 16), 256, 0, stream>>>(
+      reinterpret_cast<unsigned long long*>(t.slots), static_cast<std::uint64_t>(t.capacity - 1),
+      t.width, t.fields, in.key, in.x, in.y, n, t.overflow);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+void hash_insert_records(const HashTable& t, const std::uint64_t* records, std::int64_t count,
+                         cudaStream_t stream) {
+  if (count <= 0) return;
+  hash_records_kernel<<<grid_for(count, 256, 16), 256, 0, stream>>>(
+      reinterpret_cast<unsigned long long*>(t.slots), static_cast<std::uint64_t>(t.capacity - 1),
+      t.width, t.fields, reinterpret_cast<const unsigned long long*>(records), count, t.overflow);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+std::int64_t hash_compact(const HashTable& t, int owners, std::uint64_t* out, long long* counts,
+                          long long* offsets, cudaStream_t stream) {
+  if (owners < 1 || owners > kMaxOwners)
+    throw Error("groupby: the GPU shuffle supports 1.." + std::to_string(kMaxOwners) + " workers");
+  auto* d_counts = reinterpret_cast<unsigned long long*>(t.counters);
+  auto* d_cursors = d_counts + kMaxOwners;
+  const auto* slots = reinterpret_cast<const unsigned long long*>(t.slots);
+  SB_CUDA_CHECK(cudaMemsetAsync(d_counts, 0, sizeof(long long) * kMaxOwners, stream));
+  const int grid = grid_for(t.capacity, kCompactThreads, 8);
+  owner_count_kernel<<<grid, kCompactThreads, 0, stream>>>(slots, t.capacity, t.width, owners,
+                                                           d_counts);
+  SB_CUDA_CHECK_LAUNCH();
+  SB_CUDA_CHECK(cudaMemcpyAsync(counts, d_counts, sizeof(long long) * owners,
+                                cudaMemcpyDeviceToHost, stream));
+  SB_CUDA_CHECK(cudaStreamSynchronize(stream));
+  long long total = 0;
+  for (int o = 0; o < owners; ++o) {
+    offsets[o] = total;
+    total += counts[o];
+  }
+  SB_CUDA_CHECK(cudaMemcpyAsync(d_cursors, offsets, sizeof(long long) * owners,
+                                cudaMemcpyHostToDevice, stream));
+  owner_scatter_kernel<<<grid, kCompactThreads, 0, stream>>>(
+      slots, t.capacity, t.width, owners, d_cursors, reinterpret_cast<unsigned long long*>(out));
+  SB_CUDA_CHECK_LAUNCH();
+  // `offsets` must stay valid until the copy above ran: wait here.
+  SB_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return total;
+}
+
+void summarize_records(const HashTable& t, const std::uint64_t* records, std::int64_t count,
+                       double* out, cudaStream_t stream) {
+  SB_CUDA_CHECK(cudaMemsetAsync(t.summary, 0, sizeof(double) * 6, stream));
+  if (count > 0) {
+    summarize_kernel<<<grid_for(count, 256, 4), 256, 0, stream>>>(
+        reinterpret_cast<const unsigned long long*>(records), count, t.width, t.fields, t.summary);
+    SB_CUDA_CHECK_LAUNCH();
+  }
+  SB_CUDA_CHECK(cudaMemcpyAsync(out, t.summary, sizeof(double) * 6, cudaMemcpyDeviceToHost, stream));
+  SB_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+bool hash_overflowed(const HashTable& t, cudaStream_t stream) {
+  int flag = 0;
+  SB_CUDA_CHECK(cudaMemcpyAsync(&flag, t.overflow, sizeof(int), cudaMemcpyDeviceToHost, stream));
+  SB_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return flag != 0;
+}
+
+}  // namespace sb::groupby::gpu

@@ -1,0 +1,93 @@
+#pragma once
+/// @file gpu_kernels.cuh
+/// Host-callable GPU building blocks of groupby (generate_gpu.cu, aggregate_gpu.cu), used by
+/// the GPU worker, the GPU tests and bench/bench_groupby_gpu.cu. Everything runs on the given
+/// stream and returns without synchronising unless stated.
+///
+/// Generation: one thread per row (grid-stride), the per-row functions of table.hpp, the
+/// Poisson table staged in shared memory; writes only the requested columns.
+///
+/// Low cardinality (DenseAgg): keys lie in a known domain of D values.
+///  - D <= 32 (names): every thread privatises D counters and sums in shared memory (its own
+///    column of a [D][threads] array: no atomics, no bank conflicts); the block reduces them
+///    with warp shuffles and writes one partial per block.
+///  - larger D (ids): one shared-memory table of D slots per block, updated with shared
+///    atomics (hundreds of distinct addresses), one partial per block.
+///  A second kernel adds the block partials, in block order, to the repeat's accumulators
+///  (deterministic). Fields: count, sum x, sum y, sum x^2 (min/max are not kept here).
+///
+/// High cardinality (HashTable): one global open-addressing table of slots laid out as records
+/// ([key, count, fields...], 8-byte words; group_table.hpp's slot hash, linear probing, key
+/// inserted with atomicCAS, fields updated with atomicAdd / integer atomicMin/Max on the double
+/// bits). Compaction writes the occupied slots as records, optionally grouped by owner for the
+/// all-to-all shuffle (warp- and block-aggregated cursors: one global atomic per block and
+/// owner).
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "groupby/generate.hpp"
+#include "groupby/poisson.hpp"
+#include "groupby/query.hpp"
+#include "groupby/table.hpp"
+
+namespace sb::groupby::gpu {
+
+/// A device copy of the Poisson table (cudaMalloc'd; free with cudaFree).
+[[nodiscard]] PoissonTable* upload_poisson_table(const PoissonTable& t, cudaStream_t stream);
+
+/// Rows [row0, row0 + n) of the requested columns into device columns `out`.
+void generate(const TableSpec& spec, const PoissonTable* d_poisson, std::int64_t row0,
+              std::int64_t n, unsigned columns, const ColumnPtrs& out, cudaStream_t stream);
+
+/// Dense low-cardinality aggregation state (device memory).
+struct DenseAgg {
+  std::int64_t domain_lo = 0;
+  int domain = 0;         ///< D
+  unsigned fields = 0;    ///< subset of kSumX | kSumY | kSumSqX
+  int words = 0;          ///< (1 + number of fields) * D
+  double* acc = nullptr;  ///< [count | field...][D] of the repeat
+  double* partials = nullptr;  ///< [max_blocks][words]
+  int max_blocks = 0;
+};
+[[nodiscard]] DenseAgg make_dense(const QueryDef& q, const cudaDeviceProp& prop);
+void free_dense(DenseAgg& a);
+void dense_clear(const DenseAgg& a, cudaStream_t stream);
+/// Adds rows [0, n) (key column of q, x / y) to a.acc. Throws on fields it does not keep.
+void dense_aggregate(const QueryDef& q, const DenseAgg& a, const ColumnPtrs& in, std::int64_t n,
+                     cudaStream_t stream);
+
+/// Global hash table (device memory): capacity slots of `width` words.
+struct HashTable {
+  std::uint64_t* slots = nullptr;
+  std::int64_t capacity = 0;  ///< power of two
+  int width = 0;
+  unsigned fields = 0;
+  int* overflow = nullptr;    ///< set when a probe ran the whole table (never, when sized)
+  long long* counters = nullptr;  ///< scratch: owner counts / cursors (64 + 64)
+  double* summary = nullptr;      ///< scratch: 6 checksums
+};
+/// A table for up to `groups` groups at load <= 0.7.
+[[nodiscard]] HashTable make_hash(std::int64_t groups, unsigned fields);
+void free_hash(HashTable& t);
+void hash_clear(const HashTable& t, cudaStream_t stream);
+/// Adds rows [0, n): keys in.key, values in.x / in.y.
+void hash_aggregate(const HashTable& t, const ColumnPtrs& in, std::int64_t n,
+                    cudaStream_t stream);
+/// Adds `count` records (record_width(t.fields) words each) to the table.
+void hash_insert_records(const HashTable& t, const std::uint64_t* records, std::int64_t count,
+                         cudaStream_t stream);
+/// Writes the occupied slots as records to `out`, grouped by owner (owner_of(key, owners)),
+/// owner o's records starting at offsets[o] (host array); fills counts[o] (host) first.
+/// Synchronises the stream once (to read the counts). Returns the number of records.
+std::int64_t hash_compact(const HashTable& t, int owners, std::uint64_t* out, long long* counts,
+                          long long* offsets, cudaStream_t stream);
+/// Checksums of `count` records: {groups, sum count, sum sum_x, sum sum_y, sum min_x,
+/// sum max_x} into host `out` (synchronises).
+void summarize_records(const HashTable& t, const std::uint64_t* records, std::int64_t count,
+                       double* out, cudaStream_t stream);
+/// True when a probe overflowed (synchronises).
+[[nodiscard]] bool hash_overflowed(const HashTable& t, cudaStream_t stream);
+
+}  // namespace sb::groupby::gpu

@@ -1,0 +1,337 @@
+// The GPU worker of groupby (groupby_gpu.hpp).
+#include <mpi.h>
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "groupby/gpu_kernels.cuh"
+#include "groupby/group_table.hpp"
+#include "groupby/groupby_gpu.hpp"
+#include "groupby/protocol.hpp"
+#include "groupby/validation.hpp"
+#include "scalebench/clock.hpp"
+#include "scalebench/gpu_context.cuh"
+#include "scalebench/gpu_error.cuh"
+
+namespace sb::groupby {
+
+namespace {
+
+template <class T>
+T* device_alloc(std::size_t n) {
+  T* p = nullptr;
+  if (n > 0) SB_CUDA_CHECK(cudaMalloc(&p, sizeof(T) * n));
+  return p;
+}
+
+class GpuWorker final : public WorkerCase {
+ public:
+  GpuWorker(const Config& c, const CaseEnv& env) : cfg_(c), env_(env), ctx_(env.gpu) {
+    if (ctx_ == nullptr) throw EnvironmentError("groupby: GPU worker without a GPU context");
+    SB_CUDA_CHECK(cudaSetDevice(ctx_->device));
+    stream_ = ctx_->stream;
+    if (env_.size > 1 && (ctx_->nccl == nullptr || ctx_->nccl_size != env_.size))
+      throw EnvironmentError(
+          "groupby: a multi-GPU case needs a NCCL communicator over exactly its workers");
+    const auto n = static_cast<std::size_t>(c.partition < c.rows ? c.partition : c.rows);
+    const unsigned cols = c.def.columns;
+    if (cols & kColName) cols_.name = device_alloc<std::int32_t>(n);
+    if (cols & kColId) cols_.id = device_alloc<std::int64_t>(n);
+    if (cols & kColKey) cols_.key = device_alloc<std::int64_t>(n);
+    if (cols & kColX) cols_.x = device_alloc<double>(n);
+    if (cols & kColY) cols_.y = device_alloc<double>(n);
+    if (cols & kColId) poisson_ = gpu::upload_poisson_table(id_poisson_table(), stream_);
+    width_ = record_width(c.def.fields);
+    if (c.def.high_cardinality) {
+      const std::int64_t groups = c.max_groups(c.rows);
+      table_ = gpu::make_hash(groups, c.def.fields);
+      records_cap_ = groups;
+      records_ = device_alloc<std::uint64_t>(static_cast<std::size_t>(groups) * width_);
+    } else {
+      dense_ = gpu::make_dense(c.def, ctx_->prop);
+      host_acc_.resize(static_cast<std::size_t>(dense_.words));
+    }
+    SB_CUDA_CHECK(cudaEventCreate(&ev_repeat_));
+  }
+
+  ~GpuWorker() override {
+    (void)cudaSetDevice(ctx_->device);
+    (void)cudaStreamSynchronize(stream_);
+    for (void* p : {static_cast<void*>(cols_.name), static_cast<void*>(cols_.id),
+                    static_cast<void*>(cols_.key), static_cast<void*>(cols_.x),
+                    static_cast<void*>(cols_.y), static_cast<void*>(poisson_),
+                    static_cast<void*>(records_), static_cast<void*>(recv_)})
+      if (p != nullptr) (void)cudaFree(p);
+    gpu::free_dense(dense_);
+    gpu::free_hash(table_);
+    for (auto& p : pending_) release(p);
+    for (cudaEvent_t e : events_) (void)cudaEventDestroy(e);
+    if (ev_repeat_ != nullptr) (void)cudaEventDestroy(ev_repeat_);
+  }
+
+  void begin_repeat() override {
+    times_ = PhaseTimes{};
+    stats_ = ShuffleStats{};
+    if (cfg_.def.high_cardinality) {
+      gpu::hash_clear(table_, stream_);
+    } else {
+      gpu::dense_clear(dense_, stream_);
+    }
+    SB_CUDA_CHECK(cudaEventRecord(ev_repeat_, stream_));
+  }
+
+  void submit(std::int64_t task) override {
+    const auto [b, e] = cfg_.task_rows(task);
+    Pending p;
+    p.task = task;
+    p.rows = e - b;
+    p.e0 = event();
+    p.e1 = event();
+    p.e2 = event();
+    SB_CUDA_CHECK(cudaEventRecord(p.e0, stream_));
+    gpu::generate(cfg_.table(), poisson_, b, p.rows, cfg_.def.columns, cols_, stream_);
+    SB_CUDA_CHECK(cudaEventRecord(p.e1, stream_));
+    if (cfg_.def.high_cardinality) {
+      gpu::hash_aggregate(table_, cols_, p.rows, stream_);
+    } else {
+      gpu::dense_aggregate(cfg_.def, dense_, cols_, p.rows, stream_);
+    }
+    SB_CUDA_CHECK(cudaEventRecord(p.e2, stream_));
+    pending_.push_back(p);
+  }
+
+  [[nodiscard]] std::size_t in_flight() const override { return pending_.size(); }
+
+  std::optional<TaskOutcome> poll(bool wait) override {
+    if (pending_.empty()) return std::nullopt;
+    Pending p = pending_.front();
+    if (wait) {
+      SB_CUDA_CHECK(cudaEventSynchronize(p.e2));
+    } else {
+      const cudaError_t q = cudaEventQuery(p.e2);
+      if (q == cudaErrorNotReady) return std::nullopt;
+      SB_CUDA_CHECK(q);
+    }
+    pending_.pop_front();
+    float gen = 0, comp = 0, start = 0, end = 0;
+    SB_CUDA_CHECK(cudaEventElapsedTime(&gen, p.e0, p.e1));
+    SB_CUDA_CHECK(cudaEventElapsedTime(&comp, p.e1, p.e2));
+    SB_CUDA_CHECK(cudaEventElapsedTime(&start, ev_repeat_, p.e0));
+    SB_CUDA_CHECK(cudaEventElapsedTime(&end, ev_repeat_, p.e2));
+    times_.generate += gen * 1e-3;
+    times_.compute += comp * 1e-3;
+    TaskOutcome o;
+    o.task = p.task;
+    o.partial = {static_cast<double>(p.rows)};
+    o.start = start * 1e-3;
+    o.end = end * 1e-3;
+    o.bytes = p.rows * cfg_.def.bytes_per_row();
+    o.phase = Phase::compute;
+    release(p);
+    return o;
+  }
+
+  std::vector<double> finish_repeat() override {
+    SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const double t0 = now();
+    if (env_.size > 1 && nccl_peer_.empty()) map_nccl_ranks();
+    std::vector<double> out;
+    if (!cfg_.def.high_cardinality) {
+      out = finish_dense();
+    } else {
+      out = finish_hash();
+    }
+    times_.communicate += stats_.seconds;
+    times_.compute += (now() - t0) - stats_.seconds;
+    return out;
+  }
+
+  [[nodiscard]] PhaseTimes phase_times() const override { return times_; }
+
+  std::vector<double> validate() override {
+    if (cfg_.def.high_cardinality) {
+      // The owned share, copied back (untimed).
+      std::vector<std::uint64_t> host(static_cast<std::size_t>(n_records_) * width_);
+      if (!host.empty())
+        SB_CUDA_CHECK(cudaMemcpy(host.data(), records_, sizeof(std::uint64_t) * host.size(),
+                                 cudaMemcpyDeviceToHost));
+      result_ = PartitionedTable(6, static_cast<std::size_t>(n_records_));
+      for (std::int64_t i = 0; i < n_records_; ++i) {
+        std::int64_t key = 0;
+        GroupState s;
+        unpack_record(&host[static_cast<std::size_t>(i) * width_], cfg_.def.fields, key, s);
+        result_.upsert(key) = s;
+      }
+    }
+    const bool high = cfg_.def.high_cardinality;
+    const int rank = env_.rank;
+    const int size = env_.size;
+    OwnedLookup owned = [&](std::int64_t key) -> std::optional<GroupState> {
+      const bool mine = high ? owner_of(key, size) == rank : rank == 0;
+      if (!mine && size > 1) return std::nullopt;
+      const GroupState* s = result_.find(key);
+      return s != nullptr ? *s : GroupState{};
+    };
+    std::vector<double> records;
+    if (cfg_.per_group()) records = report_records(result_, cfg_.def.fields);
+    return validate_part(cfg_, rank, size, env_.threads < 1 ? 1 : env_.threads, owned, records);
+  }
+
+  [[nodiscard]] int prefetch() const override { return 2; }
+
+ private:
+  struct Pending {
+    std::int64_t task = -1;
+    std::int64_t rows = 0;
+    cudaEvent_t e0 = nullptr, e1 = nullptr, e2 = nullptr;
+  };
+
+  cudaEvent_t event() {
+    if (!free_events_.empty()) {
+      cudaEvent_t e = free_events_.back();
+      free_events_.pop_back();
+      return e;
+    }
+    cudaEvent_t e = nullptr;
+    SB_CUDA_CHECK(cudaEventCreate(&e));
+    events_.push_back(e);
+    return e;
+  }
+  void release(const Pending& p) {
+    free_events_.push_back(p.e0);
+    free_events_.push_back(p.e1);
+    free_events_.push_back(p.e2);
+  }
+
+  /// NCCL rank of every case rank (they need not coincide).
+  void map_nccl_ranks() {
+    nccl_peer_.assign(static_cast<std::size_t>(env_.size), 0);
+    int mine = ctx_->nccl_rank;
+    SB_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_INT, nccl_peer_.data(), 1, MPI_INT, env_.comm));
+  }
+
+  std::vector<double> finish_dense() {
+    const QueryDef& q = cfg_.def;
+    if (env_.size > 1) {
+      const double t = now();
+      SB_NCCL_CHECK(ncclReduce(dense_.acc, dense_.acc, static_cast<std::size_t>(dense_.words),
+                               ncclFloat64, ncclSum, nccl_peer_[0], ctx_->nccl, stream_));
+      SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      stats_.seconds = now() - t;
+      const double bytes = 8.0 * dense_.words;
+      stats_.send_total = bytes;
+      stats_.bytes_sent = env_.rank == 0 ? 0.0 : bytes;
+    }
+    result_ = PartitionedTable(0, static_cast<std::size_t>(q.domain_size));
+    if (env_.rank == 0) {
+      SB_CUDA_CHECK(cudaMemcpyAsync(host_acc_.data(), dense_.acc, sizeof(double) * host_acc_.size(),
+                                    cudaMemcpyDeviceToHost, stream_));
+      SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      const auto d = static_cast<std::size_t>(dense_.domain);
+      for (std::size_t u = 0; u < d; ++u) {
+        if (host_acc_[u] == 0.0) continue;
+        GroupState& s = result_.upsert(q.domain_lo + static_cast<std::int64_t>(u));
+        s.count = static_cast<std::int64_t>(host_acc_[u]);
+        std::size_t j = 1;
+        for (unsigned f = kSumX; f <= kSumSqX; f <<= 1)
+          if (q.fields & f) set_field(s, f, host_acc_[(j++) * d + u]);
+      }
+    }
+    return finish_partial(result_, q.fields, stats_, env_.rank == 0);
+  }
+
+  std::vector<double> finish_hash() {
+    const int size = env_.size;
+    std::vector<long long> counts(static_cast<std::size_t>(size)), offsets(counts.size());
+    if (size == 1) {
+      n_records_ = gpu::hash_compact(table_, 1, records_, counts.data(), offsets.data(), stream_);
+    } else {
+      // Local groups grouped by owner: the send buffer of the all-to-all.
+      const std::int64_t total =
+          gpu::hash_compact(table_, size, records_, counts.data(), offsets.data(), stream_);
+      const double t = now();
+      std::vector<long long> rcounts(counts.size()), roffsets(counts.size());
+      SB_MPI_CHECK(MPI_Alltoall(counts.data(), 1, MPI_LONG_LONG, rcounts.data(), 1, MPI_LONG_LONG,
+                                env_.comm));
+      long long rtotal = 0;
+      for (int p = 0; p < size; ++p) {
+        roffsets[p] = rtotal;
+        rtotal += rcounts[p];
+      }
+      if (rtotal > recv_cap_) {
+        if (recv_ != nullptr) SB_CUDA_CHECK(cudaFree(recv_));
+        recv_cap_ = rtotal + rtotal / 8 + 1024;
+        recv_ = device_alloc<std::uint64_t>(static_cast<std::size_t>(recv_cap_) * width_);
+      }
+      const auto W = static_cast<std::size_t>(width_);
+      const int me = env_.rank;
+      if (counts[me] > 0)
+        SB_CUDA_CHECK(cudaMemcpyAsync(recv_ + roffsets[me] * W, records_ + offsets[me] * W,
+                                      sizeof(std::uint64_t) * counts[me] * W,
+                                      cudaMemcpyDeviceToDevice, stream_));
+      SB_NCCL_CHECK(ncclGroupStart());
+      for (int p = 0; p < size; ++p) {
+        if (p == me) continue;
+        if (counts[p] > 0)
+          SB_NCCL_CHECK(ncclSend(records_ + offsets[p] * W, counts[p] * W, ncclUint64,
+                                 nccl_peer_[p], ctx_->nccl, stream_));
+        if (rcounts[p] > 0)
+          SB_NCCL_CHECK(ncclRecv(recv_ + roffsets[p] * W, rcounts[p] * W, ncclUint64,
+                                 nccl_peer_[p], ctx_->nccl, stream_));
+      }
+      SB_NCCL_CHECK(ncclGroupEnd());
+      SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      stats_.seconds = now() - t;
+      stats_.send_total = static_cast<double>(total) * 8.0 * width_;
+      stats_.bytes_sent = static_cast<double>(total - counts[me]) * 8.0 * width_;
+      // The owner's merge: a cleared table, the received records, compacted again.
+      gpu::hash_clear(table_, stream_);
+      gpu::hash_insert_records(table_, recv_, rtotal, stream_);
+      n_records_ = gpu::hash_compact(table_, 1, records_, counts.data(), offsets.data(), stream_);
+    }
+    if (gpu::hash_overflowed(table_, stream_))
+      throw Error("groupby: the GPU hash table overflowed (internal sizing error)");
+    double s6[6];
+    gpu::summarize_records(table_, records_, n_records_, s6, stream_);
+    Summary s;
+    s.groups = s6[0];
+    s.sum_count = s6[1];
+    s.sum_x = s6[2];
+    s.sum_y = s6[3];
+    s.sum_min_x = s6[4];
+    s.sum_max_x = s6[5];
+    return finish_header(s, stats_);
+  }
+
+  Config cfg_;
+  CaseEnv env_;
+  GpuContext* ctx_;
+  cudaStream_t stream_ = nullptr;
+  ColumnPtrs cols_;
+  PoissonTable* poisson_ = nullptr;
+  int width_ = 0;
+  gpu::DenseAgg dense_;
+  gpu::HashTable table_;
+  std::uint64_t* records_ = nullptr;
+  std::int64_t records_cap_ = 0;
+  std::int64_t n_records_ = 0;
+  std::uint64_t* recv_ = nullptr;
+  long long recv_cap_ = 0;
+  std::vector<double> host_acc_;
+  std::vector<int> nccl_peer_;
+  PartitionedTable result_;
+  PhaseTimes times_;
+  ShuffleStats stats_;
+  std::deque<Pending> pending_;
+  std::vector<cudaEvent_t> events_, free_events_;
+  cudaEvent_t ev_repeat_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<WorkerCase> make_gpu_worker(const Config& c, const CaseEnv& env) {
+  return std::make_unique<GpuWorker>(c, env);
+}
+
+}  // namespace sb::groupby
