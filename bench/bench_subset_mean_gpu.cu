@@ -51,17 +51,19 @@ void set_counters(benchmark::State& state, double draws, double seconds) {
   state.counters["ms_per_preset"] = 1e3 * seconds / it;
 }
 
-/// Args: math, n, chunk.
+/// Args: math, n, chunk, unroll.
 void BM_SubsetMeanFused(benchmark::State& state) {
   auto& g = gpu();
   const auto math = static_cast<GpuMath>(state.range(0));
   const std::int64_t n = state.range(1);
   const std::int64_t chunk = state.range(2);
+  const int unroll = static_cast<int>(state.range(3));
   const std::int64_t nb = (n + chunk - 1) / chunk;
   const std::int64_t tasks = nb * nb;
   auto run = [&] {
     for (std::int64_t t = 0; t < tasks; ++t)
-      g.kernel->launch(sb::subset_mean::task_block(n, chunk, t), 42, g.out + 2 * (t % 4096), math);
+      g.kernel->launch(sb::subset_mean::task_block(n, chunk, t), 42, g.out + 2 * (t % 4096), math,
+                       unroll);
   };
   run();  // warm-up
   SB_CUDA_CHECK(cudaStreamSynchronize(g.ctx->stream));
@@ -123,15 +125,129 @@ void BM_SubsetMeanWorker(benchmark::State& state) {
   state.counters["gpu_span_ms"] = 1e3 * gpu_span / static_cast<double>(state.iterations());
 }
 
+/// Instruction-rate ceilings of the pipes the fused kernel uses, with the SM clock read inside
+/// the kernel (clock64 against %globaltimer): 8 independent chains per thread, full occupancy.
+enum Pipe : int { kDfma = 0, kImadWide = 1, kImad = 2, kLop3 = 3, kRsq64 = 4 };
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+  return t;
+}
+
+template <int P>
+__global__ void __launch_bounds__(256)
+    pipe_kernel(int iters, double x, double y, unsigned m, unsigned long long* out, double* sink) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned long long c0 = clock64();
+  const unsigned long long g0 = global_ns();
+  double d[8];
+  std::uint64_t v[8];
+  unsigned u[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    d[j] = 1.0 + 1e-9 * (t + j);
+    v[j] = t * 8u + j;
+    u[j] = t * 8u + j;
+  }
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      if constexpr (P == kDfma) d[j] = fma(d[j], x, y);
+      if constexpr (P == kImadWide)
+        v[j] = static_cast<std::uint64_t>(static_cast<unsigned>(v[j])) * m + (v[j] >> 32);
+      if constexpr (P == kImad) u[j] = u[j] * m + t;
+      if constexpr (P == kLop3) u[j] = u[j] ^ u[(j + 1) & 7] ^ m;
+      if constexpr (P == kRsq64) asm volatile("rsqrt.approx.ftz.f64 %0, %0;" : "+d"(d[j]));
+    }
+  }
+  double acc = 0;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) acc += d[j] + static_cast<double>(v[j]) + u[j];
+  if (acc == 1.2345) sink[0] = acc;  // never: keeps the chains alive
+  if (t == 0) {
+    out[0] = clock64() - c0;
+    out[1] = global_ns() - g0;
+  }
+}
+
+void BM_PipeRate(benchmark::State& state) {
+  auto& g = gpu();
+  const int pipe = static_cast<int>(state.range(0));
+  int sms = g.ctx->prop.multiProcessorCount;
+  const int blocks = sms * 8;
+  const int iters = 4096;
+  unsigned long long* clk = nullptr;
+  double* sink = nullptr;
+  SB_CUDA_CHECK(cudaMalloc(&clk, 2 * sizeof(unsigned long long)));
+  SB_CUDA_CHECK(cudaMalloc(&sink, sizeof(double)));
+  auto launch = [&] {
+    switch (pipe) {
+      case kDfma:
+        pipe_kernel<kDfma>
+            <<<blocks, 256, 0, g.ctx->stream>>>(iters, 0.999, 1e-3, 0x9E3779B9u, clk, sink);
+        break;
+      case kImadWide:
+        pipe_kernel<kImadWide>
+            <<<blocks, 256, 0, g.ctx->stream>>>(iters, 0.999, 1e-3, 0x9E3779B9u, clk, sink);
+        break;
+      case kImad:
+        pipe_kernel<kImad>
+            <<<blocks, 256, 0, g.ctx->stream>>>(iters, 0.999, 1e-3, 0x9E3779B9u, clk, sink);
+        break;
+      case kLop3:
+        pipe_kernel<kLop3>
+            <<<blocks, 256, 0, g.ctx->stream>>>(iters, 0.999, 1e-3, 0x9E3779B9u, clk, sink);
+        break;
+      default:
+        pipe_kernel<kRsq64>
+            <<<blocks, 256, 0, g.ctx->stream>>>(iters, 0.999, 1e-3, 0x9E3779B9u, clk, sink);
+        break;
+    }
+    SB_CUDA_CHECK_LAUNCH();
+  };
+  launch();
+  SB_CUDA_CHECK(cudaStreamSynchronize(g.ctx->stream));
+  double total = 0;
+  for (auto _ : state) {
+    SB_CUDA_CHECK(cudaEventRecord(g.start, g.ctx->stream));
+    launch();
+    SB_CUDA_CHECK(cudaEventRecord(g.stop, g.ctx->stream));
+    SB_CUDA_CHECK(cudaEventSynchronize(g.stop));
+    float ms = 0;
+    SB_CUDA_CHECK(cudaEventElapsedTime(&ms, g.start, g.stop));
+    state.SetIterationTime(1e-3 * ms);
+    total += 1e-3 * ms;
+  }
+  unsigned long long c[2] = {};
+  SB_CUDA_CHECK(cudaMemcpy(c, clk, sizeof c, cudaMemcpyDeviceToHost));
+  const double mhz = 1e3 * static_cast<double>(c[0]) / static_cast<double>(c[1]);
+  const double ops = 8.0 * iters * blocks * 256.0 * static_cast<double>(state.iterations());
+  state.counters["Gops_per_s"] = ops / total / 1e9;
+  state.counters["sm_clock_mhz"] = mhz;
+  state.counters["per_clk_per_sm"] = ops / total / (mhz * 1e6) / sms;
+  (void)cudaFree(clk);
+  (void)cudaFree(sink);
+}
+
 }  // namespace
 
+BENCHMARK(BM_PipeRate)
+    ->ArgNames({"pipe"})
+    ->DenseRange(0, 4)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.3);
+
 BENCHMARK(BM_SubsetMeanFused)
-    ->ArgNames({"math", "n", "chunk"})
-    ->Args({static_cast<int>(GpuMath::fast), 100000, 10000})
-    ->Args({static_cast<int>(GpuMath::cuda), 100000, 10000})
-    ->Args({static_cast<int>(GpuMath::philox_only), 100000, 10000})
-    ->Args({static_cast<int>(GpuMath::math_only), 100000, 10000})
-    ->Args({static_cast<int>(GpuMath::fast), 100001, 10000})  // unaligned blocks
+    ->ArgNames({"math", "n", "chunk", "unroll"})
+    ->Args({static_cast<int>(GpuMath::fast), 100000, 10000, 1})
+    ->Args({static_cast<int>(GpuMath::fast), 100000, 10000, 2})
+    ->Args({static_cast<int>(GpuMath::cuda), 100000, 10000, 1})
+    ->Args({static_cast<int>(GpuMath::cuda), 100000, 10000, 2})
+    ->Args({static_cast<int>(GpuMath::philox_only), 100000, 10000, 1})
+    ->Args({static_cast<int>(GpuMath::math_only), 100000, 10000, 1})
+    ->Args({static_cast<int>(GpuMath::fast), 100001, 10000, 1})  // unaligned blocks
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->MinTime(1.0);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "scalebench/gpu_context.cuh"
@@ -52,10 +53,11 @@ class SubsetMeanGpu : public ::testing::Test {
     if (out_ != nullptr) (void)cudaFree(out_);
   }
 
-  std::pair<double, double> gpu_block(const BlockShape& b, std::uint64_t seed, GpuMath m) {
+  std::pair<double, double> gpu_block(const BlockShape& b, std::uint64_t seed, GpuMath m,
+                                      int unroll = sb::subset_mean::FusedKernel::kDefaultUnroll) {
     const sb::subset_mean::FusedKernel k(ctx_->device, ctx_->stream);
     SB_CUDA_CHECK(cudaMemsetAsync(out_, 0xFF, 2 * sizeof(double), ctx_->stream));  // poison
-    k.launch(b, seed, out_, m);
+    k.launch(b, seed, out_, m, unroll);
     double h[2];
     SB_CUDA_CHECK(cudaMemcpyAsync(h, out_, sizeof h, cudaMemcpyDeviceToHost, ctx_->stream));
     SB_CUDA_CHECK(cudaStreamSynchronize(ctx_->stream));
@@ -65,9 +67,12 @@ class SubsetMeanGpu : public ::testing::Test {
   void check(const BlockShape& b, std::uint64_t seed) {
     const Ref ref = cpu_block(b, seed);
     const double tol = 2e-14 * ref.abs + 1e-300;
-    for (GpuMath m : {GpuMath::fast, GpuMath::cuda}) {
-      const auto [sub, full] = gpu_block(b, seed, m);
-      const char* name = m == GpuMath::fast ? "fast" : "cuda";
+    for (int v = 0; v < 4; ++v) {
+      const GpuMath m = v % 2 == 0 ? GpuMath::fast : GpuMath::cuda;
+      const int unroll = 1 + v / 2;
+      const auto [sub, full] = gpu_block(b, seed, m, unroll);
+      const std::string name =
+          std::string(m == GpuMath::fast ? "fast" : "cuda") + " unroll " + std::to_string(unroll);
       EXPECT_NEAR(sub, ref.subset, tol) << name << " subset, block n=" << b.n << " row0=" << b.row0
                                         << " col0=" << b.col0 << " " << b.rows << "x" << b.cols;
       EXPECT_NEAR(full, ref.full, tol) << name << " full, block n=" << b.n << " row0=" << b.row0

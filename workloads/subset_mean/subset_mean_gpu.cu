@@ -7,10 +7,12 @@
 /// instructions per pair), not by memory: it reads and writes nothing but 16 bytes per CTA.
 ///
 /// Work split: the block's pairs, row-major with a fixed number of pairs per row, are cut into
-/// equal contiguous runs, one per thread. A run crosses at most a few rows; inside a row the
-/// thread walks consecutive Philox counters (only the counter's low word changes), keeps the
-/// sums of z0 and z1 apart, and at the row's end adds both to `full` and z0's to `subset` when
-/// the row is even (in an even row, the first element of every pair has an even column).
+/// equal contiguous runs, one per warp (not per thread: a thread's run would cross a row at a
+/// different step from its neighbours' and the warp would diverge; that cost 1.7x). A warp walks
+/// its run one row segment at a time, lane l taking pairs l, l+32, ... of the segment, so only
+/// the counter's low word changes in the inner loop; it keeps the sums of z0 and z1 apart and at
+/// the segment's end adds both to `full` and z0's to `subset` when the row is even (in an even
+/// row, the first element of every pair has an even column).
 /// Pairs at a row's ends may hold an element outside the block (odd n, odd column offset or
 /// odd width): those are handled apart with masks; aligned blocks (the presets) have none.
 
@@ -39,15 +41,16 @@ constexpr int kThreads = 256;
 /// Kernel parameters (passed by value: they sit in the constant bank).
 struct Params {
   dg::RoundKeys rk;
-  std::uint32_t stream;     ///< Philox counter word 2
-  std::uint32_t width;      ///< columns of the block
-  std::uint32_t pairs_row;  ///< pairs per block row (same for every row)
+  dg::detail::FastConstants fc;  ///< polynomial coefficients (used as constant-bank operands)
+  std::uint32_t stream;          ///< Philox counter word 2
+  std::uint32_t width;           ///< columns of the block
+  std::uint32_t pairs_row;       ///< pairs per block row (same for every row)
   std::uint32_t pad = 0;
   std::uint64_t n;  ///< matrix order
   std::uint64_t row0;
   std::uint64_t col0;
-  std::uint64_t total_pairs;       ///< rows * pairs_row
-  std::uint64_t pairs_per_thread;  ///< contiguous run of each thread
+  std::uint64_t total_pairs;     ///< rows * pairs_row
+  std::uint64_t pairs_per_warp;  ///< contiguous run of each warp
 };
 
 template <GpuMath M>
@@ -55,13 +58,13 @@ __device__ __forceinline__ dg::Normals pair_normals(const Params& p, std::uint32
                                                     std::uint32_t ctr_hi) {
   if constexpr (M == GpuMath::math_only) {  // diagnostic: a cheap hash instead of Philox
     const std::uint32_t h = ctr_lo * 0x9E3779B9u;
-    return dg::box_muller_fast(dg::u01(h ^ ctr_hi, h), dg::u01(h + p.stream, ctr_lo ^ h));
+    return dg::box_muller_fast(dg::u01(h ^ ctr_hi, h), dg::u01(h + p.stream, ctr_lo ^ h), p.fc);
   }
   const uint4 w = dg::philox4x32_10(make_uint4(ctr_lo, ctr_hi, p.stream, 0u), p.rk);
   const double ua = dg::u01(w.x, w.y);
   const double ub = dg::u01(w.z, w.w);
   if constexpr (M == GpuMath::fast) {
-    return dg::box_muller_fast(ua, ub);
+    return dg::box_muller_fast(ua, ub, p.fc);
   } else if constexpr (M == GpuMath::cuda) {
     return dg::box_muller(ua, ub);
   } else {
@@ -69,18 +72,19 @@ __device__ __forceinline__ dg::Normals pair_normals(const Params& p, std::uint32
   }
 }
 
-/// Sums z0 and z1 of the pairs with counters [b, b + count); no element is outside the block.
-template <GpuMath M>
+/// Sums z0 and z1 of the pairs with counters [b, b + count), lane-interleaved over the warp;
+/// no element is outside the block. `b` and `count` are the same in every lane.
+template <GpuMath M, int kUnroll>
 __device__ __forceinline__ void interior_run(const Params& p, std::uint64_t b, std::uint32_t count,
-                                             double& s0, double& s1) {
+                                             std::uint32_t lane, double& s0, double& s1) {
   while (count > 0) {
     const std::uint32_t lo = static_cast<std::uint32_t>(b);
     const std::uint32_t hi = static_cast<std::uint32_t>(b >> 32);
     // the run in which only the counter's low word changes
     const std::uint64_t room = (std::uint64_t{1} << 32) - lo;
     const std::uint32_t run = room < count ? static_cast<std::uint32_t>(room) : count;
-#pragma unroll 2
-    for (std::uint32_t k = 0; k < run; ++k) {
+#pragma unroll(kUnroll)
+    for (std::uint32_t k = lane; k < run; k += 32) {
       const dg::Normals z = pair_normals<M>(p, lo + k, hi);
       s0 += z.z0;
       s1 += z.z1;
@@ -129,15 +133,16 @@ __device__ __forceinline__ double2 cta_sum(double a, double b) {
   return t;
 }
 
-template <GpuMath M, bool kAligned>
+template <GpuMath M, bool kAligned, int kUnroll>
 __global__ void __launch_bounds__(kThreads)
     fused_subset_mean(const Params p, double2* partials, unsigned* ticket, double* out) {
   double subset = 0.0;
   double full = 0.0;
-  const std::uint64_t tid = static_cast<std::uint64_t>(blockIdx.x) * kThreads + threadIdx.x;
-  std::uint64_t f = tid * p.pairs_per_thread;
-  if (f < p.total_pairs) {
-    std::uint64_t remaining = min(p.pairs_per_thread, p.total_pairs - f);
+  const std::uint32_t lane = threadIdx.x & 31u;
+  const std::uint64_t warp = (static_cast<std::uint64_t>(blockIdx.x) * kThreads + threadIdx.x) >> 5;
+  const std::uint64_t f = warp * p.pairs_per_warp;
+  if (f < p.total_pairs) {  // everything below is uniform across the warp but the pair loops
+    std::uint64_t remaining = min(p.pairs_per_warp, p.total_pairs - f);
     std::uint64_t r = f / p.pairs_row;  // block row
     std::uint32_t q = static_cast<std::uint32_t>(f - r * p.pairs_row);
     while (remaining > 0) {
@@ -149,14 +154,15 @@ __global__ void __launch_bounds__(kThreads)
       double s0 = 0.0;
       double s1 = 0.0;
       if constexpr (kAligned) {
-        interior_run<M>(p, b0 + q, qend - q, s0, s1);
+        interior_run<M, kUnroll>(p, b0 + q, qend - q, lane, s0, s1);
       } else {
+        // at most one pair at each end of a row holds an element outside the block
         const std::uint32_t par = static_cast<std::uint32_t>(e0 & 1);
-        const std::uint32_t in_lo = max(q, par);  // first interior pair
+        const std::uint32_t in_lo = min(max(q, par), qend);                       // interior begin
         const std::uint32_t in_hi = max(in_lo, min(qend, (p.width + par) >> 1));  // end
-        for (std::uint32_t k = q; k < in_lo && k < qend; ++k) edge_pair<M>(p, b0 + k, e0, s0, s1);
-        interior_run<M>(p, b0 + in_lo, in_hi - in_lo, s0, s1);
-        for (std::uint32_t k = max(in_hi, q); k < qend; ++k) edge_pair<M>(p, b0 + k, e0, s0, s1);
+        if (lane == 0 && q < in_lo) edge_pair<M>(p, b0 + q, e0, s0, s1);
+        if (lane == 1 && in_hi < qend) edge_pair<M>(p, b0 + in_hi, e0, s0, s1);
+        interior_run<M, kUnroll>(p, b0 + in_lo, in_hi - in_lo, lane, s0, s1);
       }
       full += s0 + s1;
       if ((i & 1) == 0) subset += s0;
@@ -192,24 +198,50 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <GpuMath M, bool kAligned>
+template <GpuMath M, bool kAligned, int kUnroll>
 void launch_variant(unsigned ctas, cudaStream_t stream, const Params& p, double2* partials,
                     unsigned* ticket, double* out) {
-  fused_subset_mean<M, kAligned><<<ctas, kThreads, 0, stream>>>(p, partials, ticket, out);
+  fused_subset_mean<M, kAligned, kUnroll><<<ctas, kThreads, 0, stream>>>(p, partials, ticket, out);
 }
 
-constexpr int variant_index(GpuMath m, bool aligned) {
-  return 2 * static_cast<int>(m) + (aligned ? 0 : 1);
-}
+using Launcher = void (*)(unsigned, cudaStream_t, const Params&, double2*, unsigned*, double*);
+using Occupancy = int (*)(int device);
 
-template <GpuMath M, bool kAligned>
+template <GpuMath M, bool kAligned, int kUnroll>
 int max_grid(int device) {
   int per_sm = 0;
   SB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &per_sm, fused_subset_mean<M, kAligned>, kThreads, 0));
+      &per_sm, fused_subset_mean<M, kAligned, kUnroll>, kThreads, 0));
   int sms = 0;
   SB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   return std::max(1, per_sm) * sms;
+}
+
+/// Every instantiation, indexed by variant_index().
+struct Variant {
+  Launcher launch;
+  Occupancy grid;
+};
+
+template <GpuMath M, bool A, int U>
+constexpr Variant variant() {
+  return {launch_variant<M, A, U>, max_grid<M, A, U>};
+}
+
+constexpr Variant kVariants[] = {
+    variant<GpuMath::fast, true, 1>(),        variant<GpuMath::fast, false, 1>(),
+    variant<GpuMath::cuda, true, 1>(),        variant<GpuMath::cuda, false, 1>(),
+    variant<GpuMath::philox_only, true, 1>(), variant<GpuMath::philox_only, false, 1>(),
+    variant<GpuMath::math_only, true, 1>(),   variant<GpuMath::math_only, false, 1>(),
+    variant<GpuMath::fast, true, 2>(),        variant<GpuMath::fast, false, 2>(),
+    variant<GpuMath::cuda, true, 2>(),        variant<GpuMath::cuda, false, 2>(),
+    variant<GpuMath::philox_only, true, 2>(), variant<GpuMath::philox_only, false, 2>(),
+    variant<GpuMath::math_only, true, 2>(),   variant<GpuMath::math_only, false, 2>(),
+};
+constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
+
+constexpr int variant_index(GpuMath m, bool aligned, int unroll) {
+  return (unroll == 2 ? 8 : 0) + 2 * static_cast<int>(m) + (aligned ? 0 : 1);
 }
 
 }  // namespace
@@ -227,15 +259,8 @@ BlockShape task_block(std::int64_t n, std::int64_t chunk, std::int64_t task) {
 
 FusedKernel::FusedKernel(int device, cudaStream_t stream) : stream_(stream), threads_(kThreads) {
   SB_CUDA_CHECK(cudaSetDevice(device));
-  grids_[variant_index(GpuMath::fast, true)] = max_grid<GpuMath::fast, true>(device);
-  grids_[variant_index(GpuMath::fast, false)] = max_grid<GpuMath::fast, false>(device);
-  grids_[variant_index(GpuMath::cuda, true)] = max_grid<GpuMath::cuda, true>(device);
-  grids_[variant_index(GpuMath::cuda, false)] = max_grid<GpuMath::cuda, false>(device);
-  grids_[variant_index(GpuMath::philox_only, true)] = max_grid<GpuMath::philox_only, true>(device);
-  grids_[variant_index(GpuMath::philox_only, false)] =
-      max_grid<GpuMath::philox_only, false>(device);
-  grids_[variant_index(GpuMath::math_only, true)] = max_grid<GpuMath::math_only, true>(device);
-  grids_[variant_index(GpuMath::math_only, false)] = max_grid<GpuMath::math_only, false>(device);
+  static_assert(kNumVariants == sizeof(grids_) / sizeof(grids_[0]));
+  for (int v = 0; v < kNumVariants; ++v) grids_[v] = kVariants[v].grid(device);
   grid_ = *std::max_element(std::begin(grids_), std::end(grids_));
   SB_CUDA_CHECK(cudaMalloc(&partials_, sizeof(double2) * grid_));
   SB_CUDA_CHECK(cudaMalloc(&ticket_, sizeof(unsigned)));
@@ -249,12 +274,14 @@ FusedKernel::~FusedKernel() {
   (void)cudaFree(ticket_);
 }
 
-void FusedKernel::launch(const BlockShape& block, std::uint64_t seed, double* out,
-                         GpuMath math) const {
+void FusedKernel::launch(const BlockShape& block, std::uint64_t seed, double* out, GpuMath math,
+                         int unroll) const {
+  SB_EXPECTS(unroll == 1 || unroll == 2, "subset-mean: kernel unroll must be 1 or 2");
   SB_EXPECTS(block.rows > 0 && block.cols > 0 && block.cols < (std::int64_t{1} << 31),
              "subset-mean: empty or too wide GPU block");
   Params p{};
   p.rk = dg::round_keys(seed);
+  p.fc = dg::detail::kFastConstants;
   p.stream = 0;
   p.width = static_cast<std::uint32_t>(block.cols);
   p.n = static_cast<std::uint64_t>(block.n);
@@ -272,20 +299,15 @@ void FusedKernel::launch(const BlockShape& block, std::uint64_t seed, double* ou
     p.pairs_row = w / 2 + 1;
   }
   p.total_pairs = static_cast<std::uint64_t>(block.rows) * p.pairs_row;
-  const int variant = variant_index(math, aligned);
-  const std::uint64_t threads = static_cast<std::uint64_t>(grids_[variant]) * kThreads;
-  p.pairs_per_thread = (p.total_pairs + threads - 1) / threads;
-  // Fewer CTAs for small blocks: every launched thread has work.
-  const std::uint64_t busy = (p.total_pairs + p.pairs_per_thread - 1) / p.pairs_per_thread;
-  const unsigned ctas = static_cast<unsigned>((busy + kThreads - 1) / kThreads);
+  const int variant = variant_index(math, aligned, unroll);
+  constexpr std::uint64_t kWarps = kThreads / 32;
+  const std::uint64_t warps = static_cast<std::uint64_t>(grids_[variant]) * kWarps;
+  // at least a full step of 32 pairs per warp; fewer CTAs for small blocks
+  p.pairs_per_warp = std::max<std::uint64_t>(32, (p.total_pairs + warps - 1) / warps);
+  const std::uint64_t busy = (p.total_pairs + p.pairs_per_warp - 1) / p.pairs_per_warp;
+  const unsigned ctas = static_cast<unsigned>((busy + kWarps - 1) / kWarps);
   auto* partials = reinterpret_cast<double2*>(partials_);
-  using L = void (*)(unsigned, cudaStream_t, const Params&, double2*, unsigned*, double*);
-  static constexpr L kLaunch[8] = {
-      launch_variant<GpuMath::fast, true>,        launch_variant<GpuMath::fast, false>,
-      launch_variant<GpuMath::cuda, true>,        launch_variant<GpuMath::cuda, false>,
-      launch_variant<GpuMath::philox_only, true>, launch_variant<GpuMath::philox_only, false>,
-      launch_variant<GpuMath::math_only, true>,   launch_variant<GpuMath::math_only, false>};
-  kLaunch[variant](ctas, stream_, p, partials, ticket_, out);
+  kVariants[variant].launch(ctas, stream_, p, partials, ticket_, out);
   SB_CUDA_CHECK_LAUNCH();
 }
 

@@ -44,9 +44,12 @@ class FusedKernel {
   FusedKernel& operator=(const FusedKernel&) = delete;
 
   /// Enqueues the block's sums into out[0] (subset) and out[1] (full). `out` is device memory
-  /// or mapped pinned host memory (a device pointer to it). Asynchronous.
+  /// or mapped pinned host memory (a device pointer to it). Asynchronous. `unroll` (1 or 2):
+  /// pairs per thread per inner-loop step, a tuning knob (kDefaultUnroll is the measured best).
   void launch(const BlockShape& block, std::uint64_t seed, double* out,
-              GpuMath math = GpuMath::fast) const;
+              GpuMath math = GpuMath::fast, int unroll = kDefaultUnroll) const;
+
+  static constexpr int kDefaultUnroll = 1;
 
   /// Resident CTAs of the fast kernel on aligned blocks (the launch size for large blocks).
   [[nodiscard]] int grid() const noexcept { return grids_[0]; }
@@ -54,8 +57,8 @@ class FusedKernel {
 
  private:
   cudaStream_t stream_;
-  int grids_[8] = {};  ///< resident CTAs per variant (GpuMath x aligned/unaligned)
-  int grid_ = 0;       ///< the largest: size of `partials_`
+  int grids_[16] = {};  ///< resident CTAs per variant (GpuMath x aligned/unaligned x unroll)
+  int grid_ = 0;        ///< the largest: size of `partials_`
   int threads_ = 256;
   double* partials_ = nullptr;  ///< 2 doubles per CTA
   unsigned* ticket_ = nullptr;  ///< CTAs done; the last one reduces and resets it

@@ -143,37 +143,60 @@ __device__ __forceinline__ double rsqrt_approx(double x) {
   return y;
 }
 
+/// Polynomial coefficients of the fast Box-Muller. Kernels that call it in a hot loop pass them
+/// as a kernel parameter (constant bank 0: the fp64 FMAs take them as operands; as immediates
+/// each costs two uniform-register moves per loop iteration once registers run short).
+struct FastConstants {
+  double log_p[7];  ///< P(x) = Q(x/16)/16, Q: atanh(s) = s + s^3 Q(s^2), |s| <= 0.1716 (minimax)
+  double sin_p[7];  ///< sin(pi/2 w) = w S(w^2), |w| <= 1/2 (minimax)
+  double cos_p[8];  ///< cos(pi/2 w) = C(w^2)
+};
+
+inline constexpr FastConstants kFastConstants = {
+    {0x1.5555555555558p-6, 0x1.9999999995273p-11, 0x1.2492492dfd86cp-15, 0x1.c71c62d5e53e0p-20,
+     0x1.7462b91b8df65p-24, 0x1.39fdcceb4bb45p-28, 0x1.2b5f68a50d903p-32},
+    {0x1.921fb54442d18p+0, -0x1.4abbce625be41p-1, 0x1.466bc677587f8p-4, -0x1.32d2cce2e5b19p-8,
+     0x1.50782fda12d96p-13, -0x1.e30071afc3e59p-19, 0x1.e3f38399551bfp-25},
+    {1.0, -0x1.3bd3cc9be45dep+0, 0x1.03c1f081b5aacp-2, -0x1.55d3c7e3c90f8p-6, 0x1.e1f5068355e15p-11,
+     -0x1.a6d1ec7906c20p-16, 0x1.f9cc41140bb60p-22, -0x1.b264ba152378ap-28}};
+
+[[maybe_unused]] static __constant__ FastConstants kFast = kFastConstants;
+
 /// -2 ln(u) for u in [2^-54, 1]: u = 2^E m, m in [sqrt(1/2), sqrt(2)),
 /// ln m = 2 atanh(s), s = (m-1)/(m+1), atanh(s) = s + s^3 Q(s^2) (minimax, |s| <= 0.1716).
-__device__ __forceinline__ double minus_two_log(double u) {
+/// Computed with s' = -4 s (so -4 atanh(s) = s' + s' x' P(x'), x' = s'^2), which saves the
+/// final scaling: -2 ln u = -2 E ln2 + s' + s' x' P(x').
+__device__ __forceinline__ double minus_two_log(double u, const FastConstants k) {
   const int hi = __double2hiint(u);
   const int lo = __double2loint(u);
   const int tmp = hi - 0x3FE6A09E;  // hi word of sqrt(1/2)
   const int e = tmp >> 20;          // arithmetic shift: the exponent after reduction
   const double m = __hiloint2double(hi - (e << 20), lo);
-  const double f = m - 1.0;  // exact (Sterbenz)
+  const double f4 = fma(m, -4.0, 4.0);  // -4 (m - 1), exact
   const double g = m + 1.0;
   const double y0 = rcp_approx(g);
   const double err = fma(-g, y0, 1.0);
   const double y = fma(y0, fma(err, err, err), y0);  // cubic refinement: full precision
-  const double s = f * y;
-  const double x = s * s;
-  double q = 0x1.2b5f68a50d903p-4;
-  q = fma(q, x, 0x1.39fdcceb4bb45p-4);
-  q = fma(q, x, 0x1.7462b91b8df65p-4);
-  q = fma(q, x, 0x1.c71c62d5e53e0p-4);
-  q = fma(q, x, 0x1.2492492dfd86cp-3);
-  q = fma(q, x, 0x1.9999999995273p-3);
-  q = fma(q, x, 0x1.5555555555558p-2);
-  const double h = fma(s * x, q, s);  // atanh(s) = ln(m) / 2
-  // -2 ln u = -2 e ln2 - 4 h
-  return fma(static_cast<double>(e), -0x1.62e42fefa39efp+0, -4.0 * h);
+  const double s4 = f4 * y;                          // -4 s
+  const double x4 = s4 * s4;                         // 16 s^2
+  const double* c = k.log_p;
+  double q = c[6];
+  q = fma(q, x4, c[5]);
+  q = fma(q, x4, c[4]);
+  q = fma(q, x4, c[3]);
+  q = fma(q, x4, c[2]);
+  q = fma(q, x4, c[1]);
+  q = fma(q, x4, c[0]);
+  const double h4 = fma(s4 * x4, q, s4);  // -4 atanh(s) = -2 ln m
+  return fma(static_cast<double>(e), -0x1.62e42fefa39efp+0, h4);
 }
 
 /// sqrt(a) for a >= 0 (a = 0 gives 0): reciprocal-square-root estimate, one Goldschmidt step
 /// and a final Newton correction; within an ulp.
 __device__ __forceinline__ double sqrt_fast(double a) {
-  const double y0 = rsqrt_approx(fmax(a, 0x1p-1000));
+  // a = 0 would give rsqrt = inf and 0 * inf: raise the estimate's input to the smallest normal
+  const int a_hi = __double2hiint(a);
+  const double y0 = rsqrt_approx(__hiloint2double(max(a_hi, 0x00100000), __double2loint(a)));
   const double r0 = a * y0;
   const double h0 = 0.5 * y0;
   const double e = fma(-r0, h0, 0.5);
@@ -185,30 +208,34 @@ __device__ __forceinline__ double sqrt_fast(double a) {
 }  // namespace detail
 
 /// Box-Muller for uniforms in [2^-54, 1] (what u01 yields) with fewer fp64 instructions than
-/// box_muller(): within a few ulps of the CPU reference (tested).
-__device__ __forceinline__ Normals box_muller_fast(double ua, double ub) {
-  const double r = detail::sqrt_fast(detail::minus_two_log(ua));
+/// box_muller(): within a few ulps of the CPU reference (tested). `k` is kFastConstants, taken
+/// from wherever the caller keeps it (a kernel parameter in hot loops).
+__device__ __forceinline__ Normals box_muller_fast(double ua, double ub,
+                                                   const detail::FastConstants k) {
+  const double r = detail::sqrt_fast(detail::minus_two_log(ua, k));
   // 2 pi ub = q pi/2 + (pi/2) w with q = rint(4 ub), w = 4 ub - q in [-1/2, 1/2]; exact.
   constexpr double kRound = 0x1.8p52;
   const double qs = fma(ub, 4.0, kRound);
   const int q = __double2loint(qs);
   const double w = fma(ub, 4.0, -(qs - kRound));
   const double x = w * w;
-  double sp = 0x1.e3f38399551bfp-25;
-  sp = fma(sp, x, -0x1.e30071afc3e59p-19);
-  sp = fma(sp, x, 0x1.50782fda12d96p-13);
-  sp = fma(sp, x, -0x1.32d2cce2e5b19p-8);
-  sp = fma(sp, x, 0x1.466bc677587f8p-4);
-  sp = fma(sp, x, -0x1.4abbce625be41p-1);
-  sp = fma(sp, x, 0x1.921fb54442d18p+0);
-  double cp = -0x1.b264ba152378ap-28;
-  cp = fma(cp, x, 0x1.f9cc41140bb60p-22);
-  cp = fma(cp, x, -0x1.a6d1ec7906c20p-16);
-  cp = fma(cp, x, 0x1.e1f5068355e15p-11);
-  cp = fma(cp, x, -0x1.55d3c7e3c90f8p-6);
-  cp = fma(cp, x, 0x1.03c1f081b5aacp-2);
-  cp = fma(cp, x, -0x1.3bd3cc9be45dep+0);
-  cp = fma(cp, x, 1.0);
+  const double* sc = k.sin_p;
+  double sp = sc[6];
+  sp = fma(sp, x, sc[5]);
+  sp = fma(sp, x, sc[4]);
+  sp = fma(sp, x, sc[3]);
+  sp = fma(sp, x, sc[2]);
+  sp = fma(sp, x, sc[1]);
+  sp = fma(sp, x, sc[0]);
+  const double* cc = k.cos_p;
+  double cp = cc[7];
+  cp = fma(cp, x, cc[6]);
+  cp = fma(cp, x, cc[5]);
+  cp = fma(cp, x, cc[4]);
+  cp = fma(cp, x, cc[3]);
+  cp = fma(cp, x, cc[2]);
+  cp = fma(cp, x, cc[1]);
+  cp = fma(cp, x, cc[0]);
   const double sa = w * sp;  // sin((pi/2) w)
   // quadrant: (sin, cos) of q pi/2 + a = (s, c), (c, -s), (-s, -c), (-c, s) for q mod 4
   const bool swap = (q & 1) != 0;
@@ -222,6 +249,11 @@ __device__ __forceinline__ Normals box_muller_fast(double ua, double ub) {
   const double rc =
       __hiloint2double(r_hi ^ static_cast<int>(((uq + 1u) << 30) & 0x80000000u), r_lo);
   return {rc * cs, rs * sn};
+}
+
+/// box_muller_fast with the coefficients from constant memory.
+__device__ __forceinline__ Normals box_muller_fast(double ua, double ub) {
+  return box_muller_fast(ua, ub, detail::kFast);
 }
 
 /// Element e of the uniform stream (philox.hpp's sb::data::uniform).
