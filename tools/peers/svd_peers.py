@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Peer timings for the svd workload (SPEC 4.2 and 10): thin SVD of a tall-skinny uniform(0,1)
+float64 matrix, U kept, as the peers' users write it.
+
+GPU peers (one device, warm, data already on the device, CUDA synchronisation around each run):
+  torch.linalg.svd(A, full_matrices=False)
+  torch QR + SVD(R): Q, R = torch.linalg.qr(A); Ur, S, Vh = torch.linalg.svd(R); U = Q @ Ur
+  cupy.linalg.svd(A, full_matrices=False)
+CPU peer (--dask): dask.array.linalg.svd (tsqr) on da.random.random((m, n), chunks=(chunk, n))
+with the single-threaded scheduler, input persisted first (what SPEC 10 compares the CPU paths
+with); NumPy's BLAS threads are whatever the environment gives (OPENBLAS_NUM_THREADS).
+
+    python3 tools/peers/svd_peers.py [--sizes 10000x1000,1000000x1000] [--repeats 5] [--dask]
+
+Prints one table: peer, size, median and min milliseconds, GFLOP/s at the SPEC's 6mn^2 count.
+Peers whose library is missing are listed as skipped.
+"""
+
+import argparse
+import statistics
+import sys
+import time
+
+
+def timed(fn, sync, repeats):
+    fn()
+    sync()
+    times = []
+    for _ in range(repeats):
+        sync()
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), min(times)
+
+
+def torch_peers(m, n, chunk, repeats):
+    import torch
+
+    if not torch.cuda.is_available():
+        raise ImportError("torch without CUDA")
+    dev = torch.device("cuda")
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(42)
+    a = torch.rand(m, n, dtype=torch.float64, device=dev, generator=gen)
+    sync = torch.cuda.synchronize
+
+    def svd():
+        return torch.linalg.svd(a, full_matrices=False)
+
+    def qr_svd():
+        q, r = torch.linalg.qr(a)
+        ur, s, vh = torch.linalg.svd(r)
+        return q @ ur, s, vh
+
+    yield "torch.linalg.svd", timed(svd, sync, repeats)
+    yield "torch QR + SVD(R)", timed(qr_svd, sync, repeats)
+    del a
+    torch.cuda.empty_cache()
+
+
+def cupy_peers(m, n, chunk, repeats):
+    import cupy as cp
+
+    rs = cp.random.RandomState(42)
+    a = rs.random_sample((m, n), dtype=cp.float64)
+    sync = cp.cuda.Device().synchronize
+
+    def svd():
+        return cp.linalg.svd(a, full_matrices=False)
+
+    yield "cupy.linalg.svd", timed(svd, sync, repeats)
+    del a
+    cp.get_default_memory_pool().free_all_blocks()
+
+
+def dask_peers(m, n, chunk, repeats):
+    import dask
+    import dask.array as da
+
+    x = da.random.random((m, n), chunks=(chunk, n)).persist(scheduler="single-threaded")
+
+    def svd():
+        u, s, v = da.linalg.svd(x)
+        dask.compute(u, s, v, scheduler="single-threaded")
+
+    yield f"dask.array.linalg.svd (tsqr, chunks={chunk})", timed(svd, lambda: None, repeats)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--sizes", default="10000x1000,1000000x1000",
+                   help="comma-separated m x n (chunk = m/10 for Dask, or 1000 at the seed size)")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--dask", action="store_true", help="also time Dask on the CPU")
+    p.add_argument("--no-gpu", action="store_true", help="skip the GPU peers")
+    args = p.parse_args()
+
+    peers = [] if args.no_gpu else [torch_peers, cupy_peers]
+    if args.dask:
+        peers.append(dask_peers)
+    rows = []
+    for size in args.sizes.split(","):
+        m, n = (int(float(v)) for v in size.lower().split("x"))
+        chunk = 1000 if (m, n) == (10000, 1000) else max(n, m // 10)
+        flops = 6.0 * m * n * n
+        for peer in peers:
+            try:
+                for name, (med, best) in peer(m, n, chunk, args.repeats):
+                    rows.append((name, f"{m}x{n}", f"{1e3 * med:.1f}", f"{1e3 * best:.1f}",
+                                 f"{flops / med * 1e-9:.1f}"))
+            except ImportError as e:
+                rows.append((peer.__name__.replace("_peers", ""), f"{m}x{n}", "skipped",
+                             str(e)[:40], ""))
+            except Exception as e:  # out of memory and the like: one line, keep going
+                rows.append((peer.__name__.replace("_peers", ""), f"{m}x{n}", "failed",
+                             f"{type(e).__name__}: {e}"[:60], ""))
+    head = ("peer", "size", "median ms", "min ms", "GFLOP/s (6mn^2)")
+    widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(5)]
+    print("  ".join(h.ljust(w) for h, w in zip(head, widths)))
+    for r in rows:
+        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
