@@ -53,14 +53,22 @@ void describe(CaseComparison& r, const json& c) {
 
 std::string_view to_string(Verdict v) noexcept {
   switch (v) {
-    case Verdict::faster: return "faster";
-    case Verdict::same: return "same";
-    case Verdict::slower: return "slower";
-    case Verdict::noisy: return "noisy";
-    case Verdict::new_case: return "new";
-    case Verdict::missing: return "missing";
-    case Verdict::too_few_repeats: return "too-few-repeats";
-    case Verdict::failed: return "failed";
+    case Verdict::faster:
+      return "faster";
+    case Verdict::same:
+      return "same";
+    case Verdict::slower:
+      return "slower";
+    case Verdict::noisy:
+      return "noisy";
+    case Verdict::new_case:
+      return "new";
+    case Verdict::missing:
+      return "missing";
+    case Verdict::too_few_repeats:
+      return "too-few-repeats";
+    case Verdict::failed:
+      return "failed";
   }
   return "unknown";
 }
@@ -134,12 +142,12 @@ Comparison compare_reports(const json& baseline, const json& current, const Comp
     }
     describe(r, c);
     const std::string status = str(c, "status", "ok");
-    if (current_failed(c)) {
-      r.verdict = Verdict::failed;
-      r.detail = failure_text(c);
-    } else if (status == "skipped") {
+    if (status == "skipped") {
       r.verdict = Verdict::missing;
       r.detail = "skipped in current" + (str(c, "message").empty() ? "" : ": " + str(c, "message"));
+    } else if (current_failed(c)) {
+      r.verdict = Verdict::failed;
+      r.detail = failure_text(c);
     } else if (b == nullptr) {
       r.verdict = Verdict::new_case;
       r.detail = "not in baseline";
@@ -182,7 +190,8 @@ double parse_threshold(const std::string& text) {
     used = 0;
   }
   if (t.empty() || used != t.size() || !std::isfinite(v) || v < 0)
-    throw UsageError(fmt::format("--threshold '{}' is not a percentage; write e.g. 5% or 0.05", text));
+    throw UsageError(
+        fmt::format("--threshold '{}' is not a percentage; write e.g. 5% or 0.05", text));
   if (percent) v /= 100.0;
   if (v >= 1.0)
     throw UsageError(fmt::format(

@@ -17,7 +17,9 @@ std::string pct(double change) {
   return std::isfinite(change) ? fmt::format("{:+.1f}%", change * 100.0) : "-";
 }
 
-std::string pval(double p) { return std::isfinite(p) ? fmt::format("{:.3g}", p) : "-"; }
+std::string pval(double p) {
+  return std::isfinite(p) ? fmt::format("{:.3g}", p) : "-";
+}
 
 std::vector<std::vector<std::string>> cells(const Comparison& c) {
   std::vector<std::vector<std::string>> rows{
@@ -68,8 +70,9 @@ std::string junit(const Comparison& c) {
   for (const auto& r : c.cases) {
     const std::string verdict(to_string(r.verdict));
     const double t = std::isfinite(r.current_median_s) ? r.current_median_s : 0.0;
-    out += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.6f}\">\n",
-                       xml_escape("scalebench." + r.workload + "." + r.path), xml_escape(r.name), t);
+    out +=
+        fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.6f}\">\n",
+                    xml_escape("scalebench." + r.workload + "." + r.path), xml_escape(r.name), t);
     const std::string line = fmt::format("{}: {}", verdict, r.detail);
     const std::string body = fmt::format(
         "baseline median {} ({} repeats), current median {} ({} repeats), change {}, p-value {}",

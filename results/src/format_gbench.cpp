@@ -21,9 +21,11 @@ json context_of(const json& model) {
   ctx["host_name"] = str(node, "host");
   ctx["executable"] = "scalebench";
   ctx["num_cpus"] = static_cast<std::int64_t>(num(node, "cores", 0.0));
-  ctx["mhz_per_cpu"] = static_cast<std::int64_t>(num(node, "mhz_per_cpu", num(node, "cpu_mhz", 0.0)));
+  ctx["mhz_per_cpu"] =
+      static_cast<std::int64_t>(num(node, "mhz_per_cpu", num(node, "cpu_mhz", 0.0)));
   ctx["cpu_scaling_enabled"] = false;
-  ctx["caches"] = node.contains("caches") && node["caches"].is_array() ? node["caches"] : json::array();
+  ctx["caches"] =
+      node.contains("caches") && node["caches"].is_array() ? node["caches"] : json::array();
   ctx["load_avg"] = json::array();
   ctx["library_build_type"] = "release";
   ctx["scalebench_version"] = str(a, "scalebench_version");
@@ -58,7 +60,8 @@ std::string format_gbench(const json& model, const json& /*summary*/) {
     const std::string name = case_label(c);
     const std::vector<double> totals = phase_times(c, "total");
     if (totals.empty()) {
-      not_run.push_back({{"name", name}, {"status", str(c, "status")}, {"message", str(c, "message")}});
+      not_run.push_back(
+          {{"name", name}, {"status", str(c, "status")}, {"message", str(c, "message")}});
       continue;
     }
     const auto n = static_cast<std::int64_t>(totals.size());

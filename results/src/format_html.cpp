@@ -43,7 +43,8 @@ std::string phase_color(const std::string& phase) {
 
 std::string cell_text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_float()) return std::isfinite(v.get<double>()) ? fmt::format("{:.6g}", v.get<double>()) : "-";
+  if (v.is_number_float())
+    return std::isfinite(v.get<double>()) ? fmt::format("{:.6g}", v.get<double>()) : "-";
   if (v.is_null()) return "-";
   return v.dump();
 }
@@ -64,7 +65,8 @@ std::string html_records(const json& rows) {
     out += "<tr>";
     for (const auto& c : cols) {
       const json v = r.is_object() ? r.value(c, json()) : json();
-      out += std::string(v.is_number() ? "<td class=\"n\">" : "<td>") + html_escape(cell_text(v)) + "</td>";
+      out += std::string(v.is_number() ? "<td class=\"n\">" : "<td>") + html_escape(cell_text(v)) +
+             "</td>";
     }
     out += "</tr>\n";
   }
@@ -106,7 +108,9 @@ std::string short_label(const json& row, const std::string& workload) {
   return fmt::format("{} ({}w)", l, row.value("workers", 0));
 }
 
-std::string tick_label(double v) { return fmt::format("{:g}x", v); }
+std::string tick_label(double v) {
+  return fmt::format("{:g}x", v);
+}
 
 /// Horizontal bars of speedup vs single-cpu (or vs single-gpu where no CPU reference), one
 /// chart per workload, log axis centred on 1x.
@@ -121,8 +125,7 @@ std::string speedup_charts(const json& summary) {
     std::vector<std::pair<std::string, double>> bars;
     for (const json* r : rows) {
       const double s = num(*r, key);
-      if (std::isfinite(s) && s > 0)
-        bars.emplace_back(short_label(*r, wl), s);
+      if (std::isfinite(s) && s > 0) bars.emplace_back(short_label(*r, wl), s);
     }
     if (bars.empty()) continue;
     double lo = 1, hi = 1;
@@ -135,39 +138,47 @@ std::string speedup_charts(const json& summary) {
     const double height = top + bars.size() * (bar_h + gap) + 24;
     out += fmt::format("<h3>{} — speedup vs {}</h3>\n", html_escape(wl),
                        any_cpu ? "single-cpu" : "single-gpu");
-    out += fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" role=\"img\">\n",
-                       left + width + 80, height);
+    out += fmt::format(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
+        "role=\"img\">\n",
+        left + width + 80, height);
     for (double e = ax.lo10; e <= ax.hi10 + 1e-9; e += 1) {
       for (double m : {1.0, 2.0, 5.0}) {
         const double v = m * std::pow(10.0, e);
         if (std::log10(v) > ax.hi10 + 1e-9) break;
         const double x = ax.at(v);
         const bool major = m == 1.0;
-        out += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2:.0f}\" stroke=\"{3}\"/>\n",
-                           x, top - 4, height - 20, major ? "#bbb" : "#eee");
+        out += fmt::format(
+            "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2:.0f}\" stroke=\"{3}\"/>\n", x,
+            top - 4, height - 20, major ? "#bbb" : "#eee");
         if (major || ax.hi10 - ax.lo10 <= 2)
-          out += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\">{}</text>\n", x,
-                             height - 6, tick_label(v));
+          out += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\">{}</text>\n",
+                             x, height - 6, tick_label(v));
       }
     }
     const double x1 = ax.at(1.0);
     for (std::size_t i = 0; i < bars.size(); ++i) {
       const double y = top + i * (bar_h + gap);
       const double xv = ax.at(bars[i].second);
-      out += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", left - 6,
-                         y + bar_h * 0.7, html_escape(bars[i].first));
-      out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.0f}\" fill=\"{}\"><title>{}: {}</title></rect>\n",
-                         std::min(x1, xv), y, std::max(1.0, std::abs(xv - x1)), bar_h,
-                         bars[i].second >= 1 ? "#4e79a7" : "#e15759", html_escape(bars[i].first),
-                         human_ratio(bars[i].second));
+      out += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n",
+                         left - 6, y + bar_h * 0.7, html_escape(bars[i].first));
+      out += fmt::format(
+          "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.0f}\" "
+          "fill=\"{}\"><title>{}: {}</title></rect>\n",
+          std::min(x1, xv), y, std::max(1.0, std::abs(xv - x1)), bar_h,
+          bars[i].second >= 1 ? "#4e79a7" : "#e15759", html_escape(bars[i].first),
+          human_ratio(bars[i].second));
       out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", std::max(x1, xv) + 4,
                          y + bar_h * 0.7, human_ratio(bars[i].second));
     }
-    out += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2:.0f}\" stroke=\"#333\"/>\n", x1,
-                       top - 4, height - 20);
+    out += fmt::format(
+        "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2:.0f}\" stroke=\"#333\"/>\n", x1,
+        top - 4, height - 20);
     out += "</svg>\n";
   }
-  return out.empty() ? "<p class=\"note\">no speedups (no single-cpu or single-gpu reference with the same parameters)</p>\n" : out;
+  return out.empty() ? "<p class=\"note\">no speedups (no single-cpu or single-gpu reference with "
+                       "the same parameters)</p>\n"
+                     : out;
 }
 
 /// Speedup against parallel units: CPU cases at workers x threads cores, GPU cases at GPUs.
@@ -203,23 +214,30 @@ std::string scaling_chart(const json& model, const json& summary) {
   const LogAxis ya = log_axis(ymin, std::max(ymax, xmax), 0, h);
   auto Y = [&](double y) { return top + h - (std::log10(y) - ya.lo10) / (ya.hi10 - ya.lo10) * h; };
   std::string out = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" role=\"img\">\n",
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
+      "role=\"img\">\n",
       left + w + 220, top + h + 44);
   for (double x = 1; x <= xmax * 1.0001; x *= 2) {
-    out += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#eee\"/>"
-                       "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4:g}</text>\n",
-                       X(x), top, top + h, top + h + 14, x);
+    out += fmt::format(
+        "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#eee\"/>"
+        "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4:g}</text>\n",
+        X(x), top, top + h, top + h + 14, x);
   }
   for (double e = ya.lo10; e <= ya.hi10 + 1e-9; e += 1) {
     const double v = std::pow(10.0, e);
-    out += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#eee\"/>"
-                       "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-                       left, left + w, Y(v), left - 4, Y(v) + 4, tick_label(v));
+    out += fmt::format(
+        "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#eee\"/>"
+        "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
+        left, left + w, Y(v), left - 4, Y(v) + 4, tick_label(v));
   }
-  out += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#999\" stroke-dasharray=\"4 3\"><title>ideal</title></line>\n",
-                     X(1), Y(1), X(xmax), Y(xmax));
-  out += fmt::format("<text x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"middle\">parallel units (CPU: workers x threads; GPU: GPUs)</text>\n",
-                     left + w / 2, top + h + 34);
+  out += fmt::format(
+      "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#999\" "
+      "stroke-dasharray=\"4 3\"><title>ideal</title></line>\n",
+      X(1), Y(1), X(xmax), Y(xmax));
+  out += fmt::format(
+      "<text x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"middle\">parallel units (CPU: workers x "
+      "threads; GPU: GPUs)</text>\n",
+      left + w / 2, top + h + 34);
   static const char* const colors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
                                        "#59a14f", "#edc948", "#b07aa1", "#ff9da7"};
   std::size_t k = 0;
@@ -228,12 +246,17 @@ std::string scaling_chart(const json& model, const json& summary) {
     std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
     std::string poly;
     for (const auto& p : pts) poly += fmt::format("{:.1f},{:.1f} ", X(p.x), Y(p.y));
-    out += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", poly, col);
+    out += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n",
+                       poly, col);
     for (const auto& p : pts)
-      out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"><title>{}: {}</title></circle>\n",
-                         X(p.x), Y(p.y), col, html_escape(p.label), human_ratio(p.y));
-    out += fmt::format("<rect x=\"{:.0f}\" y=\"{:.0f}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{:.0f}\" y=\"{:.0f}\">{}</text>\n",
-                       left + w + 16, top + k * 16, col, left + w + 30, top + k * 16 + 9, html_escape(name));
+      out += fmt::format(
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"><title>{}: "
+          "{}</title></circle>\n",
+          X(p.x), Y(p.y), col, html_escape(p.label), human_ratio(p.y));
+    out += fmt::format(
+        "<rect x=\"{:.0f}\" y=\"{:.0f}\" width=\"10\" height=\"10\" fill=\"{}\"/><text "
+        "x=\"{:.0f}\" y=\"{:.0f}\">{}</text>\n",
+        left + w + 16, top + k * 16, col, left + w + 30, top + k * 16 + 9, html_escape(name));
     ++k;
   }
   return out + "</svg>\n";
@@ -267,12 +290,15 @@ std::string phase_chart(const json& model) {
   const double left = 330, w = 480, bar_h = 16, gap = 5, top = 22;
   const double height = top + bars.size() * (bar_h + gap) + 8;
   std::string out = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" role=\"img\">\n",
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
+      "role=\"img\">\n",
       left + w + 90, height);
   double lx = left;
   for (const char* p : {"generate", "compute", "communicate", "other"}) {
-    out += fmt::format("<rect x=\"{:.0f}\" y=\"2\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{:.0f}\" y=\"11\">{}</text>\n",
-                       lx, phase_color(p), lx + 14, p);
+    out += fmt::format(
+        "<rect x=\"{:.0f}\" y=\"2\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{:.0f}\" "
+        "y=\"11\">{}</text>\n",
+        lx, phase_color(p), lx + 14, p);
     lx += 110;
   }
   for (std::size_t i = 0; i < bars.size(); ++i) {
@@ -288,12 +314,14 @@ std::string phase_chart(const json& model) {
     }());
     for (const auto& [p, v] : b.parts) {
       const double bw = v / sum * w;
-      out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.0f}\" fill=\"{}\"><title>{} {} ({:.1f}%)</title></rect>\n",
-                         x, y, bw, bar_h, phase_color(p), p, human_seconds(v), 100 * v / sum);
+      out += fmt::format(
+          "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.0f}\" "
+          "fill=\"{}\"><title>{} {} ({:.1f}%)</title></rect>\n",
+          x, y, bw, bar_h, phase_color(p), p, human_seconds(v), 100 * v / sum);
       x += bw;
     }
-    out += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\">{}</text>\n", left + w + 6, y + bar_h * 0.75,
-                       human_seconds(b.total));
+    out += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\">{}</text>\n", left + w + 6,
+                       y + bar_h * 0.75, human_seconds(b.total));
   }
   return out + "</svg>\n";
 }
@@ -333,45 +361,52 @@ std::string task_stream(const json& c, std::size_t max_events) {
   auto X = [&](double t) { return left + (t - t0) / (t1 - t0) * w; };
   std::string out = fmt::format("<h3>{}</h3>\n", html_escape(case_label(c)));
   out += fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" role=\"img\">\n",
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
+      "role=\"img\">\n",
       left + w + 20, height);
   for (std::size_t k = 0; k < wl.size(); ++k)
-    out += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\">worker {}</text>\n", left - 6,
-                       top + k * row_h + row_h * 0.7, wl[k]);
+    out += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\">worker {}</text>\n",
+                       left - 6, top + k * row_h + row_h * 0.7, wl[k]);
   for (int k = 0; k <= 4; ++k) {
     const double t = t0 + (t1 - t0) * k / 4;
-    out += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2:.0f}\" stroke=\"#eee\"/>"
-                       "<text x=\"{0:.1f}\" y=\"{3:.0f}\" text-anchor=\"middle\">{4}</text>\n",
-                       X(t), top, top + wl.size() * row_h, height - 14, human_seconds(t - t0));
+    out += fmt::format(
+        "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2:.0f}\" stroke=\"#eee\"/>"
+        "<text x=\"{0:.1f}\" y=\"{3:.0f}\" text-anchor=\"middle\">{4}</text>\n",
+        X(t), top, top + wl.size() * row_h, height - 14, human_seconds(t - t0));
   }
   const json& phase = col("phase");
   const json& task = col("task");
   for (std::size_t i : idx) {
     const auto wk = static_cast<long long>(at(worker, i, 0));
-    const std::size_t row = static_cast<std::size_t>(std::lower_bound(wl.begin(), wl.end(), wk) - wl.begin());
+    const std::size_t row =
+        static_cast<std::size_t>(std::lower_bound(wl.begin(), wl.end(), wk) - wl.begin());
     const std::string ph = (phase.is_array() && i < phase.size() && phase[i].is_string())
                                ? phase[i].get<std::string>()
                                : "compute";
     const double s = at(start, i, 0), e = at(end, i, 0);
-    out += fmt::format("<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.0f}\" fill=\"{}\"><title>worker {} task {} {} {}</title></rect>\n",
-                       X(s), top + row * row_h + 2, std::max(0.5, X(e) - X(s)), row_h - 4,
-                       phase_color(ph), wk, static_cast<long long>(at(task, i, -1)), html_escape(ph),
-                       human_seconds(e - s));
+    out += fmt::format(
+        "<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.0f}\" "
+        "fill=\"{}\"><title>worker {} task {} {} {}</title></rect>\n",
+        X(s), top + row * row_h + 2, std::max(0.5, X(e) - X(s)), row_h - 4, phase_color(ph), wk,
+        static_cast<long long>(at(task, i, -1)), html_escape(ph), human_seconds(e - s));
   }
   out += "</svg>\n";
-  if (idx.size() >= max_events) out += fmt::format("<p class=\"note\">first {} events shown</p>\n", max_events);
+  if (idx.size() >= max_events)
+    out += fmt::format("<p class=\"note\">first {} events shown</p>\n", max_events);
   return out;
 }
 
 std::string summary_table(const json& summary) {
   std::string out =
       "<table><tr><th>case</th><th>status</th><th>reps</th><th>median</th><th>min</th><th>max</th>"
-      "<th>stddev</th><th>throughput</th><th>vs 1cpu</th><th>vs 1gpu</th><th>efficiency</th></tr>\n";
+      "<th>stddev</th><th>throughput</th><th>vs 1cpu</th><th>vs "
+      "1gpu</th><th>efficiency</th></tr>\n";
   for (const auto& r : summary) {
     const std::string status = str(r, "status");
     out += fmt::format(
         "<tr><td>{}</td><td class=\"{}\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-        "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+        "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
+        "class=\"n\">{}</td>"
         "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\" title=\"{}\">{}</td></tr>\n",
         html_escape(str(r, "case")), status == "ok" ? "ok" : "bad", html_escape(status),
         r.value("repeats", 0), human_seconds(num(r, "median_s")), human_seconds(num(r, "min_s")),
@@ -409,10 +444,11 @@ std::string format_html(const json& model, const json& summary) {
   out += std::string("<style>") + kStyle + "</style></head><body>\n";
   out += "<h1>scalebench report</h1>\n" + html_object(a);
   out += "<h2>Summary</h2>\n" + summary_table(summary);
-  out += "<p class=\"note\">Speedups compare throughput (work per second at the median time) "
-         "with the single-cpu / single-gpu case of the same workload and parameters. Efficiency: "
-         "achieved bytes/s or flop/s over the measured ceiling (GPU copy bandwidth or fp64 GEMM; "
-         "CPU STREAM triad or DGEMM; times workers).</p>\n";
+  out +=
+      "<p class=\"note\">Speedups compare throughput (work per second at the median time) "
+      "with the single-cpu / single-gpu case of the same workload and parameters. Efficiency: "
+      "achieved bytes/s or flop/s over the measured ceiling (GPU copy bandwidth or fp64 GEMM; "
+      "CPU STREAM triad or DGEMM; times workers).</p>\n";
   out += "<h2>Speedup</h2>\n" + speedup_charts(summary);
   out += "<h2>Scaling</h2>\n" + scaling_chart(model, summary);
   out += "<h2>Phase breakdown (median per phase)</h2>\n" + phase_chart(model);

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,9 @@ namespace {
 std::string attr_text(const json& attrs, const char* key) {
   const auto it = attrs.find(key);
   if (it == attrs.end() || it->is_null()) return "-";
-  return it->is_string() ? it->get<std::string>() : it->dump();
+  if (it->is_string())
+    return it->get_ref<const std::string&>().empty() ? "-" : it->get<std::string>();
+  return it->dump();
 }
 
 /// Header lines describing the run (shared by table and markdown).
@@ -77,9 +80,9 @@ std::vector<std::string> problem_lines(const json& model) {
     for (const auto& e : v) {
       if (!e.is_object() || !e.contains("pass") || !e["pass"].is_boolean() || e["pass"].get<bool>())
         continue;
-      out.push_back(fmt::format("{}: check {} failed: value {} limit {}{}", case_label(c),
-                                str(e, "name"), plain_number(num(e, "value")),
-                                plain_number(num(e, "limit")),
+      auto number = [](double x) { return std::isnan(x) ? std::string("-") : plain_number(x); };
+      out.push_back(fmt::format("{}: check {} failed: value {}, limit {}{}", case_label(c),
+                                str(e, "name"), number(num(e, "value")), number(num(e, "limit")),
                                 str(e, "detail").empty() ? "" : " (" + str(e, "detail") + ")"));
     }
   }
@@ -154,8 +157,8 @@ std::string format_json(const json& model, const json& summary) {
 std::string format_report(const nlohmann::json& model, const std::string& format) {
   const auto& names = report_formats();
   if (std::find(names.begin(), names.end(), format) == names.end())
-    throw UsageError(fmt::format("unknown report format '{}'; use one of {}", format,
-                                 fmt::join(names, ", ")));
+    throw UsageError(
+        fmt::format("unknown report format '{}'; use one of {}", format, fmt::join(names, ", ")));
   const nlohmann::json summary = summarize(model);
   if (format == "table") return detail::format_table(model, summary);
   if (format == "markdown") return detail::format_markdown(model, summary);
@@ -166,7 +169,7 @@ std::string format_report(const nlohmann::json& model, const std::string& format
 }
 
 const std::vector<std::string>& report_formats() {
-  static const std::vector<std::string> names{"table", "markdown", "csv",
+  static const std::vector<std::string> names{"table", "markdown",    "csv",
                                               "json",  "gbench-json", "html"};
   return names;
 }

@@ -30,7 +30,11 @@ std::string human_rate(double v, const std::string& unit) {
                              : std::abs(x) < 100.0 ? fmt::format("{:.1f}", x)
                                                    : fmt::format("{:.0f}", x);
   if (unit.empty()) return digits + prefixes[p];
-  return fmt::format("{} {}{}", digits, prefixes[p], unit);
+  // SI units take the prefix directly (GB/s, Tflop/s); counted things get a space (M draws/s)
+  const bool si = unit.rfind("B/", 0) == 0 || unit == "B" || unit.rfind("flop", 0) == 0 ||
+                  unit.rfind("FLOP", 0) == 0 || unit.rfind("Hz", 0) == 0;
+  if (si || p == 0) return fmt::format("{} {}{}", digits, prefixes[p], unit);
+  return fmt::format("{} {} {}", digits, prefixes[p], unit);
 }
 
 std::string human_ratio(double r) {
@@ -42,7 +46,9 @@ std::string human_ratio(double r) {
 
 std::string human_percent(double f) {
   if (!std::isfinite(f)) return "-";
-  return fmt::format("{:.1f}%", f * 100.0);
+  const double p = f * 100.0;
+  if (std::abs(p) >= 10.0 || p == 0.0) return fmt::format("{:.1f}%", p);
+  return fmt::format("{:.2g}%", p);
 }
 
 std::string plain_number(double v) {
@@ -65,12 +71,23 @@ std::string html_escape(const std::string& s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -83,12 +100,23 @@ std::string xml_escape(const std::string& s) {
     const auto u = static_cast<unsigned char>(c);
     if (u < 0x20 && c != '\t' && c != '\n' && c != '\r') continue;  // not allowed in XML 1.0
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;

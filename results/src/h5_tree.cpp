@@ -38,7 +38,9 @@ Handle bool_type() {
   return t;
 }
 
-Handle scalar_space() { return Handle{SB_HDF5_CHECK(H5Screate(H5S_SCALAR)), H5Sclose}; }
+Handle scalar_space() {
+  return Handle{SB_HDF5_CHECK(H5Screate(H5S_SCALAR)), H5Sclose};
+}
 
 Handle simple_space(std::initializer_list<hsize_t> dims) {
   std::vector<hsize_t> d(dims);
@@ -51,9 +53,8 @@ bool is_scalar(const json& v) {
 }
 
 bool fits_i64(const json& v) {
-  return v.is_number_integer() &&
-         (!v.is_number_unsigned() ||
-          v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX));
+  return v.is_number_integer() && (!v.is_number_unsigned() ||
+                                   v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX));
 }
 
 Handle create_dataset(hid_t parent, const std::string& name, hid_t type, hid_t space) {
@@ -195,10 +196,18 @@ void write_compound(hid_t parent, const std::string& name, const std::vector<Col
   for (std::size_t c = 0; c < cols.size(); ++c) {
     hid_t t = H5T_NATIVE_DOUBLE;
     switch (cols[c].kind) {
-      case Kind::Int: t = H5T_NATIVE_INT64; break;
-      case Kind::Float: t = H5T_NATIVE_DOUBLE; break;
-      case Kind::Str: t = s_type.get(); break;
-      case Kind::Bool: t = b_type.get(); break;
+      case Kind::Int:
+        t = H5T_NATIVE_INT64;
+        break;
+      case Kind::Float:
+        t = H5T_NATIVE_DOUBLE;
+        break;
+      case Kind::Str:
+        t = s_type.get();
+        break;
+      case Kind::Bool:
+        t = b_type.get();
+        break;
     }
     SB_HDF5_CHECK(H5Tinsert(mem.get(), cols[c].name.c_str(), kSlot * c, t));
   }
@@ -242,7 +251,8 @@ void write_compound(hid_t parent, const std::string& name, const std::vector<Col
 std::vector<Column> order_columns(std::vector<Column> cols, const std::vector<Column>& known) {
   std::vector<Column> out;
   for (const auto& k : known) {
-    auto it = std::find_if(cols.begin(), cols.end(), [&](const Column& c) { return c.name == k.name; });
+    auto it =
+        std::find_if(cols.begin(), cols.end(), [&](const Column& c) { return c.name == k.name; });
     if (it != cols.end()) {
       out.push_back(*it);
       cols.erase(it);
@@ -301,10 +311,10 @@ bool is_bool_enum(hid_t enum_type) {
 /// How one element (or compound field) is brought into memory.
 struct Field {
   enum class As { Int, UInt, Float, VStr, FStr, Enum, Skip } as = As::Skip;
-  Handle mem;              ///< memory type of the element
-  std::size_t size = 0;    ///< bytes in memory
+  Handle mem;            ///< memory type of the element
+  std::size_t size = 0;  ///< bytes in memory
   H5T_str_t pad = H5T_STR_NULLTERM;
-  bool boolean = false;    ///< enum {FALSE, TRUE}
+  bool boolean = false;  ///< enum {FALSE, TRUE}
 };
 
 Field field_for(hid_t ftype) {
@@ -554,8 +564,8 @@ std::string unescape_name(const std::string& name) {
 }
 
 Handle create_group(hid_t parent, const std::string& key) {
-  return Handle{SB_HDF5_CHECK(H5Gcreate2(parent, escape_name(key).c_str(), H5P_DEFAULT,
-                                         H5P_DEFAULT, H5P_DEFAULT)),
+  return Handle{SB_HDF5_CHECK(H5Gcreate2(parent, escape_name(key).c_str(), H5P_DEFAULT, H5P_DEFAULT,
+                                         H5P_DEFAULT)),
                 H5Gclose};
 }
 
@@ -574,9 +584,9 @@ void set_text_attr(hid_t obj, const std::string& name, const std::string& text) 
 void write_attr(hid_t obj, const std::string& key, const json& v) {
   const std::string name = escape_name(key);
   auto create = [&](hid_t type, hid_t space) {
-    return Handle{SB_HDF5_CHECK(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT,
-                                           H5P_DEFAULT)),
-                  H5Aclose};
+    return Handle{
+        SB_HDF5_CHECK(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT)),
+        H5Aclose};
   };
   if (v.is_null()) {
     Handle space{SB_HDF5_CHECK(H5Screate(H5S_NULL)), H5Sclose};
@@ -680,7 +690,8 @@ bool write_columns(hid_t parent, const std::string& name, const json& columns,
   if (src.rows == 0) {  // empty columns: known kinds where named, float otherwise
     kinds.clear();
     for (const auto& n : src.names) {
-      auto it = std::find_if(known.begin(), known.end(), [&](const Column& c) { return c.name == n; });
+      auto it =
+          std::find_if(known.begin(), known.end(), [&](const Column& c) { return c.name == n; });
       kinds.push_back(it != known.end() ? *it : Column{n, Kind::Float});
     }
     kinds = order_columns(kinds, known);
@@ -744,7 +755,8 @@ json read_group(hid_t group) {
   const bool is_array = attrs.contains(kArrayMarker);
   if (!is_array) {
     json out = std::move(attrs);
-    for (const auto& name : link_names(group)) out[unescape_name(name)] = read_link(group, unescape_name(name));
+    for (const auto& name : link_names(group))
+      out[unescape_name(name)] = read_link(group, unescape_name(name));
     return out;
   }
   attrs.erase(kArrayMarker);
@@ -755,7 +767,8 @@ json read_group(hid_t group) {
     if (!k.empty() && *end == '\0') items.emplace_back(i, std::move(v));
   };
   for (auto& [k, v] : attrs.items()) add(k, v);
-  for (const auto& name : link_names(group)) add(unescape_name(name), read_link(group, unescape_name(name)));
+  for (const auto& name : link_names(group))
+    add(unescape_name(name), read_link(group, unescape_name(name)));
   std::sort(items.begin(), items.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   json out = json::array();

@@ -31,7 +31,9 @@ std::vector<double> exact_distribution(std::size_t m, std::size_t n) {
   return prev[n];
 }
 
-double normal_sf(double z) { return 0.5 * std::erfc(z / std::sqrt(2.0)); }
+double normal_sf(double z) {
+  return 0.5 * std::erfc(z / std::sqrt(2.0));
+}
 
 }  // namespace
 

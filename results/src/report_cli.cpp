@@ -8,10 +8,10 @@
 #include <memory>
 #include <string>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include "scalebench/compare.hpp"
 #include "scalebench/error.hpp"
@@ -54,8 +54,9 @@ void add_report_command(CLI::App& app, int& exit_code) {
     std::string out;
   };
   auto o = std::make_shared<Options>();
-  CLI::App* sub = app.add_subcommand("report", "Render a report (.h5) as a table, Markdown, CSV, "
-                                               "JSON, Google Benchmark JSON or HTML");
+  CLI::App* sub = app.add_subcommand("report",
+                                     "Render a report (.h5) as a table, Markdown, CSV, "
+                                     "JSON, Google Benchmark JSON or HTML");
   sub->add_option("file", o->file, "report file written by `scalebench run`")->required();
   sub->add_option("--format", o->format,
                   fmt::format("output format: {}", fmt::join(report_formats(), "|")))
@@ -97,8 +98,8 @@ void add_compare_command(CLI::App& app, int& exit_code) {
     if (!(opts.alpha > 0 && opts.alpha < 1))
       throw UsageError(fmt::format("--alpha {} must lie between 0 and 1", o->alpha));
     if (o->format != "table" && o->format != "markdown" && o->format != "junit")
-      throw UsageError(fmt::format("unknown compare format '{}'; use one of table, markdown, junit",
-                                   o->format));
+      throw UsageError(
+          fmt::format("unknown compare format '{}'; use one of table, markdown, junit", o->format));
     const nlohmann::json baseline = read_report(o->baseline);
     const nlohmann::json current = read_report(o->current);
     const Comparison c = compare_reports(baseline, current, opts);

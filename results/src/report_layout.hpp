@@ -38,10 +38,9 @@ inline const std::vector<Column>& validation_columns() {
 }
 
 inline const std::vector<Column>& task_event_columns() {
-  static const std::vector<Column> c{{"repeat", Kind::Int}, {"worker", Kind::Int},
-                                     {"task", Kind::Int},   {"phase", Kind::Str},
-                                     {"start", Kind::Float}, {"end", Kind::Float},
-                                     {"bytes", Kind::Int}};
+  static const std::vector<Column> c{
+      {"repeat", Kind::Int},  {"worker", Kind::Int}, {"task", Kind::Int}, {"phase", Kind::Str},
+      {"start", Kind::Float}, {"end", Kind::Float},  {"bytes", Kind::Int}};
   return c;
 }
 
@@ -55,11 +54,11 @@ inline const std::vector<Column>& node_columns() {
 }
 
 inline const std::vector<Column>& gpu_columns() {
-  static const std::vector<Column> c{
-      {"host", Kind::Str},         {"index", Kind::Int},      {"name", Kind::Str},
-      {"uuid", Kind::Str},         {"memory_bytes", Kind::Int}, {"sm_count", Kind::Int},
-      {"clock_mhz", Kind::Float},  {"memory_clock_mhz", Kind::Float},
-      {"driver", Kind::Str},       {"pci_bus_id", Kind::Str}};
+  static const std::vector<Column> c{{"host", Kind::Str},         {"index", Kind::Int},
+                                     {"name", Kind::Str},         {"uuid", Kind::Str},
+                                     {"memory_bytes", Kind::Int}, {"sm_count", Kind::Int},
+                                     {"clock_mhz", Kind::Float},  {"memory_clock_mhz", Kind::Float},
+                                     {"driver", Kind::Str},       {"pci_bus_id", Kind::Str}};
   return c;
 }
 

@@ -57,7 +57,8 @@ json read_model(hid_t file) {
       continue;  // derived; summarize(model) recomputes it
     } else if (key == layout::kExtra) {
       Handle g = h5::open_group(file, key);
-      for (auto& [k, v] : h5::read_group(g.get()).items()) model[k] = v;
+      json extra = h5::read_group(g.get());
+      for (auto& [k, v] : extra.items()) model[k] = std::move(v);
     } else {
       attrs[key] = h5::read_link(file, key);
     }
@@ -72,8 +73,7 @@ nlohmann::json read_report(const std::string& path) {
   namespace fs = std::filesystem;
   h5::quiet_errors();
   std::error_code ec;
-  if (!fs::exists(path, ec))
-    throw UsageError(fmt::format("report {} does not exist", path));
+  if (!fs::exists(path, ec)) throw UsageError(fmt::format("report {} does not exist", path));
   if (fs::is_directory(path, ec))
     throw UsageError(fmt::format("report {} is a folder, not a report file", path));
 
@@ -103,8 +103,9 @@ nlohmann::json read_report(const std::string& path) {
       throw UsageError(
           fmt::format("{} is not a scalebench report (schema_version is not an integer)", path));
     if (version.get<long long>() != kSchemaVersion)
-      throw UsageError(fmt::format("report {} has schema version {}; this scalebench reads version {}",
-                                   path, version.get<long long>(), kSchemaVersion));
+      throw UsageError(
+          fmt::format("report {} has schema version {}; this scalebench reads version {}", path,
+                      version.get<long long>(), kSchemaVersion));
     return read_model(file.get());
   } catch (const LibraryError&) {
     throw UsageError(fmt::format(

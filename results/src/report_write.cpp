@@ -41,8 +41,8 @@ void write_case(hid_t cases, std::size_t i, const json& c) {
   const auto path = c.find("path");
   if (wl == c.end() || !wl->is_string() || path == c.end() || !path->is_string())
     throw UsageError(fmt::format("report model: case {} has no workload or path", i));
-  Handle g = h5::create_group(cases, fmt::format("{:04d}_{}_{}", i, wl->get<std::string>(),
-                                                 path->get<std::string>()));
+  Handle g = h5::create_group(
+      cases, fmt::format("{:04d}_{}_{}", i, wl->get<std::string>(), path->get<std::string>()));
   if (const auto reps = c.find("repeats"); reps != c.end()) {
     bool done = false;
     if (reps->is_array() &&
@@ -131,7 +131,8 @@ void fsync_path(const std::string& p, bool directory) {
   const int err = errno;
   ::close(fd);
   if (rc != 0 && !directory)
-    throw UsageError(fmt::format("cannot write report {}: fsync failed: {}", p, std::strerror(err)));
+    throw UsageError(
+        fmt::format("cannot write report {}: fsync failed: {}", p, std::strerror(err)));
 }
 
 }  // namespace

@@ -68,10 +68,16 @@ double rate_unit_scale(const std::string& unit) {
       break;
     }
   }
-  static const std::map<std::string, double> prefixes{
-      {"", 1.0},        {"k", 1e3},           {"m", 1e6},           {"g", 1e9},
-      {"t", 1e12},      {"p", 1e15},          {"ki", 1024.0},       {"mi", 1048576.0},
-      {"gi", 1073741824.0}, {"ti", 1099511627776.0}};
+  static const std::map<std::string, double> prefixes{{"", 1.0},
+                                                      {"k", 1e3},
+                                                      {"m", 1e6},
+                                                      {"g", 1e9},
+                                                      {"t", 1e12},
+                                                      {"p", 1e15},
+                                                      {"ki", 1024.0},
+                                                      {"mi", 1048576.0},
+                                                      {"gi", 1073741824.0},
+                                                      {"ti", 1099511627776.0}};
   const auto it = prefixes.find(u);
   return it != prefixes.end() ? it->second : 1.0;
 }
@@ -130,8 +136,8 @@ Efficiency efficiency_of(const json& c, const json& ceilings, double median_s, d
   const double amount = by_bytes ? bytes : flops;
   if (!std::isfinite(amount) || amount <= 0) return {};
   const bool gpu = detail::case_device(c) == "gpu";
-  const std::string kind = gpu ? (by_bytes ? "copy_bandwidth" : "fp64_gemm")
-                               : (by_bytes ? "stream_triad" : "dgemm");
+  const std::string kind =
+      gpu ? (by_bytes ? "copy_bandwidth" : "fp64_gemm") : (by_bytes ? "stream_triad" : "dgemm");
   const double per_device = ceiling_of(ceilings, kind);
   if (!std::isfinite(per_device)) return {};
   const double ceiling = per_device * std::max(1.0, workers);

@@ -52,7 +52,7 @@ struct CaseComparison {
   double current_median_s = std::numeric_limits<double>::quiet_NaN();
   double change = std::numeric_limits<double>::quiet_NaN();   ///< current/baseline median - 1
   double p_value = std::numeric_limits<double>::quiet_NaN();  ///< U test, two-sided
-  std::string detail;  ///< one line for people
+  std::string detail;                                         ///< one line for people
 };
 
 struct Comparison {
