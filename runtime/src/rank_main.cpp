@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -73,6 +74,9 @@ int main(int argc, char** argv) {
   }
   ctx.mpi_init_s = sb::now() - t0;
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  // The launcher forwards the batch system's time-limit warning (SIGUSR1); it ends the job after
+  // the running case itself, so ranks must not die of it.
+  std::signal(SIGUSR1, SIG_IGN);
   MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ctx.size);
   sb::set_error_rank(ctx.rank);

@@ -1,0 +1,124 @@
+#include "suite_file.hpp"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "scalebench/error.hpp"
+
+namespace sb {
+namespace {
+
+std::string where(const std::string& name, const toml::node& n) {
+  const auto& src = n.source();
+  return src.begin ? fmt::format("{}:{}", name, src.begin.line) : name;
+}
+
+std::string value_text(const std::string& name, const toml::node& n, const std::string& key) {
+  if (auto s = n.value<std::string>(); s && n.is_string()) return *s;
+  if (n.is_integer()) return std::to_string(*n.value<std::int64_t>());
+  if (n.is_floating_point()) return fmt::format("{}", *n.value<double>());
+  if (n.is_boolean()) return *n.value<bool>() ? "true" : "false";
+  throw UsageError(fmt::format("{}: '{}' must be a string or a number", where(name, n), key));
+}
+
+std::vector<std::string> string_list(const std::string& name, const toml::node& n,
+                                     const std::string& key) {
+  const auto* arr = n.as_array();
+  if (arr == nullptr)
+    throw UsageError(fmt::format("{}: '{}' must be a list of strings", where(name, n), key));
+  std::vector<std::string> out;
+  for (const auto& e : *arr) {
+    if (!e.is_string())
+      throw UsageError(fmt::format("{}: '{}' must be a list of strings", where(name, e), key));
+    out.push_back(*e.value<std::string>());
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
+  return s;
+}
+
+int int_value(const std::string& name, const toml::node& n, const std::string& key) {
+  if (!n.is_integer())
+    throw UsageError(fmt::format("{}: '{}' must be an integer", where(name, n), key));
+  const auto v = *n.value<std::int64_t>();
+  if (v < 0 || v > 1000000)
+    throw UsageError(fmt::format("{}: '{}' = {} is out of range", where(name, n), key, v));
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+void load_suite_text(const std::string& text, const std::string& name, RunRequest& req) {
+  toml::table tbl;
+  try {
+    tbl = toml::parse(text, name);
+  } catch (const toml::parse_error& e) {
+    throw UsageError(fmt::format("{}:{}: {}", name, e.source().begin.line, e.description()));
+  }
+  for (const auto& [k, node] : tbl) {
+    const std::string key(k.str());
+    if (key == "preset") {
+      if (!node.is_string()) throw UsageError(fmt::format("{}: 'preset' must be a string", where(name, node)));
+      req.preset = *node.value<std::string>();
+    } else if (key == "repeats") {
+      req.repeats = int_value(name, node, key);
+    } else if (key == "warmup") {
+      req.warmup = int_value(name, node, key);
+    } else if (key == "paths") {
+      req.paths = parse_paths(join(string_list(name, node, key)));
+    } else if (key == "workloads") {
+      req.workloads = string_list(name, node, key);
+    } else if (key == "params") {
+      const auto* t = node.as_table();
+      if (t == nullptr) throw UsageError(fmt::format("{}: [params] must be a table", where(name, node)));
+      for (const auto& [pk, pv] : *t)
+        req.params.push_back(std::string(pk.str()) + "=" + value_text(name, pv, std::string(pk.str())));
+    } else if (key == "case") {
+      const auto* arr = node.as_array();
+      if (arr == nullptr) throw UsageError(fmt::format("{}: 'case' must be [[case]] tables", where(name, node)));
+      for (const auto& c : *arr) {
+        const auto* ct = c.as_table();
+        if (ct == nullptr) throw UsageError(fmt::format("{}: 'case' must be [[case]] tables", where(name, c)));
+        CaseRequest cr;
+        for (const auto& [ck, cv] : *ct) {
+          const std::string ckey(ck.str());
+          if (ckey == "workload" && cv.is_string()) {
+            cr.workload = *cv.value<std::string>();
+          } else if (ckey == "preset" && cv.is_string()) {
+            cr.preset = *cv.value<std::string>();
+          } else if (ckey == "paths") {
+            cr.paths = parse_paths(join(string_list(name, cv, ckey)));
+          } else if (ckey == "params" && cv.is_table()) {
+            for (const auto& [pk, pv] : *cv.as_table())
+              cr.params.push_back(std::string(pk.str()) + "=" + value_text(name, pv, std::string(pk.str())));
+          } else {
+            throw UsageError(fmt::format("{}: unknown or mistyped key '{}' in [[case]]", where(name, cv), ckey));
+          }
+        }
+        if (cr.workload.empty()) throw UsageError(fmt::format("{}: [[case]] needs a workload", where(name, c)));
+        req.cases.push_back(std::move(cr));
+      }
+    } else {
+      throw UsageError(fmt::format("{}: unknown key '{}' (known: preset, repeats, warmup, paths, "
+                                   "workloads, params, case)", where(name, node), key));
+    }
+  }
+}
+
+void load_suite(const std::string& path, RunRequest& req) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(fmt::format("cannot read suite file {}", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  load_suite_text(ss.str(), path, req);
+}
+
+}  // namespace sb

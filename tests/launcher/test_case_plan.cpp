@@ -1,0 +1,81 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "case_plan.hpp"
+#include "scalebench/error.hpp"
+
+namespace {
+
+sb::RunRequest subset_mean_tiny() {
+  sb::RunRequest r;
+  r.preset = "tiny";
+  r.workloads = {"subset-mean"};
+  return r;
+}
+
+TEST(CasePlan, OrdersPathsWithSingleCpuFirst) {
+  auto r = subset_mean_tiny();
+  r.paths = sb::parse_paths("gpuN,cpu1,multi-cpu,gpu1");
+  const auto cases = sb::plan_cases(r);
+  ASSERT_EQ(cases.size(), 4u);
+  EXPECT_EQ(cases[0].path, sb::ExecPath::single_cpu);
+  EXPECT_EQ(cases[1].path, sb::ExecPath::multi_cpu);
+  EXPECT_EQ(cases[2].path, sb::ExecPath::single_gpu);
+  EXPECT_EQ(cases[3].path, sb::ExecPath::multi_gpu);
+  for (std::size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(cases[i].index, static_cast<int>(i));
+  EXPECT_EQ(cases[0].params.str("n"), "2000");
+  EXPECT_EQ(cases[0].id.rfind("subset-mean/single-cpu/", 0), 0u);
+}
+
+TEST(CasePlan, ParamOverridesApplyToTheirWorkloadOnly) {
+  auto r = subset_mean_tiny();
+  r.params = {"subset-mean.n=4000", "subset-mean.chunk=1000"};
+  const auto cases = sb::plan_cases(r);
+  ASSERT_FALSE(cases.empty());
+  EXPECT_EQ(cases[0].params.str("n"), "4000");
+  EXPECT_EQ(cases[0].params.str("chunk"), "1000");
+}
+
+TEST(CasePlan, DefaultRunsEveryWorkloadOnEveryPath) {
+  sb::RunRequest r;
+  r.preset = "tiny";
+  const auto cases = sb::plan_cases(r);
+  std::set<std::string> names;
+  for (const auto& c : cases) names.insert(c.workload);
+  EXPECT_EQ(names.size(), sb::workloads().size());
+  EXPECT_EQ(cases.size() % 4, 0u);
+}
+
+TEST(CasePlan, RejectsBadRequestsWithUsageErrors) {
+  auto r = subset_mean_tiny();
+  r.preset = "huge";
+  EXPECT_THROW((void)sb::plan_cases(r), sb::UsageError);
+  r = subset_mean_tiny();
+  r.workloads = {"fft"};
+  EXPECT_THROW((void)sb::plan_cases(r), sb::UsageError);
+  r = subset_mean_tiny();
+  r.params = {"subset-mean.nn=4"};
+  EXPECT_THROW((void)sb::plan_cases(r), sb::UsageError);
+  r.params = {"nodot=4"};
+  EXPECT_THROW((void)sb::plan_cases(r), sb::UsageError);
+  r.params = {"subset-mean.n=abc"};
+  EXPECT_THROW((void)sb::plan_cases(r), sb::UsageError);
+  r.params = {"subset-mean.n=2001"};  // not a multiple of the chunk
+  EXPECT_THROW((void)sb::plan_cases(r), sb::UsageError);
+  r = subset_mean_tiny();
+  r.repeats = 0;
+  EXPECT_THROW((void)sb::plan_cases(r), sb::UsageError);
+  EXPECT_THROW((void)sb::parse_paths("cpu1,tpu"), sb::UsageError);
+  EXPECT_THROW((void)sb::parse_paths(","), sb::UsageError);
+}
+
+TEST(CasePlan, DuplicateCasesRunOnce) {
+  sb::RunRequest r;
+  r.preset = "tiny";
+  r.cases = {{"subset-mean", "", {sb::ExecPath::single_cpu}, {}},
+             {"subset-mean", "", {sb::ExecPath::single_cpu}, {}}};
+  EXPECT_EQ(sb::plan_cases(r).size(), 1u);
+}
+
+}  // namespace

@@ -1,0 +1,190 @@
+// The runtime end to end: real mpiexec, real scheduler and workers, real reports.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "scalebench/job_plan.hpp"
+#include "scalebench/report.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "sbtestXXXXXX").string();
+    path = mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+int run(const std::string& cmd) {
+  const int st = std::system(cmd.c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+std::string mpiexec() {
+  std::string m = SB_MPIEXEC;
+  if (m.empty()) m = "mpiexec";
+  m += " --oversubscribe --bind-to none";
+  if (geteuid() == 0) m += " --allow-run-as-root";
+  return m;
+}
+
+sb::CaseSpec subset_mean_case(int index, sb::ExecPath path, int n, int chunk) {
+  sb::CaseSpec s;
+  s.index = index;
+  s.workload = "subset-mean";
+  s.path = path;
+  s.params.set("n", std::to_string(n));
+  s.params.set("chunk", std::to_string(chunk));
+  s.params.set("seed", "7");
+  s.params.set("mu", "10");
+  s.params.set("sigma", "1");
+  s.repeats = 2;
+  s.warmup = 1;
+  s.id = fmt::format("subset-mean/{}/n={},chunk={}", sb::to_string(path), n, chunk);
+  return s;
+}
+
+/// Runs scalebench-rank with `ranks` ranks on a plan; returns the stream's case records.
+std::vector<nlohmann::json> run_plan(const std::vector<sb::CaseSpec>& cases, int ranks,
+                                     const fs::path& dir) {
+  sb::JobPlan plan;
+  plan.cases = cases;
+  plan.stream_path = (dir / fmt::format("stream-{}.jsonl", ranks)).string();
+  plan.measure_ceilings = false;
+  const fs::path plan_path = dir / fmt::format("plan-{}.json", ranks);
+  std::ofstream(plan_path) << plan.to_json().dump();
+  const std::string cmd = fmt::format("env -u SCALEBENCH_PLACEMENT OMP_NUM_THREADS=1 {} -n {} {} --plan {} > {}/log-{} 2>&1",
+                                      mpiexec(), ranks, SB_RANK_EXE, plan_path.string(),
+                                      dir.string(), ranks);
+  EXPECT_EQ(run(cmd), 0) << cmd;
+  std::vector<nlohmann::json> out;
+  std::ifstream in(plan.stream_path);
+  std::string line;
+  bool started = false, ended = false;
+  while (std::getline(in, line)) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.at("type") == "start") started = true;
+    if (j.at("type") == "end") ended = j.at("status") == "ok";
+    if (j.at("type") == "case") out.push_back(j);
+  }
+  EXPECT_TRUE(started);
+  EXPECT_TRUE(ended);
+  return out;
+}
+
+TEST(RuntimeMpi, DispatchIsCompleteAndAnswersDoNotDependOnWorkerCount) {
+  TempDir dir;
+  // 9 tasks (uneven over 2 or 3 workers) and 1 task (more workers than tasks).
+  const std::vector<sb::CaseSpec> cases = {subset_mean_case(0, sb::ExecPath::multi_cpu, 12, 4),
+                                           subset_mean_case(1, sb::ExecPath::multi_cpu, 4, 4),
+                                           subset_mean_case(2, sb::ExecPath::single_cpu, 24, 4)};
+  std::map<std::string, double> answer;
+  for (const int ranks : {2, 3, 4}) {
+    const auto recs = run_plan(cases, ranks, dir.path);
+    ASSERT_EQ(recs.size(), cases.size()) << "ranks " << ranks;
+    for (const auto& r : recs) {
+      ASSERT_EQ(r.at("status"), "ok") << r.dump();
+      const int expected_workers = r.at("path") == "multi-cpu" ? ranks - 1 : 1;
+      EXPECT_EQ(r.at("workers").get<int>(), expected_workers);
+      // Every task ran exactly once in every timed repeat.
+      const auto& ev = r.at("task_events");
+      const int n = std::stoi(r.at("params").at("n").get<std::string>());
+      const int chunk = std::stoi(r.at("params").at("chunk").get<std::string>());
+      const int tasks = (n / chunk) * (n / chunk);
+      std::map<int, std::multiset<long long>> per_repeat;
+      for (std::size_t i = 0; i < ev.at("task").size(); ++i) {
+        per_repeat[ev.at("repeat")[i].get<int>()].insert(ev.at("task")[i].get<long long>());
+        EXPECT_LT(ev.at("worker")[i].get<int>(), expected_workers);
+        EXPECT_LE(ev.at("start")[i].get<double>(), ev.at("end")[i].get<double>());
+      }
+      ASSERT_EQ(per_repeat.size(), 2u);
+      for (const auto& [rep, ids] : per_repeat) {
+        ASSERT_EQ(ids.size(), static_cast<std::size_t>(tasks));
+        EXPECT_EQ(std::set<long long>(ids.begin(), ids.end()).size(), ids.size());
+      }
+      ASSERT_EQ(r.at("repeats").size(), 2u);
+      // Folded in task order: bit-identical whatever the worker count.
+      const double a = r.at("result").at("answer").get<double>();
+      const auto key = r.at("id").get<std::string>();
+      if (answer.count(key)) {
+        EXPECT_EQ(answer[key], a) << key;
+      } else {
+        answer[key] = a;
+      }
+    }
+  }
+}
+
+TEST(RuntimeMpi, LauncherRunsTinySuiteAndWritesAValidReport) {
+  TempDir dir;
+  const fs::path out = dir.path / "tiny.h5";
+  const std::string cmd = fmt::format(
+      "{} run --preset tiny --workloads subset-mean --paths cpu1,cpuN,gpu1 --repeats 3 --warmup 1 "
+      "--out {} > {}/stdout 2> {}/stderr",
+      SB_LAUNCHER_EXE, out.string(), dir.path.string(), dir.path.string());
+  ASSERT_EQ(run(cmd), 0) << cmd;
+  const auto model = sb::results::read_report(out.string());
+  ASSERT_EQ(model.at("cases").size(), 3u);
+  const auto& c = model.at("cases");
+  EXPECT_EQ(c[0].at("status"), "ok");
+  EXPECT_EQ(c[1].at("status"), "ok");
+  // No GPU on CI: recorded as skipped with the reason, never dropped.
+  if (c[2].at("status") == "skipped") {
+    EXPECT_FALSE(c[2].at("message").get<std::string>().empty());
+  } else {
+    EXPECT_EQ(c[2].at("status"), "ok");
+  }
+  EXPECT_EQ(c[0].at("result").at("answer"), c[1].at("result").at("answer"));
+  EXPECT_EQ(model.at("attrs").at("status"), "ok");
+  EXPECT_EQ(model.at("attrs").at("scheduler"), "local");
+  // No work folder left behind.
+  for (const auto& e : fs::directory_iterator(dir.path))
+    EXPECT_EQ(e.path().filename().string().rfind(".scalebench-", 0), std::string::npos);
+}
+
+TEST(RuntimeMpi, KilledWorkerLeavesValidReportAndFailedCase) {
+  TempDir dir;
+  const fs::path out = dir.path / "killed.h5";
+  // A long case (many repeats of the small preset) on the single-cpu path; kill the worker rank
+  // once the case runs, then check the report.
+  const std::string cmd = fmt::format(
+      "( {} run --preset small --workloads subset-mean --paths cpu1 --repeats 1000 --warmup 0 "
+      "--no-ceilings --out {} > {}/stdout 2> {}/stderr; echo $? > {}/rc ) & "
+      "for i in $(seq 1 300); do "
+      "  if grep -q progress {}/.scalebench-*/stream-0.jsonl 2>/dev/null; then break; fi; sleep 0.1; done; "
+      "sleep 0.5; pkill -9 -n -f 'scalebench-rank --plan {}/' ; wait",
+      SB_LAUNCHER_EXE, out.string(), dir.path.string(), dir.path.string(), dir.path.string(),
+      dir.path.string(), dir.path.string());
+  run(cmd);
+  std::ifstream rc_in(dir.path / "rc");
+  int rc = -1;
+  rc_in >> rc;
+  EXPECT_EQ(rc, 1);
+  const auto model = sb::results::read_report(out.string());
+  ASSERT_EQ(model.at("cases").size(), 1u);
+  const auto& c = model.at("cases")[0];
+  EXPECT_EQ(c.at("status"), "failed");
+  EXPECT_NE(c.at("message").get<std::string>().find("job"), std::string::npos) << c.at("message");
+}
+
+}  // namespace
