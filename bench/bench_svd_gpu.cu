@@ -17,6 +17,7 @@
 #include "svd/svd.hpp"
 #include "svd/svd_config.hpp"
 #include "svd/svd_gpu_kernels.cuh"
+#include "svd/tsqr_gpu.cuh"
 
 namespace {
 
@@ -63,6 +64,27 @@ void bm_case(benchmark::State& state, std::int64_t m, std::int64_t n, std::int64
     last = worker->phase_times();
   }
   state.counters["generate_ms"] = 1e3 * last.generate;
+  set_gflops(state, cfg.flops());
+}
+
+/// The engine alone, with a chosen number of streams; counter gram = 1 when the SVD of R took
+/// the Gram eigen-decomposition.
+void bm_engine(benchmark::State& state, std::int64_t m, std::int64_t n, std::int64_t chunk,
+               const std::string& method, int streams) {
+  sb::svd::Config cfg;
+  cfg.m = m;
+  cfg.n = n;
+  cfg.chunk = chunk;
+  cfg.gpu_svd = method;
+  sb::svd::GpuTsqr engine(cfg, *context(), MPI_COMM_SELF, 0, 1, streams);
+  sb::PhaseTimes t;
+  for (auto _ : state) {
+    engine.begin_repeat();
+    for (std::int64_t b = 0; b < cfg.blocks(); ++b) engine.submit(b);
+    t = {};
+    engine.finish(t);
+  }
+  state.counters["gram"] = std::string(engine.svd_routine()) == "gram" ? 1 : 0;
   set_gflops(state, cfg.flops());
 }
 
@@ -145,6 +167,34 @@ void bm_geqrf(benchmark::State& state) {
   set_gflops(state, 2 * dm * dn * dn - 2.0 / 3.0 * dn * dn * dn);
 }
 
+/// The 64-bit API (cusolverDnXgeqrf), in case its implementation differs.
+void bm_xgeqrf(benchmark::State& state) {
+  const std::int64_t m = state.range(0), n = state.range(1);
+  auto* ctx = context();
+  auto h = ctx->cusolver();
+  cusolverDnParams_t p = nullptr;
+  SB_CUSOLVER_CHECK(cusolverDnCreateParams(&p));
+  Buffers b(m, n, 1);
+  std::size_t dev_bytes = 0, host_bytes = 0;
+  SB_CUSOLVER_CHECK(cusolverDnXgeqrf_bufferSize(h, p, m, n, CUDA_R_64F, b.a, m, CUDA_R_64F, b.tau,
+                                                CUDA_R_64F, &dev_bytes, &host_bytes));
+  void* work = nullptr;
+  SB_CUDA_CHECK(cudaMalloc(&work, dev_bytes + 8));
+  std::vector<char> hwork(host_bytes + 8);
+  sb::svd::gpu::generate_rows(b.b, m, 0, m, n, 42, scales_on_device(n), ctx->stream);
+  time_events(state, ctx->stream, [&] {
+    SB_CUDA_CHECK(
+        cudaMemcpyAsync(b.a, b.b, sizeof(double) * m * n, cudaMemcpyDeviceToDevice, ctx->stream));
+    SB_CUSOLVER_CHECK(cusolverDnXgeqrf(h, p, m, n, CUDA_R_64F, b.a, m, CUDA_R_64F, b.tau,
+                                       CUDA_R_64F, work, dev_bytes, hwork.data(), host_bytes,
+                                       b.info));
+  });
+  cudaFree(work);
+  cusolverDnDestroyParams(p);
+  const double dm = static_cast<double>(m), dn = static_cast<double>(n);
+  set_gflops(state, 2 * dm * dn * dn - 2.0 / 3.0 * dn * dn * dn);
+}
+
 void bm_ormqr(benchmark::State& state) {
   const std::int64_t m = state.range(0), n = state.range(1);
   auto* ctx = context();
@@ -167,6 +217,33 @@ void bm_ormqr(benchmark::State& state) {
   cudaFree(work);
   const double dm = static_cast<double>(m), dn = static_cast<double>(n);
   set_gflops(state, 4 * dm * dn * dn - 2 * dn * dn * dn);
+}
+
+/// Eigen-decomposition (syevd) of an n x n Gram matrix R^T R.
+void bm_syevd(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  auto* ctx = context();
+  auto h = ctx->cusolver();
+  Buffers b(n, n, 1);
+  sb::svd::gpu::generate_rows(b.b, n, 0, n, n, 42, scales_on_device(n), ctx->stream);
+  const double one = 1.0, zero = 0.0;
+  double* g = nullptr;
+  SB_CUDA_CHECK(cudaMalloc(&g, sizeof(double) * n * n));
+  SB_CUBLAS_CHECK(cublasDsyrk(ctx->cublas(), CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, n, n, &one, b.b,
+                              n, &zero, g, n));
+  int lw = 0;
+  SB_CUSOLVER_CHECK(cusolverDnDsyevd_bufferSize(h, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER,
+                                                n, b.a, n, b.s, &lw));
+  double* work = nullptr;
+  SB_CUDA_CHECK(cudaMalloc(&work, sizeof(double) * lw));
+  time_events(state, ctx->stream, [&] {
+    SB_CUDA_CHECK(
+        cudaMemcpyAsync(b.a, g, sizeof(double) * n * n, cudaMemcpyDeviceToDevice, ctx->stream));
+    SB_CUSOLVER_CHECK(cusolverDnDsyevd(h, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n, b.a,
+                                       n, b.s, work, lw, b.info));
+  });
+  cudaFree(work);
+  cudaFree(g);
 }
 
 /// SVD of an n x n upper triangular R: 0 = gesvdj, 1 = gesvd, 2 = gesvdp.
@@ -239,16 +316,34 @@ void bm_svd_r(benchmark::State& state) {
       ->Unit(benchmark::kMillisecond)                                                      \
       ->UseRealTime()
 
-SB_SVD_CASE(tiny_gesvdj, 2000, 50, 500, "gesvdj");
-SB_SVD_CASE(small_gesvdj, 20000, 500, 2000, "gesvdj");
-SB_SVD_CASE(seed_gesvdj, 10000, 1000, 1000, "gesvdj");
-SB_SVD_CASE(seed_gesvd, 10000, 1000, 1000, "gesvd");
-SB_SVD_CASE(seed_gesvdp, 10000, 1000, 1000, "gesvdp");
-SB_SVD_CASE(m1e6_chunk1e5_gesvdj, 1000000, 1000, 100000, "gesvdj");
-SB_SVD_CASE(m1e6_chunk1e5_gesvdp, 1000000, 1000, 100000, "gesvdp");
-SB_SVD_CASE(m1e6_chunk5e4_gesvdj, 1000000, 1000, 50000, "gesvdj");
-SB_SVD_CASE(large_gesvdj, 2000000, 1000, 100000, "gesvdj");
+#define SB_SVD_ENGINE(label, m, n, chunk, method, streams)                                   \
+  BENCHMARK_CAPTURE(bm_engine, label, std::int64_t{m}, std::int64_t{n}, std::int64_t{chunk}, \
+                    std::string(method), streams)                                            \
+      ->Unit(benchmark::kMillisecond)                                                        \
+      ->UseRealTime()
+
+SB_SVD_CASE(tiny, 2000, 50, 500, "auto");
+SB_SVD_CASE(small, 20000, 500, 2000, "auto");
+SB_SVD_CASE(seed, 10000, 1000, 1000, "auto");
+SB_SVD_CASE(m1e6_chunk1e5, 1000000, 1000, 100000, "auto");
+SB_SVD_CASE(large, 2000000, 1000, 100000, "auto");
+SB_SVD_ENGINE(seed_auto_s4, 10000, 1000, 1000, "auto", 4);
+SB_SVD_ENGINE(seed_auto_s8, 10000, 1000, 1000, "auto", 8);
+SB_SVD_ENGINE(seed_auto_s10, 10000, 1000, 1000, "auto", 10);
+SB_SVD_ENGINE(seed_gesvdp_s8, 10000, 1000, 1000, "gesvdp", 8);
+SB_SVD_ENGINE(m1e6_c1e5_auto_s2, 1000000, 1000, 100000, "auto", 2);
+SB_SVD_ENGINE(m1e6_c1e5_auto_s8, 1000000, 1000, 100000, "auto", 8);
+SB_SVD_ENGINE(m1e6_c5e4_auto_s8, 1000000, 1000, 50000, "auto", 8);
+SB_SVD_ENGINE(m1e6_c2e5_auto_s8, 1000000, 1000, 200000, "auto", 8);
+SB_SVD_ENGINE(large_auto_s8, 2000000, 1000, 100000, "auto", 8);
 BENCHMARK(bm_geqrf)
+    ->Args({1000, 1000})
+    ->Args({2000, 1000})
+    ->Args({10000, 1000})
+    ->Args({100000, 1000})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(bm_xgeqrf)
     ->Args({1000, 1000})
     ->Args({10000, 1000})
     ->Args({100000, 1000})
@@ -260,13 +355,9 @@ BENCHMARK(bm_ormqr)
     ->Args({100000, 1000})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
-BENCHMARK(bm_svd_r)
-    ->Args({1000, 0})
-    ->Args({1000, 1})
-    ->Args({1000, 2})
-    ->Args({500, 0})
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(bm_svd_r)->Args({1000, 0})->Args({1000, 2})->UseManualTime()->Unit(
+    benchmark::kMillisecond);
+BENCHMARK(bm_syevd)->Arg(1000)->Arg(500)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
   int provided = 0;

@@ -21,7 +21,9 @@ const std::vector<std::pair<std::string, std::string>>& keys() {
       {"seed", "Philox key of the data"},
       {"condition",
        "1 = plain uniform A; c > 1 scales column j by c^(-j/(n-1)) (badly conditioned A)"},
-      {"gpu_svd", "cuSOLVER routine for the SVD of R on GPUs: gesvdj (default), gesvd, gesvdp"},
+      {"gpu_svd",
+       "SVD of R on GPUs: auto (default: eigen-decomposition of R^T R when cond(R) <= 100, "
+       "else gesvdj), gesvdj, gesvd or gesvdp"},
   };
   return k;
 }
@@ -58,9 +60,9 @@ Config parse(const Params& params) {
   c.seed = params.has("seed") ? params.u64("seed") : 42;
   c.condition = params.has("condition") ? params.f64("condition") : 1.0;
   if (params.has("gpu_svd")) c.gpu_svd = params.str("gpu_svd");
-  if (c.gpu_svd != "gesvdj" && c.gpu_svd != "gesvd" && c.gpu_svd != "gesvdp")
+  if (c.gpu_svd != "auto" && c.gpu_svd != "gesvdj" && c.gpu_svd != "gesvd" && c.gpu_svd != "gesvdp")
     throw UsageError(
-        fmt::format("svd: gpu_svd must be gesvdj, gesvd or gesvdp (got '{}')", c.gpu_svd));
+        fmt::format("svd: gpu_svd must be auto, gesvdj, gesvd or gesvdp (got '{}')", c.gpu_svd));
   constexpr std::int64_t int_max = std::numeric_limits<int>::max();
   if (c.chunk < c.n)
     throw UsageError(fmt::format(

@@ -16,8 +16,10 @@ struct Config {
   std::int64_t n = 0;
   std::int64_t chunk = 0;
   std::uint64_t seed = 42;
-  double condition = 1;            ///< 1: plain; c > 1: column j scaled by c^(-j/(n-1))
-  std::string gpu_svd = "gesvdj";  ///< SVD of R on GPUs: gesvdj (Jacobi), gesvd or gesvdp
+  double condition = 1;  ///< 1: plain; c > 1: column j scaled by c^(-j/(n-1))
+  /// SVD of R on GPUs: auto (Gram eigen-decomposition when cond(R) <= 100, else gesvdj),
+  /// gesvdj (Jacobi), gesvd (QR iteration) or gesvdp (polar decomposition).
+  std::string gpu_svd = "auto";
 
   [[nodiscard]] std::int64_t blocks() const { return m / chunk; }
   /// Flops counted per repeat (SPEC 4.2): 2mn^2 (QR) + 2mn^2 (forming Q) + 2mn^2 (U).

@@ -40,6 +40,23 @@ __global__ void copy_kernel(double* __restrict__ dst, std::int64_t ldd,
   if (r < rows) dst[r + j * ldd] = src[r + j * lds];
 }
 
+__global__ void gram_to_svd_kernel(const double* __restrict__ e, const double* __restrict__ w,
+                                   double* __restrict__ v, double* __restrict__ s, std::int64_t n) {
+  const std::int64_t r = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
+  const std::int64_t j = blockIdx.y;
+  if (r >= n) return;
+  const std::int64_t src = n - 1 - j;
+  v[r + j * n] = e[r + src * n];
+  if (r == 0) s[j] = sqrt(fmax(w[src], 0.0));
+}
+
+__global__ void divide_columns_kernel(double* __restrict__ x, const double* __restrict__ s,
+                                      std::int64_t n) {
+  const std::int64_t r = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
+  const std::int64_t j = blockIdx.y;
+  if (r < n) x[r + j * n] /= s[j];
+}
+
 dim3 grid_of(std::int64_t rows, std::int64_t n) {
   return dim3(static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock),
               static_cast<unsigned>(n));
@@ -67,6 +84,17 @@ void copy_matrix(double* dst, std::int64_t ldd, const double* src, std::int64_t 
                  std::int64_t rows, std::int64_t n, cudaStream_t stream) {
   if (rows <= 0 || n <= 0) return;
   copy_kernel<<<grid_of(rows, n), kRowsPerBlock, 0, stream>>>(dst, ldd, src, lds, rows);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+void gram_to_svd(const double* e, const double* w, double* v, double* s, std::int64_t n,
+                 cudaStream_t stream) {
+  gram_to_svd_kernel<<<grid_of(n, n), kRowsPerBlock, 0, stream>>>(e, w, v, s, n);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+void divide_columns(double* x, const double* s, std::int64_t n, cudaStream_t stream) {
+  divide_columns_kernel<<<grid_of(n, n), kRowsPerBlock, 0, stream>>>(x, s, n);
   SB_CUDA_CHECK_LAUNCH();
 }
 

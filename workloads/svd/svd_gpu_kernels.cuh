@@ -24,4 +24,12 @@ void pad_copy(double* dst, std::int64_t ldd, std::int64_t rows, std::int64_t n, 
 void copy_matrix(double* dst, std::int64_t ldd, const double* src, std::int64_t lds,
                  std::int64_t rows, std::int64_t n, cudaStream_t stream);
 
+/// From the ascending eigen-decomposition of G = R^T R (eigenvectors e, eigenvalues w, n x n):
+/// v[:, i] = e[:, n-1-i] and s[i] = sqrt(max(w[n-1-i], 0)), i.e. V and S in descending order.
+void gram_to_svd(const double* e, const double* w, double* v, double* s, std::int64_t n,
+                 cudaStream_t stream);
+
+/// x[:, j] /= s[j] for an n x n column-major x.
+void divide_columns(double* x, const double* s, std::int64_t n, cudaStream_t stream);
+
 }  // namespace sb::svd::gpu

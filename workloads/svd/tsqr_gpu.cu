@@ -151,15 +151,25 @@ GpuTsqr::GpuTsqr(const Config& cfg, GpuContext& ctx, MPI_Comm comm, int rank, in
   }
   std::size_t main_bytes = 0;
   if (rank_ == 0) {
-    if (cfg_.gpu_svd == "gesvdj") {
+    const std::string& method = cfg_.gpu_svd;
+    if (method == "gesvdj" || method == "auto") {
       SB_CUSOLVER_CHECK(cusolverDnDgesvdj_bufferSize(
           main_solver_, CUSOLVER_EIG_MODE_VECTOR, 0, as_int(n), as_int(n), svd_in_, as_int(n), sv_,
           x_, as_int(n), vmat_, as_int(n), &lw, gesvdj_));
       main_doubles = std::max(main_doubles, static_cast<std::size_t>(lw));
-    } else if (cfg_.gpu_svd == "gesvd") {
+    }
+    if (method == "auto") {
+      SB_CUSOLVER_CHECK(cusolverDnDsyevd_bufferSize(main_solver_, CUSOLVER_EIG_MODE_VECTOR,
+                                                    CUBLAS_FILL_MODE_UPPER, as_int(n), svd_in_,
+                                                    as_int(n), rwork_, &lw));
+      main_doubles = std::max(main_doubles, static_cast<std::size_t>(lw));
+      (void)ctx_.cublas();  // created here, outside the timed region
+    }
+    if (method == "gesvd") {
       SB_CUSOLVER_CHECK(cusolverDnDgesvd_bufferSize(main_solver_, as_int(n), as_int(n), &lw));
       main_doubles = std::max(main_doubles, static_cast<std::size_t>(lw));
-    } else {
+    }
+    if (method == "gesvdp") {
       std::size_t host_bytes = 0;
       SB_CUSOLVER_CHECK(
           cusolverDnXgesvdp_bufferSize(main_solver_, dn_params_, CUSOLVER_EIG_MODE_VECTOR, 0, n, n,
@@ -271,22 +281,50 @@ GpuTsqr::TaskTimes GpuTsqr::task_times(int slot) const {
 void GpuTsqr::svd_of_r() {
   const int n = as_int(cfg_.n);
   cudaStream_t main = ctx_.stream;
-  gpu::copy_matrix(svd_in_, n, own_r_, n, n, n, main);
+  const int lwork = static_cast<int>(work_main_bytes_ / sizeof(double));
   int* info = infos_ + kInfoSvd;
-  if (cfg_.gpu_svd == "gesvdj") {
-    SB_CUSOLVER_CHECK(cusolverDnDgesvdj(
-        main_solver_, CUSOLVER_EIG_MODE_VECTOR, 0, n, n, svd_in_, n, sv_, x_, n, vmat_, n,
-        work_main_, static_cast<int>(work_main_bytes_ / sizeof(double)), info, gesvdj_));
-  } else if (cfg_.gpu_svd == "gesvd") {
-    SB_CUSOLVER_CHECK(
-        cusolverDnDgesvd(main_solver_, 'A', 'A', n, n, svd_in_, n, sv_, x_, n, vmat_, n, work_main_,
-                         static_cast<int>(work_main_bytes_ / sizeof(double)), rwork_, info));
+  std::string method = cfg_.gpu_svd;
+  if (method == "auto") {
+    // R^T R = V L V^T (divide and conquer); accepted when cond(R) <= 100: then S = sqrt(L),
+    // U_R = R V S^-1 are accurate to ~cond(R)^2 eps. Otherwise Jacobi on R itself.
+    cublasHandle_t h = ctx_.cublas();
+    const double one = 1.0, zero = 0.0;
+    SB_CUBLAS_CHECK(cublasDsyrk(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, n, n, &one, own_r_, n,
+                                &zero, svd_in_, n));
+    SB_CUSOLVER_CHECK(cusolverDnDsyevd(main_solver_, CUSOLVER_EIG_MODE_VECTOR,
+                                       CUBLAS_FILL_MODE_UPPER, n, svd_in_, n, rwork_, work_main_,
+                                       lwork, info));
+    double ends[2] = {0, 0};
+    SB_CUDA_CHECK(cudaMemcpyAsync(&ends[0], rwork_, sizeof(double), cudaMemcpyDeviceToHost, main));
+    SB_CUDA_CHECK(
+        cudaMemcpyAsync(&ends[1], rwork_ + (n - 1), sizeof(double), cudaMemcpyDeviceToHost, main));
+    SB_CUDA_CHECK(cudaStreamSynchronize(main));
+    if (ends[1] > 0 && ends[0] >= kGramRatio * ends[1]) {
+      gpu::gram_to_svd(svd_in_, rwork_, vmat_, sv_, n, main);
+      SB_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, own_r_, n, vmat_, n,
+                                  &zero, x_, n));
+      gpu::divide_columns(x_, sv_, n, main);
+      svd_routine_ = "gram";
+      return;
+    }
+    method = "gesvdj";
+  }
+  gpu::copy_matrix(svd_in_, n, own_r_, n, n, n, main);
+  if (method == "gesvdj") {
+    SB_CUSOLVER_CHECK(cusolverDnDgesvdj(main_solver_, CUSOLVER_EIG_MODE_VECTOR, 0, n, n, svd_in_, n,
+                                        sv_, x_, n, vmat_, n, work_main_, lwork, info, gesvdj_));
+    svd_routine_ = "gesvdj";
+  } else if (method == "gesvd") {
+    SB_CUSOLVER_CHECK(cusolverDnDgesvd(main_solver_, 'A', 'A', n, n, svd_in_, n, sv_, x_, n, vmat_,
+                                       n, work_main_, lwork, rwork_, info));
+    svd_routine_ = "gesvd";
   } else {
     double err_sigma = 0;
     SB_CUSOLVER_CHECK(cusolverDnXgesvdp(
         main_solver_, dn_params_, CUSOLVER_EIG_MODE_VECTOR, 0, n, n, CUDA_R_64F, svd_in_, n,
         CUDA_R_64F, sv_, CUDA_R_64F, x_, n, CUDA_R_64F, vmat_, n, CUDA_R_64F, work_main_,
         work_main_bytes_, host_work_.data(), host_work_.size(), info, &err_sigma));
+    svd_routine_ = "gesvdp";
   }
 }
 
@@ -443,7 +481,7 @@ std::vector<double> GpuTsqr::validate() {
     SB_CUDA_CHECK(
         cudaMemcpy(sigma.data(), sv_, sigma.size() * sizeof(double), cudaMemcpyDeviceToHost));
     SB_CUDA_CHECK(cudaMemcpy(v.data(), vmat_, nn * sizeof(double), cudaMemcpyDeviceToHost));
-    if (cfg_.gpu_svd == "gesvd") {
+    if (std::string(svd_routine_) == "gesvd") {
       vt = v;
     } else {
       for (std::int64_t j = 0; j < n; ++j)

@@ -54,6 +54,8 @@ class GpuTsqr {
   [[nodiscard]] int streams() const { return static_cast<int>(streams_.size()); }
   [[nodiscard]] int blocks_owned() const { return used_; }
   [[nodiscard]] int capacity() const { return capacity_; }
+  /// The routine that took the last SVD of R on rank 0 ("gram", "gesvdj", "gesvd", "gesvdp").
+  [[nodiscard]] const char* svd_routine() const { return svd_routine_; }
   [[nodiscard]] std::int64_t block_of(int i) const {
     return blocks_.at(static_cast<std::size_t>(i));
   }
@@ -106,7 +108,10 @@ class GpuTsqr {
   std::size_t work_main_bytes_ = 0;
   std::vector<char> host_work_;  ///< gesvdp
   std::vector<double> sigma_;
-  std::vector<double> vt_host_;  ///< V^T on rank 0 after finish (filled lazily)
+  const char* svd_routine_ = "";
+  /// Ratio lambda_min / lambda_max of R^T R above which auto uses the Gram eigen-decomposition
+  /// (cond(R) <= 100: U_R = R V S^-1 then loses at most ~1e4 eps of orthogonality).
+  static constexpr double kGramRatio = 1e-4;
 };
 
 }  // namespace sb::svd
