@@ -2,9 +2,14 @@
 /// GPU worker of subset-mean: one fused kernel per task (block) that draws every normal of the
 /// block through Philox4x32-10 + Box-Muller and reduces it on the fly, never storing samples.
 ///
-/// Cost per task (chunk = 10^4): 5e7 Philox calls and 5e7 Box-Muller pairs. The kernel is bound
-/// by instruction issue and the fp64 pipe (about 50 fp64 instructions and 40 integer
-/// instructions per pair), not by memory: it reads and writes nothing but 16 bytes per CTA.
+/// Cost per task (chunk = 10^4): 5e7 Philox calls and 5e7 Box-Muller pairs; no memory traffic
+/// but 16 bytes per CTA. Per pair the fast variant issues ~157 instructions (unroll 1): 44 fp64
+/// (DFMA/DMUL/DADD), 18 IMAD.WIDE (Philox), ~48 ALU (LOP3/FSEL/SHF...), 2 MUFU and ~28
+/// constant reloads (ULDC). Measured pipe ceilings on an H200 (bench_subset_mean_gpu,
+/// BM_PipeRate, 1.98 GHz): fp64 FMA, IMAD and LOP3 ~64 per clock per SM, IMAD.WIDE about half,
+/// MUFU.RSQ64H 16. The kernel is bound by instruction issue (IPC ~0.65 per scheduler) with the
+/// fp64, IMAD and ALU pipes each 55-60% busy; Philox alone costs ~18.5 ms and Box-Muller alone
+/// ~23 ms of the ~34-36 ms of the seed preset (they overlap only partly).
 ///
 /// Work split: the block's pairs, row-major with a fixed number of pairs per row, are cut into
 /// equal contiguous runs, one per warp (not per thread: a thread's run would cross a row at a
@@ -133,13 +138,8 @@ __device__ __forceinline__ double2 cta_sum(double a, double b) {
   return t;
 }
 
-/// CTAs per SM the fast single-pair variant is compiled for: 6 (<= 40 registers, 48 warps per
-/// SM) ran faster than the 5 it gets unconstrained (45 registers). Others: unconstrained.
-template <GpuMath M, int kUnroll>
-constexpr int kMinBlocks = (M == GpuMath::fast && kUnroll == 1) ? 6 : 1;
-
 template <GpuMath M, bool kAligned, int kUnroll>
-__global__ void __launch_bounds__(kThreads, kMinBlocks<M, kUnroll>)
+__global__ void __launch_bounds__(kThreads)
     fused_subset_mean(const Params p, double2* partials, unsigned* ticket, double* out) {
   double subset = 0.0;
   double full = 0.0;

@@ -15,7 +15,7 @@
 ///   - box_muller_fast(): the same function with fewer fp64 instructions (exact quadrant
 ///     reduction of the 53-bit uniform, minimax polynomials, no special-case branches because
 ///     the uniforms lie in [2^-54, 1]); also within a few ulps of the CPU, used by the fused
-///     subset-mean kernel where the fp64 pipe is the bottleneck.
+///     subset-mean kernel, which is bound by instruction issue and the fp64 pipe.
 ///
 /// cuRAND: curand_init(seed, subsequence = stream, offset = 4 * block, &state) on a
 /// curandStatePhilox4_32_10_t followed by curand4(&state) returns exactly the words
