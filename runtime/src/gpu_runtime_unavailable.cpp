@@ -24,3 +24,7 @@ nlohmann::json describe_gpu(const GpuContext&) { return nlohmann::json::object()
 nlohmann::json gpu_library_versions() { return nlohmann::json::object(); }
 
 }  // namespace sb
+
+namespace sb {
+nlohmann::json measure_gpu_ceilings(GpuContext&) { return nlohmann::json::array(); }
+}  // namespace sb

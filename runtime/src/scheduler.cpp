@@ -13,6 +13,7 @@
 #include "rank.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/nvml_probe.hpp"
 #include "scalebench/system_info.hpp"
 #include "scalebench/workload.hpp"
 
@@ -99,8 +100,13 @@ class Scheduler {
         g["worker_rank"] = info.rank;
         gpus.push_back(g);
         for (const auto& [k, v] : w.at("gpu_versions").items()) versions[k] = v;
-        if (g.contains("ceilings"))
-          for (const auto& c : g.at("ceilings")) ceilings.push_back(c);
+      }
+      if (w.contains("gpu_ceilings")) {
+        for (auto c : w.at("gpu_ceilings")) {
+          c["host"] = info.host;
+          c["worker_rank"] = info.rank;
+          ceilings.push_back(c);
+        }
       }
       if (w.contains("cpu_ceilings")) {
         const auto& c = w.at("cpu_ceilings");
@@ -135,7 +141,7 @@ class Scheduler {
                               {"ceilings_s", ceilings_s},
                               {"total_s", ctx_.launch_epoch > 0 ? ready - ctx_.launch_epoch : 0.0}};
     nlohmann::json system = {{"nodes", nodes}, {"gpus", gpus}, {"versions", versions},
-                             {"ceilings", ceilings}};
+                             {"ceilings", ceilings}, {"topology", nvml_topology_matrix()}};
     out_.write({{"type", "start"}, {"system", system}, {"startup", startup},
                 {"ranks", ctx_.size}, {"workers", nworkers}, {"gpu_workers", gpu_count_},
                 {"nodes", static_cast<int>(nodes.size())}},

@@ -84,12 +84,9 @@ nlohmann::json describe_node() {
   const Topology topo;
   utsname u{};
   uname(&u);
-  std::uint64_t mem = 0;
-  if (topo.t != nullptr) {
-    const hwloc_obj_t root = hwloc_get_root_obj(topo.t);
-    if (root != nullptr) mem = root->total_memory;
-  }
-  if (mem == 0) mem = static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  // The kernel's figure: hwloc's NUMA totals can miss memory that is not yet onlined.
+  const std::uint64_t mem =
+      static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
   return {{"host", host_name()},
           {"cpu_model", cpu_model()},
           {"sockets", std::max(1, topo.count(HWLOC_OBJ_PACKAGE))},
@@ -116,7 +113,7 @@ nlohmann::json library_versions() {
   return {{"mpi", mpi_version},
           {"mpi_standard", fmt::format("{}.{}", mpi_major, mpi_minor)},
           {"hdf5", fmt::format("{}.{}.{}", h5maj, h5min, h5rel)},
-          {"blas", blas != nullptr ? std::string("OpenBLAS ") + blas : "unknown"},
+          {"blas", blas != nullptr ? std::string(blas) : "unknown"},
           {"hwloc", HWLOC_VERSION},
           {"sleef", fmt::format("{}.{}.{}", SLEEF_VERSION_MAJOR, SLEEF_VERSION_MINOR,
                                 SLEEF_VERSION_PATCHLEVEL)},

@@ -39,6 +39,7 @@ nlohmann::json startup_description(const JobPlan& plan, RankContext& ctx) {
   if (plan.measure_ceilings) {
     const double t0 = now();
     w["cpu_ceilings"] = measure_cpu_ceilings(ctx.threads);
+    if (ctx.gpu_ctx) w["gpu_ceilings"] = measure_gpu_ceilings(*ctx.gpu_ctx);
     w["ceilings_s"] = now() - t0;
   }
   return w;
