@@ -468,8 +468,16 @@ json read_compound(hid_t ds, hid_t ftype, hid_t space, bool as_columns) {
     fields.push_back(std::move(f));
   }
   json out = as_columns ? json::object() : json::array();
-  if (as_columns)
+  std::vector<json*> columns;  // as_columns: the output array of each field
+  if (as_columns) {
     for (const auto& nme : names) out[nme] = json::array();
+    for (const auto& nme : names) {
+      columns.push_back(&out[nme]);
+      columns.back()->get_ref<json::array_t&>().reserve(n);
+    }
+  } else {
+    out.get_ref<json::array_t&>().reserve(n);
+  }
   if (fields.empty() || n == 0) return out;
   Handle mem{SB_HDF5_CHECK(H5Tcreate(H5T_COMPOUND, rec)), H5Tclose};
   for (std::size_t c = 0; c < fields.size(); ++c)
@@ -482,7 +490,7 @@ json read_compound(hid_t ds, hid_t ftype, hid_t space, bool as_columns) {
       json v = element_to_json(fields[c], buf.data() + r * rec + offsets[c]);
       if (v.is_number_float() && std::isnan(v.get<double>())) v = nullptr;  // NaN = missing
       if (as_columns) {
-        out[names[c]].push_back(std::move(v));
+        columns[c]->get_ref<json::array_t&>().push_back(std::move(v));
       } else {
         row[names[c]] = std::move(v);
       }

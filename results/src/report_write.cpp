@@ -1,11 +1,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -100,7 +102,9 @@ void write_model(hid_t file, const json& model) {
   }
 
   {
-    const json cases = model.value("cases", json::array());
+    static const json no_cases = json::array();
+    const auto it = model.find("cases");
+    const json& cases = it != model.end() ? *it : no_cases;  // by reference: cases can be large
     if (!cases.is_array()) throw UsageError("report model: \"cases\" is not an array");
     Handle g = h5::create_group(file, layout::kCases);
     for (std::size_t i = 0; i < cases.size(); ++i) write_case(g.get(), i, cases[i]);
@@ -113,14 +117,13 @@ void write_model(hid_t file, const json& model) {
             "median_s, min_s, max_s, stddev_s: s; throughput: throughput_unit; speedups: ratio; "
             "efficiency: fraction of the ceiling");
 
-  json extra = json::object();
-  for (const auto& [k, v] : model.items()) {
-    if (k != "attrs" && k != "system" && k != "startup" && k != "cases" && k != "summary")
-      extra[k] = v;
-  }
-  if (!extra.empty()) {
+  const std::vector<std::string> known{"attrs", "system", "startup", "cases", "summary"};
+  bool has_extra = false;
+  for (const auto& [k, v] : model.items())
+    has_extra = has_extra || std::find(known.begin(), known.end(), k) == known.end();
+  if (has_extra) {
     Handle g = h5::create_group(file, layout::kExtra);
-    h5::write_members(g.get(), extra);
+    h5::write_members(g.get(), model, known);
   }
 }
 
