@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "scalebench/error.hpp"
 #include "scalebench/params.hpp"
 
