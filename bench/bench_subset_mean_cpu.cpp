@@ -1,0 +1,61 @@
+// subset-mean on the CPU worker's kernel: one repeat of a preset = every task's block, fused
+// generate + reduce, with T OpenMP threads (what `scalebench run` does per repeat on multi-cpu
+// with one worker of T threads, minus the runtime's messages).
+//
+//   build-*/bench/bench_subset_mean_cpu --benchmark_counters_tabular=true
+//   SCALEBENCH_SIMD=avx2 build-*/bench/bench_subset_mean_cpu     # another SIMD variant
+//
+// Counters: draws/s, GB/s at 8 bytes per draw (SPEC 4.1's effective bandwidth), s/repeat.
+// The peer on the same machine: Dask 2022.12 threaded scheduler, small preset, 5.1 s (SPEC 10).
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scalebench/params.hpp"
+#include "subset_mean/philox_simd.hpp"
+#include "subset_mean/subset_mean_cpu.hpp"
+#include "subset_mean/subset_mean_plan.hpp"
+
+namespace {
+
+namespace sm = sb::subset_mean;
+
+void bm_repeat(benchmark::State& state, const std::string& preset) {
+  const int threads = static_cast<int>(state.range(0));
+  const sm::Plan plan = sm::make_plan(sm::preset_params(preset));
+  const auto& kernels = sb::data::simd::best_kernels();
+  std::vector<double> scratch(static_cast<std::size_t>(2 * plan.chunk));
+  double checksum = 0;
+  for (auto _ : state) {
+    for (std::int64_t t = 0; t < plan.tasks; ++t) {
+      const sm::BlockSums s = sm::block_sums(plan, t, kernels, threads, scratch.data());
+      checksum += s.subset + s.full;
+    }
+  }
+  benchmark::DoNotOptimize(checksum);
+  const double draws = static_cast<double>(plan.draws()) * static_cast<double>(state.iterations());
+  state.counters["draws/s"] = benchmark::Counter(draws, benchmark::Counter::kIsRate);
+  state.counters["GB/s"] = benchmark::Counter(8.0 * draws * 1e-9, benchmark::Counter::kIsRate);
+  state.counters["s/repeat"] =
+      benchmark::Counter(static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.SetLabel(std::string(sb::data::simd::to_string(kernels.isa)));
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(bm_repeat, tiny, std::string("tiny"))
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(bm_repeat, small, std::string("small"))
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(2.0);
+
+BENCHMARK_MAIN();
