@@ -15,8 +15,8 @@
 namespace sb::test {
 
 struct CaseRun {
-  nlohmann::json result;           ///< last repeat
-  std::vector<Check> checks;       ///< SchedulerCase::validate
+  nlohmann::json result;      ///< last repeat
+  std::vector<Check> checks;  ///< SchedulerCase::validate
   Fingerprint fingerprint;
   std::vector<std::vector<double>> finish_partials;  ///< last repeat, by rank
 };
@@ -36,8 +36,8 @@ inline CaseSpec make_spec(const Params& params, ExecPath path, int workers) {
 /// One worker (env.size == 1) running every task, `repeats` repeats.
 inline CaseRun run_single(const Params& params, const CaseEnv& env, int repeats = 2) {
   const Workload w = groupby_workload();
-  const CaseSpec spec = make_spec(
-      params, env.device == Device::gpu ? ExecPath::single_gpu : ExecPath::single_cpu, 1);
+  const CaseSpec spec =
+      make_spec(params, env.device == Device::gpu ? ExecPath::single_gpu : ExecPath::single_cpu, 1);
   auto sched = w.make_scheduler(spec);
   auto worker = w.make_worker(spec, env);
   CaseRun run;
@@ -84,8 +84,8 @@ inline CaseRun run_mpi(const Params& params, MPI_Comm comm, int threads, int rep
       total += counts[static_cast<std::size_t>(i)];
     }
     std::vector<double> all(static_cast<std::size_t>(rank == 0 ? total : 0));
-    MPI_Gatherv(mine.data(), n, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE,
-                0, comm);
+    MPI_Gatherv(mine.data(), n, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0,
+                comm);
     std::vector<std::vector<double>> out;
     if (rank == 0)
       for (int i = 0; i < size; ++i)

@@ -23,7 +23,9 @@ struct Data {
   Data(const gb::Config& c, std::int64_t rows) : n(rows), id(n), name(n), x(n), y(n), key(n) {
     gb::generate_rows(c.table(), 0, n, gb::kColAll & ~gb::kColTimestamp, ptrs());
   }
-  gb::ColumnPtrs ptrs() { return {nullptr, id.data(), name.data(), x.data(), y.data(), key.data()}; }
+  gb::ColumnPtrs ptrs() {
+    return {nullptr, id.data(), name.data(), x.data(), y.data(), key.data()};
+  }
   std::int64_t key_of(const gb::QueryDef& q, std::int64_t i) const {
     if (q.key_column == gb::kColName) return name[i];
     if (q.key_column == gb::kColId) return id[i];
@@ -277,8 +279,10 @@ TEST(GroupbyCase, InProcessSingleCpuValidatesAndCrossChecks) {
       EXPECT_FALSE(a.result.contains("table"));
       EXPECT_GT(a.result["groups"].get<double>(), 170000.0);  // 172800 rows among 10^7 keys
     }
-    const sb::Work work = sb::groupby_workload().make_scheduler(
-        sb::test::make_spec(params, sb::ExecPath::single_cpu, 1))->work();
+    const sb::Work work =
+        sb::groupby_workload()
+            .make_scheduler(sb::test::make_spec(params, sb::ExecPath::single_cpu, 1))
+            ->work();
     EXPECT_EQ(work.unit, "rows");
     EXPECT_EQ(work.units, 172800.0);
     EXPECT_EQ(work.bytes, 172800.0 * (q == "by-name" ? 12 : 24));
@@ -294,7 +298,7 @@ TEST(GroupbyCase, CrossCheckCatchesADifference) {
   sb::CaseEnv env;
   const sb::test::CaseRun a = sb::test::run_single(params, env, 1);
   sb::Fingerprint f = a.fingerprint;
-  f.data[1] += 1;  // one group's count
+  f.data[1] += 1;         // one group's count
   f.data[2] *= 1 + 1e-6;  // its sum of x
   int failed = 0;
   for (const auto& ch : w.cross_check(a.fingerprint, f)) failed += ch.pass ? 0 : 1;

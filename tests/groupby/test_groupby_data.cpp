@@ -16,8 +16,7 @@ namespace gb = sb::groupby;
 namespace {
 
 struct Cols {
-  explicit Cols(std::int64_t n)
-      : ts(n), id(n), name(n), x(n), y(n), key(n) {}
+  explicit Cols(std::int64_t n) : ts(n), id(n), name(n), x(n), y(n), key(n) {}
   gb::ColumnPtrs ptrs() {
     return {ts.data(), id.data(), name.data(), x.data(), y.data(), key.data()};
   }
@@ -27,7 +26,9 @@ struct Cols {
   std::vector<std::int64_t> key;
 };
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool same_bits(double a, double b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
 
 }  // namespace
 

@@ -32,8 +32,8 @@ sb::GpuContext* context() {
   return ctx;
 }
 
-#define REQUIRE_GPU()                                                  \
-  do {                                                                 \
+#define REQUIRE_GPU()                                                   \
+  do {                                                                  \
     if (sb::visible_gpu_count() == 0) GTEST_SKIP() << "no GPU visible"; \
   } while (0)
 
@@ -65,12 +65,11 @@ TEST(GroupbyGpu, GenerationIsBitIdentical) {
   REQUIRE_GPU();
   cudaStream_t s = context()->stream;
   gb::PoissonTable* dpt = gb::gpu::upload_poisson_table(gb::id_poisson_table(), s);
-  for (const auto& [spec, row0, n] : {std::tuple{gb::TableSpec{42, 10'000'000}, std::int64_t{0},
-                                                 std::int64_t{172'800}},
-                                      std::tuple{gb::TableSpec{7, 12345}, std::int64_t{86400 * 5 + 3},
-                                                 std::int64_t{200'003}},
-                                      std::tuple{gb::TableSpec{0xdeadbeefcafeull, 1ull << 40},
-                                                 std::int64_t{(1ll << 32) - 1000}, std::int64_t{5000}}}) {
+  for (const auto& [spec, row0, n] :
+       {std::tuple{gb::TableSpec{42, 10'000'000}, std::int64_t{0}, std::int64_t{172'800}},
+        std::tuple{gb::TableSpec{7, 12345}, std::int64_t{86400 * 5 + 3}, std::int64_t{200'003}},
+        std::tuple{gb::TableSpec{0xdeadbeefcafeull, 1ull << 40}, std::int64_t{(1ll << 32) - 1000},
+                   std::int64_t{5000}}}) {
     DevCols d(n);
     gb::gpu::generate(spec, dpt, row0, n, gb::kColAll, d.ptrs(), s);
     SB_CUDA_CHECK(cudaStreamSynchronize(s));
@@ -168,7 +167,8 @@ TEST(GroupbyGpu, DenseKernelsWithVariance) {
   REQUIRE_GPU();
   cudaStream_t s = context()->stream;
   for (gb::Query q : {gb::Query::by_name, gb::Query::by_id}) {
-    gb::QueryDef def = gb::with_outputs(gb::query_def(q), {{"var_x", gb::Agg::var, gb::ValueColumn::x}});
+    gb::QueryDef def =
+        gb::with_outputs(gb::query_def(q), {{"var_x", gb::Agg::var, gb::ValueColumn::x}});
     const std::int64_t n = 777'777;
     const gb::TableSpec spec{42, 1};
     DevCols d(n);
@@ -178,8 +178,8 @@ TEST(GroupbyGpu, DenseKernelsWithVariance) {
     gb::gpu::dense_clear(a, s);
     gb::gpu::dense_aggregate(def, a, d.ptrs(), n, s);
     std::vector<double> acc(static_cast<std::size_t>(a.words));
-    SB_CUDA_CHECK(cudaMemcpyAsync(acc.data(), a.acc, sizeof(double) * acc.size(),
-                                  cudaMemcpyDeviceToHost, s));
+    SB_CUDA_CHECK(
+        cudaMemcpyAsync(acc.data(), a.acc, sizeof(double) * acc.size(), cudaMemcpyDeviceToHost, s));
     SB_CUDA_CHECK(cudaStreamSynchronize(s));
     std::vector<std::int64_t> id(n);
     std::vector<std::int32_t> name(n);
@@ -200,7 +200,8 @@ TEST(GroupbyGpu, DenseKernelsWithVariance) {
       EXPECT_EQ(acc[u], static_cast<double>(r->count));
       std::size_t j = 1;
       EXPECT_LE(gb::sum_error(acc[j++ * D + u], r->sum_x, r->count), 1e-12);
-      if (def.fields & gb::kSumY) EXPECT_LE(gb::sum_error(acc[j++ * D + u], r->sum_y, r->count), 1e-12);
+      if (def.fields & gb::kSumY)
+        EXPECT_LE(gb::sum_error(acc[j++ * D + u], r->sum_y, r->count), 1e-12);
       EXPECT_LE(gb::sum_error(acc[j++ * D + u], r->sumsq_x, r->count), 1e-12);
     }
     EXPECT_EQ(groups, cpu.size());

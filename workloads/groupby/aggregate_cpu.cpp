@@ -25,26 +25,29 @@ void add_rows(const ColumnPtrs& in, std::int64_t begin, std::int64_t end, KeyAt 
 }
 
 template <unsigned Fields>
-void add_rows_for_key(const QueryDef& q, const ColumnPtrs& in, std::int64_t begin,
-                      std::int64_t end, PartitionedTable& table) {
+void add_rows_for_key(const QueryDef& q, const ColumnPtrs& in, std::int64_t begin, std::int64_t end,
+                      PartitionedTable& table) {
   switch (q.key_column) {
     case kColName: {
       const std::int32_t* k = in.name;
-      add_rows<Fields, false>(in, begin, end, [k](std::int64_t i) { return std::int64_t{k[i]}; },
-                              table);
+      add_rows<Fields, false>(
+          in, begin, end, [k](std::int64_t i) { return std::int64_t{k[i]}; }, table);
       break;
     }
     case kColId: {
       const std::int64_t* k = in.id;
-      add_rows<Fields, false>(in, begin, end, [k](std::int64_t i) { return k[i]; }, table);
+      add_rows<Fields, false>(
+          in, begin, end, [k](std::int64_t i) { return k[i]; }, table);
       break;
     }
     default: {
       const std::int64_t* k = in.key;
       if (q.high_cardinality) {
-        add_rows<Fields, true>(in, begin, end, [k](std::int64_t i) { return k[i]; }, table);
+        add_rows<Fields, true>(
+            in, begin, end, [k](std::int64_t i) { return k[i]; }, table);
       } else {
-        add_rows<Fields, false>(in, begin, end, [k](std::int64_t i) { return k[i]; }, table);
+        add_rows<Fields, false>(
+            in, begin, end, [k](std::int64_t i) { return k[i]; }, table);
       }
       break;
     }
@@ -53,14 +56,20 @@ void add_rows_for_key(const QueryDef& q, const ColumnPtrs& in, std::int64_t begi
 
 }  // namespace
 
-void aggregate_rows(const QueryDef& q, const ColumnPtrs& in, std::int64_t begin,
-                    std::int64_t end, PartitionedTable& table) {
+void aggregate_rows(const QueryDef& q, const ColumnPtrs& in, std::int64_t begin, std::int64_t end,
+                    PartitionedTable& table) {
   // The masks of the built-in queries get their own instantiation; anything else runs the
   // all-fields body of the columns it reads (extra fields cost time, not correctness).
   switch (q.fields) {
-    case 0: add_rows_for_key<0>(q, in, begin, end, table); break;
-    case kSumX: add_rows_for_key<kSumX>(q, in, begin, end, table); break;
-    case kSumX | kSumY: add_rows_for_key<kSumX | kSumY>(q, in, begin, end, table); break;
+    case 0:
+      add_rows_for_key<0>(q, in, begin, end, table);
+      break;
+    case kSumX:
+      add_rows_for_key<kSumX>(q, in, begin, end, table);
+      break;
+    case kSumX | kSumY:
+      add_rows_for_key<kSumX | kSumY>(q, in, begin, end, table);
+      break;
     case kSumX | kSumY | kMinX | kMaxX:
       add_rows_for_key<kSumX | kSumY | kMinX | kMaxX>(q, in, begin, end, table);
       break;

@@ -13,8 +13,8 @@ namespace sb::groupby {
 
 /// Adds rows [begin, end) of `in` (the key column of the query and x / y as its fields need)
 /// to `table`, one thread. High-cardinality queries prefetch the home slots of rows ahead.
-void aggregate_rows(const QueryDef& q, const ColumnPtrs& in, std::int64_t begin,
-                    std::int64_t end, PartitionedTable& table);
+void aggregate_rows(const QueryDef& q, const ColumnPtrs& in, std::int64_t begin, std::int64_t end,
+                    PartitionedTable& table);
 
 /// Rows [0, n) split into contiguous slices over `tables.size()` OpenMP threads, thread t
 /// adding its slice to *tables[t].

@@ -2,10 +2,9 @@
 // open-addressing hash table for high cardinality (see gpu_kernels.cuh).
 #include <algorithm>
 #include <cstring>
-#include <string>
 #include <limits>
+#include <string>
 #include <vector>
-
 
 #include "groupby/gpu_kernels.cuh"
 #include "groupby/group_table.hpp"
@@ -16,7 +15,7 @@ namespace sb::groupby::gpu {
 namespace {
 
 constexpr unsigned kFull = 0xffffffffu;
-constexpr int kPrivThreads = 128;   // threads of the privatised kernel (columns of its arrays)
+constexpr int kPrivThreads = 128;  // threads of the privatised kernel (columns of its arrays)
 constexpr int kSharedThreads = 256;
 constexpr int kMaxPrivateDomain = 32;
 constexpr unsigned long long kEmptyKey = 0x8000000000000000ull;  // GroupTable::kEmpty's bits
@@ -172,7 +171,8 @@ void launch_dense(const DenseAgg& a, const K* keys, const ColumnPtrs& in, std::i
       opted = smem;
     }
     const std::int64_t want = (n + kPrivThreads * 8 - 1) / (kPrivThreads * 8);
-    blocks = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(want, a.max_blocks)));
+    blocks =
+        static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(want, a.max_blocks)));
     dense_private_kernel<K><<<blocks, kPrivThreads, smem, stream>>>(
         keys, in.x, in.y, n, a.domain_lo, a.domain, a.fields, a.partials, a.words);
   } else {
@@ -185,7 +185,8 @@ void launch_dense(const DenseAgg& a, const K* keys, const ColumnPtrs& in, std::i
       opted = smem;
     }
     const std::int64_t want = (n + kSharedThreads * 16 - 1) / (kSharedThreads * 16);
-    blocks = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(want, a.max_blocks)));
+    blocks =
+        static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(want, a.max_blocks)));
     dense_shared_kernel<K><<<blocks, kSharedThreads, smem, stream>>>(
         keys, in.x, in.y, n, a.domain_lo, a.domain, a.fields, a.partials, a.words);
   }
@@ -225,8 +226,7 @@ __device__ __forceinline__ unsigned long long* upsert_slot(unsigned long long* s
     const long long cur = __ldcg(reinterpret_cast<const long long*>(s));
     if (cur == key) return s;
     if (static_cast<unsigned long long>(cur) == kEmptyKey) {
-      const unsigned long long prev =
-          atomicCAS(s, kEmptyKey, static_cast<unsigned long long>(key));
+      const unsigned long long prev = atomicCAS(s, kEmptyKey, static_cast<unsigned long long>(key));
       if (prev == kEmptyKey || prev == static_cast<unsigned long long>(key)) return s;
     }
     i = (i + 1) & mask;
@@ -311,8 +311,8 @@ __global__ void hash_records_kernel(unsigned long long* __restrict__ slots, std:
                                     const unsigned long long* __restrict__ recs, std::int64_t count,
                                     int* overflow) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < count; i += stride) {
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
     const unsigned long long* r = recs + i * width;
     double v[kMaxFields] = {0.0, 0.0, 0.0, INFINITY, -INFINITY};
     int w = 2;
@@ -321,8 +321,7 @@ __global__ void hash_records_kernel(unsigned long long* __restrict__ slots, std:
     if (fields & kSumSqX) v[2] = __longlong_as_double(static_cast<long long>(r[w++]));
     if (fields & kMinX) v[3] = __longlong_as_double(static_cast<long long>(r[w++]));
     if (fields & kMaxX) v[4] = __longlong_as_double(static_cast<long long>(r[w++]));
-    unsigned long long* s =
-        upsert_slot(slots, mask, width, static_cast<long long>(r[0]), overflow);
+    unsigned long long* s = upsert_slot(slots, mask, width, static_cast<long long>(r[0]), overflow);
     if (s != nullptr) accumulate(s, fields, r[1], v[0], v[1], v[2], v[3], v[4]);
   }
 }
@@ -401,8 +400,8 @@ __global__ void summarize_kernel(const unsigned long long* __restrict__ recs, st
                                  int width, unsigned fields, double* __restrict__ out) {
   double v[6] = {0, 0, 0, 0, 0, 0};
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < count; i += stride) {
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
     const unsigned long long* r = recs + i * width;
     v[0] += 1.0;
     v[1] += static_cast<double>(r[1]);
@@ -434,7 +433,8 @@ __global__ void summarize_kernel(const unsigned long long* __restrict__ recs, st
 int grid_for(std::int64_t n, int threads, int per_sm) {
   static const int sms = device_sms();
   const std::int64_t want = (n + threads - 1) / threads;
-  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(want, std::int64_t{sms} * per_sm)));
+  return static_cast<int>(
+      std::max<std::int64_t>(1, std::min<std::int64_t>(want, std::int64_t{sms} * per_sm)));
 }
 
 }  // namespace
@@ -456,10 +456,12 @@ DenseAgg make_dense(const QueryDef& q, const cudaDeviceProp& prop) {
     throw Error("groupby: " + std::to_string(a.domain) + " groups need " + std::to_string(smem) +
                 " B of shared memory per block (the GPU has " +
                 std::to_string(prop.sharedMemPerBlockOptin) + ")");
-  const int per_sm = std::max<int>(1, static_cast<int>(prop.sharedMemPerMultiprocessor / std::max<std::size_t>(smem, 1)));
+  const int per_sm = std::max<int>(
+      1, static_cast<int>(prop.sharedMemPerMultiprocessor / std::max<std::size_t>(smem, 1)));
   a.max_blocks = prop.multiProcessorCount * std::min(per_sm, 8);
   SB_CUDA_CHECK(cudaMalloc(&a.acc, sizeof(double) * a.words));
-  SB_CUDA_CHECK(cudaMalloc(&a.partials, sizeof(double) * a.words * static_cast<std::size_t>(a.max_blocks)));
+  SB_CUDA_CHECK(
+      cudaMalloc(&a.partials, sizeof(double) * a.words * static_cast<std::size_t>(a.max_blocks)));
   return a;
 }
 
@@ -529,8 +531,7 @@ void hash_clear(const HashTable& t, cudaStream_t stream) {
   SB_CUDA_CHECK_LAUNCH();
 }
 
-void hash_aggregate(const HashTable& t, const ColumnPtrs& in, std::int64_t n,
-                    cudaStream_t stream) {
+void hash_aggregate(const HashTable& t, const ColumnPtrs& in, std::int64_t n, cudaStream_t stream) {
   if (n <= 0) return;
   hash_rows_kernel<<<grid_for(n, 256, 16), 256, 0, stream>>>(
       reinterpret_cast<unsigned long long*>(t.slots), static_cast<std::uint64_t>(t.capacity - 1),
@@ -585,7 +586,8 @@ void summarize_records(const HashTable& t, const std::uint64_t* records, std::in
         reinterpret_cast<const unsigned long long*>(records), count, t.width, t.fields, t.summary);
     SB_CUDA_CHECK_LAUNCH();
   }
-  SB_CUDA_CHECK(cudaMemcpyAsync(out, t.summary, sizeof(double) * 6, cudaMemcpyDeviceToHost, stream));
+  SB_CUDA_CHECK(
+      cudaMemcpyAsync(out, t.summary, sizeof(double) * 6, cudaMemcpyDeviceToHost, stream));
   SB_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 

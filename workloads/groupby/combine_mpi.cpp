@@ -32,7 +32,8 @@ void reduce_dense(const QueryDef& q, PartitionedTable& table, MPI_Comm comm, Shu
     }
     const auto u = static_cast<std::size_t>(i);
     sums[u] = static_cast<double>(s.count);
-    for (std::size_t j = 0; j < sum_bits.size(); ++j) sums[(j + 1) * d + u] = field_value(s, sum_bits[j]);
+    for (std::size_t j = 0; j < sum_bits.size(); ++j)
+      sums[(j + 1) * d + u] = field_value(s, sum_bits[j]);
     if (!mins.empty()) mins[u] = s.min_x;
     if (!maxs.empty()) maxs[u] = s.max_x;
   });
@@ -42,8 +43,8 @@ void reduce_dense(const QueryDef& q, PartitionedTable& table, MPI_Comm comm, Shu
   auto reduce = [&](std::vector<double>& v, MPI_Op op) {
     if (v.empty()) return;
     if (rank == 0) {
-      SB_MPI_CHECK(MPI_Reduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, op,
-                              0, comm));
+      SB_MPI_CHECK(
+          MPI_Reduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, op, 0, comm));
     } else {
       SB_MPI_CHECK(
           MPI_Reduce(v.data(), nullptr, static_cast<int>(v.size()), MPI_DOUBLE, op, 0, comm));
@@ -63,7 +64,8 @@ void reduce_dense(const QueryDef& q, PartitionedTable& table, MPI_Comm comm, Shu
     if (sums[u] == 0.0) continue;
     GroupState& s = table.upsert(q.domain_lo + static_cast<std::int64_t>(u));
     s.count = static_cast<std::int64_t>(sums[u]);
-    for (std::size_t j = 0; j < sum_bits.size(); ++j) set_field(s, sum_bits[j], sums[(j + 1) * d + u]);
+    for (std::size_t j = 0; j < sum_bits.size(); ++j)
+      set_field(s, sum_bits[j], sums[(j + 1) * d + u]);
     if (!mins.empty()) s.min_x = mins[u];
     if (!maxs.empty()) s.max_x = maxs[u];
   }

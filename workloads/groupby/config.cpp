@@ -55,9 +55,9 @@ Config parse_config(const Params& p) {
   Config c;
   const auto q = parse_query(p.has("query") ? p.str("query") : std::string("by-name"));
   if (!q)
-    throw UsageError(fmt::format(
-        "groupby: parameter 'query' must be by-name, by-id, by-key or all (got '{}')",
-        p.str("query")));
+    throw UsageError(
+        fmt::format("groupby: parameter 'query' must be by-name, by-id, by-key or all (got '{}')",
+                    p.str("query")));
   c.def = query_def(*q);
   if (p.has("rows")) {
     c.rows = p.i64("rows", 1);
@@ -72,8 +72,8 @@ Config parse_config(const Params& p) {
         fmt::format("groupby: parameter 'rows' must be at most 2^40 (got {})", c.rows));
   c.partition = p.has("partition") ? p.i64("partition", 1) : kRowsPerDay;
   if (c.partition > (std::int64_t{1} << 31))
-    throw UsageError(fmt::format("groupby: parameter 'partition' must be at most 2^31 rows (got {})",
-                                 c.partition));
+    throw UsageError(fmt::format(
+        "groupby: parameter 'partition' must be at most 2^31 rows (got {})", c.partition));
   if (p.has("cardinality")) {
     const std::int64_t card = p.i64("cardinality", 1);
     if (card > kMaxCardinality)
@@ -100,8 +100,8 @@ std::vector<Params> expand_params(const Params& p) {
   for (const auto& q : queries) {
     Params v;
     for (const auto& [k, val] : p.items()) {
-      if (k == "days" && p.has("rows")) continue;                // rows overrides days
-      if (k == "cardinality" && q != "by-key") continue;        // only by-key reads it
+      if (k == "days" && p.has("rows")) continue;         // rows overrides days
+      if (k == "cardinality" && q != "by-key") continue;  // only by-key reads it
       v.set(k, val);
     }
     v.set("query", q);

@@ -32,10 +32,16 @@ inline double centered_fast(std::uint32_t hi, std::uint32_t lo) {
   return 2.0 * (k * 0x1p-53 + 0x1p-54) - 1.0;
 }
 
-/// Philox4x32-10 of kLanes consecutive counters (row0 .. row0 + kLanes - 1) of one stream.
-inline void philox_lanes(std::uint64_t row0, std::uint32_t stream, std::uint64_t seed,
-                         std::uint32_t (&c0)[kLanes], std::uint32_t (&c1)[kLanes],
-                         std::uint32_t (&c2)[kLanes], std::uint32_t (&c3)[kLanes]) {
+/// Philox words of kLanes consecutive rows of one stream: w[word][lane].
+struct Lanes {
+  alignas(64) std::uint32_t w[4][kLanes];
+};
+
+/// Philox4x32-10 of kLanes consecutive counters (row0 .. row0 + kLanes - 1) of one stream,
+/// written lane-parallel (`omp simd`) so it vectorises with pmuludq / vpmuludq.
+inline void philox_lanes(std::uint64_t row0, std::uint32_t stream, std::uint64_t seed, Lanes& out) {
+  alignas(64) std::uint32_t c0[kLanes], c1[kLanes], c2[kLanes], c3[kLanes];
+#pragma omp simd
   for (int l = 0; l < kLanes; ++l) {
     const std::uint64_t r = row0 + static_cast<std::uint64_t>(l);
     c0[l] = static_cast<std::uint32_t>(r);
@@ -46,6 +52,7 @@ inline void philox_lanes(std::uint64_t row0, std::uint32_t stream, std::uint64_t
   std::uint32_t k0 = static_cast<std::uint32_t>(seed);
   std::uint32_t k1 = static_cast<std::uint32_t>(seed >> 32);
   for (int round = 0; round < 10; ++round) {
+#pragma omp simd
     for (int l = 0; l < kLanes; ++l) {
       const std::uint64_t p0 = static_cast<std::uint64_t>(0xD2511F53u) * c0[l];
       const std::uint64_t p1 = static_cast<std::uint64_t>(0xCD9E8D57u) * c2[l];
@@ -59,44 +66,61 @@ inline void philox_lanes(std::uint64_t row0, std::uint32_t stream, std::uint64_t
     k0 += 0x9E3779B9u;
     k1 += 0xBB67AE85u;
   }
+#pragma omp simd
+  for (int l = 0; l < kLanes; ++l) {
+    out.w[0][l] = c0[l];
+    out.w[1][l] = c1[l];
+    out.w[2][l] = c2[l];
+    out.w[3][l] = c3[l];
+  }
 }
 
 /// Rows [row0, row0 + n) with n a multiple of kLanes, written at out + offset.
-SB_GB_CLONES void generate_lanes(const TableSpec& spec, const PoissonTable& pt,
-                                 std::int64_t row0, std::int64_t n, unsigned columns,
-                                 const ColumnPtrs& out, std::int64_t offset) {
-  std::uint32_t a[4][kLanes];
+SB_GB_CLONES void generate_lanes(const TableSpec& spec, const PoissonTable& pt, std::int64_t row0,
+                                 std::int64_t n, unsigned columns, const ColumnPtrs& out,
+                                 std::int64_t offset) {
+  Lanes a;
+  const bool want_xn = (columns & (kColX | kColName)) != 0;
+  const bool want_yk = (columns & (kColY | kColKey)) != 0;
   for (std::int64_t i = 0; i < n; i += kLanes) {
     const auto r = static_cast<std::uint64_t>(row0 + i);
     const std::int64_t o = offset + i;
-    if (columns & (kColX | kColName)) {
-      philox_lanes(r, kStreamXName, spec.seed, a[0], a[1], a[2], a[3]);
-      if (columns & kColX)
-        for (int l = 0; l < kLanes; ++l) out.x[o + l] = centered_fast(a[0][l], a[1][l]);
-      if (columns & kColName)
-        for (int l = 0; l < kLanes; ++l) out.name[o + l] = name_code(a[2][l]);
+    if (want_xn) {
+      philox_lanes(r, kStreamXName, spec.seed, a);
+      if (columns & kColX) {
+        double* x = out.x + o;
+#pragma omp simd
+        for (int l = 0; l < kLanes; ++l) x[l] = centered_fast(a.w[0][l], a.w[1][l]);
+      }
+      if (columns & kColName) {
+        std::int32_t* nm = out.name + o;
+#pragma omp simd
+        for (int l = 0; l < kLanes; ++l) nm[l] = name_code(a.w[2][l]);
+      }
     }
-    if (columns & (kColY | kColKey)) {
-      philox_lanes(r, kStreamYKey, spec.seed, a[0], a[1], a[2], a[3]);
-      if (columns & kColY)
-        for (int l = 0; l < kLanes; ++l) out.y[o + l] = centered_fast(a[0][l], a[1][l]);
+    if (want_yk) {
+      philox_lanes(r, kStreamYKey, spec.seed, a);
+      if (columns & kColY) {
+        double* y = out.y + o;
+#pragma omp simd
+        for (int l = 0; l < kLanes; ++l) y[l] = centered_fast(a.w[0][l], a.w[1][l]);
+      }
       if (columns & kColKey)
         for (int l = 0; l < kLanes; ++l)
-          out.key[o + l] = bounded_key(a[2][l], a[3][l], spec.cardinality);
+          out.key[o + l] = bounded_key(a.w[2][l], a.w[3][l], spec.cardinality);
     }
     if (columns & kColId) {
-      philox_lanes(r, kStreamId, spec.seed, a[0], a[1], a[2], a[3]);
-      for (int l = 0; l < kLanes; ++l) out.id[o + l] = id_of_words(pt, a[0][l], a[1][l]);
+      philox_lanes(r, kStreamId, spec.seed, a);
+      for (int l = 0; l < kLanes; ++l) out.id[o + l] = id_of_words(pt, a.w[0][l], a.w[1][l]);
     }
     if (columns & kColTimestamp)
-      for (int l = 0; l < kLanes; ++l)
-        out.timestamp[o + l] = timestamp_ns(row0 + i + l);
+      for (int l = 0; l < kLanes; ++l) out.timestamp[o + l] = timestamp_ns(row0 + i + l);
   }
 }
 
 /// One row by the shared per-row functions (tails that do not fill a lane group).
-void generate_one(const TableSpec& spec, const PoissonTable& pt, std::int64_t row,
-                  unsigned columns, const ColumnPtrs& out, std::int64_t o) {
+void generate_one(const TableSpec& spec, const PoissonTable& pt, std::int64_t row, unsigned columns,
+                  const ColumnPtrs& out, std::int64_t o) {
   const auto r = static_cast<std::uint64_t>(row);
   if (columns & (kColX | kColName)) {
     const Words4 a = philox4x32_10(r, kStreamXName, spec.seed);
@@ -115,8 +139,8 @@ void generate_one(const TableSpec& spec, const PoissonTable& pt, std::int64_t ro
   if (columns & kColTimestamp) out.timestamp[o] = timestamp_ns(row);
 }
 
-void generate_range(const TableSpec& spec, std::int64_t row0, std::int64_t n,
-                    unsigned columns, const ColumnPtrs& out, std::int64_t offset) {
+void generate_range(const TableSpec& spec, std::int64_t row0, std::int64_t n, unsigned columns,
+                    const ColumnPtrs& out, std::int64_t offset) {
   const PoissonTable& pt = id_poisson_table();
   const std::int64_t bulk = n - n % kLanes;
   if (bulk > 0) generate_lanes(spec, pt, row0, bulk, columns, out, offset);

@@ -44,10 +44,10 @@ void generate(const TableSpec& spec, const PoissonTable* d_poisson, std::int64_t
 /// Dense low-cardinality aggregation state (device memory).
 struct DenseAgg {
   std::int64_t domain_lo = 0;
-  int domain = 0;         ///< D
-  unsigned fields = 0;    ///< subset of kSumX | kSumY | kSumSqX
-  int words = 0;          ///< (1 + number of fields) * D
-  double* acc = nullptr;  ///< [count | field...][D] of the repeat
+  int domain = 0;              ///< D
+  unsigned fields = 0;         ///< subset of kSumX | kSumY | kSumSqX
+  int words = 0;               ///< (1 + number of fields) * D
+  double* acc = nullptr;       ///< [count | field...][D] of the repeat
   double* partials = nullptr;  ///< [max_blocks][words]
   int max_blocks = 0;
 };
@@ -64,7 +64,7 @@ struct HashTable {
   std::int64_t capacity = 0;  ///< power of two
   int width = 0;
   unsigned fields = 0;
-  int* overflow = nullptr;    ///< set when a probe ran the whole table (never, when sized)
+  int* overflow = nullptr;        ///< set when a probe ran the whole table (never, when sized)
   long long* counters = nullptr;  ///< scratch: owner counts / cursors (64 + 64)
   double* summary = nullptr;      ///< scratch: 6 checksums
 };
@@ -73,8 +73,7 @@ struct HashTable {
 void free_hash(HashTable& t);
 void hash_clear(const HashTable& t, cudaStream_t stream);
 /// Adds rows [0, n): keys in.key, values in.x / in.y.
-void hash_aggregate(const HashTable& t, const ColumnPtrs& in, std::int64_t n,
-                    cudaStream_t stream);
+void hash_aggregate(const HashTable& t, const ColumnPtrs& in, std::int64_t n, cudaStream_t stream);
 /// Adds `count` records (record_width(t.fields) words each) to the table.
 void hash_insert_records(const HashTable& t, const std::uint64_t* records, std::int64_t count,
                          cudaStream_t stream);

@@ -48,7 +48,9 @@ void GroupTable::reserve(std::size_t groups) {
     if (s.key != kEmpty) upsert(s.key) = s.state;
 }
 
-void GroupTable::grow() { reserve(slots_.size()); }
+void GroupTable::grow() {
+  reserve(slots_.size());
+}
 
 PartitionedTable::PartitionedTable(int partition_bits, std::size_t expected_groups)
     : bits_(partition_bits) {

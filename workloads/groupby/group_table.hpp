@@ -71,9 +71,7 @@ class GroupTable {
   }
 
   /// Address of the home slot of `key`, for software prefetching.
-  [[nodiscard]] const void* home(std::int64_t key) const {
-    return &slots_[slot_hash(key) & mask_];
-  }
+  [[nodiscard]] const void* home(std::int64_t key) const { return &slots_[slot_hash(key) & mask_]; }
 
   [[nodiscard]] const GroupState* find(std::int64_t key) const;
   /// Adds a partial state of `key`.

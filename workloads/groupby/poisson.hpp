@@ -58,7 +58,8 @@ struct PoissonTable {
 [[nodiscard]] const PoissonTable& id_poisson_table();
 
 /// id of row r (the reference mapping of table.hpp).
-SB_GB_HD inline std::int64_t id_of_words(const PoissonTable& t, std::uint32_t c0, std::uint32_t c1) {
+SB_GB_HD inline std::int64_t id_of_words(const PoissonTable& t, std::uint32_t c0,
+                                         std::uint32_t c1) {
   return t.sample((static_cast<std::uint64_t>(c0) << 32) | c1);
 }
 

@@ -39,7 +39,8 @@ std::vector<double> finish_partial(const PartitionedTable& owned, unsigned field
   std::vector<double> out = finish_header(s, st);
   if (with_records) {
     const std::vector<double> recs = report_records(owned, fields);
-    out[kRecords] = static_cast<double>(recs.size() / static_cast<std::size_t>(record_width(fields)));
+    out[kRecords] =
+        static_cast<double>(recs.size() / static_cast<std::size_t>(record_width(fields)));
     out.insert(out.end(), recs.begin(), recs.end());
   }
   return out;

@@ -23,25 +23,25 @@
 namespace sb::groupby {
 
 enum FinishWord : int {
-  kGroups = 0,        ///< groups owned after the combine
-  kSumCount,          ///< sum of their counts
-  kSumSumX,           ///< sum over groups of sum x
-  kSumSumY,           ///< sum over groups of sum y
-  kSumMinX,           ///< sum over groups of min x (a checksum of the min field)
-  kSumMaxX,           ///< sum over groups of max x
-  kShuffleBytes,      ///< bytes this worker sent to other workers
-  kSendBytes,         ///< bytes of its whole send buffer (own share included), nccl-tests' size
-  kCommSeconds,       ///< wall time of the exchange
-  kRecords,           ///< records following the header
+  kGroups = 0,    ///< groups owned after the combine
+  kSumCount,      ///< sum of their counts
+  kSumSumX,       ///< sum over groups of sum x
+  kSumSumY,       ///< sum over groups of sum y
+  kSumMinX,       ///< sum over groups of min x (a checksum of the min field)
+  kSumMaxX,       ///< sum over groups of max x
+  kShuffleBytes,  ///< bytes this worker sent to other workers
+  kSendBytes,     ///< bytes of its whole send buffer (own share included), nccl-tests' size
+  kCommSeconds,   ///< wall time of the exchange
+  kRecords,       ///< records following the header
   kHeaderWords
 };
 
 enum ValidateWord : int {
-  kSamples = 0,    ///< sampled keys
-  kRefRows,        ///< rows the reference scan read on this worker
-  kRefSumX,        ///< their sum of x
-  kRefSumY,        ///< their sum of y
-  kGroupsSent,     ///< records at the end
+  kSamples = 0,  ///< sampled keys
+  kRefRows,      ///< rows the reference scan read on this worker
+  kRefSumX,      ///< their sum of x
+  kRefSumY,      ///< their sum of y
+  kGroupsSent,   ///< records at the end
   kValidateHeader
 };
 inline constexpr int kRefWords = 6;
@@ -67,8 +67,8 @@ struct Summary {
 
 /// Shuffle accounting of one worker (zero without a shuffle).
 struct ShuffleStats {
-  double bytes_sent = 0;   ///< to other workers
-  double send_total = 0;   ///< whole send buffer
+  double bytes_sent = 0;  ///< to other workers
+  double send_total = 0;  ///< whole send buffer
   double seconds = 0;
 };
 

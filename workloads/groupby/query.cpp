@@ -10,9 +10,12 @@ namespace sb::groupby {
 
 std::string_view to_string(Query q) noexcept {
   switch (q) {
-    case Query::by_name: return "by-name";
-    case Query::by_id: return "by-id";
-    case Query::by_key: return "by-key";
+    case Query::by_name:
+      return "by-name";
+    case Query::by_id:
+      return "by-id";
+    case Query::by_key:
+      return "by-key";
   }
   return "?";
 }
@@ -26,32 +29,51 @@ std::optional<Query> parse_query(std::string_view text) noexcept {
 
 double field_value(const GroupState& s, unsigned f) noexcept {
   switch (f) {
-    case kSumX: return s.sum_x;
-    case kSumY: return s.sum_y;
-    case kSumSqX: return s.sumsq_x;
-    case kMinX: return s.min_x;
-    case kMaxX: return s.max_x;
-    default: return 0.0;
+    case kSumX:
+      return s.sum_x;
+    case kSumY:
+      return s.sum_y;
+    case kSumSqX:
+      return s.sumsq_x;
+    case kMinX:
+      return s.min_x;
+    case kMaxX:
+      return s.max_x;
+    default:
+      return 0.0;
   }
 }
 
 void set_field(GroupState& s, unsigned f, double v) noexcept {
   switch (f) {
-    case kSumX: s.sum_x = v; break;
-    case kSumY: s.sum_y = v; break;
-    case kSumSqX: s.sumsq_x = v; break;
-    case kMinX: s.min_x = v; break;
-    case kMaxX: s.max_x = v; break;
-    default: break;
+    case kSumX:
+      s.sum_x = v;
+      break;
+    case kSumY:
+      s.sum_y = v;
+      break;
+    case kSumSqX:
+      s.sumsq_x = v;
+      break;
+    case kMinX:
+      s.min_x = v;
+      break;
+    case kMaxX:
+      s.max_x = v;
+      break;
+    default:
+      break;
   }
 }
 
 unsigned fields_for(Agg agg, ValueColumn column) {
   const bool x = column == ValueColumn::x;
   switch (agg) {
-    case Agg::count: return 0;
+    case Agg::count:
+      return 0;
     case Agg::sum:
-    case Agg::mean: return x ? kSumX : kSumY;
+    case Agg::mean:
+      return x ? kSumX : kSumY;
     case Agg::min:
       SB_EXPECTS(x, "groupby: min is kept for column x only");
       return kMinX;
@@ -71,11 +93,16 @@ double aggregate(const GroupState& s, Agg agg, ValueColumn column) noexcept {
   const double n = static_cast<double>(s.count);
   const double sum = x ? s.sum_x : s.sum_y;
   switch (agg) {
-    case Agg::count: return n;
-    case Agg::sum: return sum;
-    case Agg::mean: return s.count > 0 ? sum / n : std::nan("");
-    case Agg::min: return s.min_x;
-    case Agg::max: return s.max_x;
+    case Agg::count:
+      return n;
+    case Agg::sum:
+      return sum;
+    case Agg::mean:
+      return s.count > 0 ? sum / n : std::nan("");
+    case Agg::min:
+      return s.min_x;
+    case Agg::max:
+      return s.max_x;
     case Agg::var:
     case Agg::std: {
       if (s.count < 2) return std::nan("");

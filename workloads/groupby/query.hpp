@@ -98,11 +98,11 @@ struct OutputColumn {
 /// What a query groups by and computes.
 struct QueryDef {
   Query query = Query::by_name;
-  std::string key_name;    ///< "name", "id", "key"
-  unsigned key_column = 0; ///< ColumnBits of the key
+  std::string key_name;     ///< "name", "id", "key"
+  unsigned key_column = 0;  ///< ColumnBits of the key
   std::vector<OutputColumn> outputs;
-  unsigned fields = 0;     ///< state fields the outputs need
-  unsigned columns = 0;    ///< columns the aggregation reads (key + values)
+  unsigned fields = 0;            ///< state fields the outputs need
+  unsigned columns = 0;           ///< columns the aggregation reads (key + values)
   bool high_cardinality = false;  ///< hash-partitioned shuffle instead of a reduction
   /// Low-cardinality queries: every key lies in [domain_lo, domain_lo + domain_size) (name
   /// codes; the values Poisson(1000) can take), so partial results combine as dense arrays.
@@ -120,7 +120,8 @@ struct QueryDef {
 [[nodiscard]] QueryDef with_outputs(QueryDef def, const std::vector<OutputColumn>& extra);
 
 /// Record encoding (see the file comment). `out` receives record_width(fields) words.
-void pack_record(std::int64_t key, const GroupState& s, unsigned fields, std::uint64_t* out) noexcept;
+void pack_record(std::int64_t key, const GroupState& s, unsigned fields,
+                 std::uint64_t* out) noexcept;
 void unpack_record(const std::uint64_t* in, unsigned fields, std::int64_t& key,
                    GroupState& s) noexcept;
 void pack_report_record(std::int64_t key, const GroupState& s, unsigned fields,

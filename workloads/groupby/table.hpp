@@ -50,9 +50,9 @@ inline constexpr std::uint32_t kStreamSample = 0x67620004u;
 inline constexpr int kNumNames = 26;
 /// The dictionary of the `name` column; code c is kNames[c].
 inline constexpr std::array<std::string_view, kNumNames> kNames = {
-    "Alice",  "Bob",   "Charlie", "Dan",    "Edith",    "Frank",  "George", "Hannah", "Ingrid",
-    "Jerry",  "Kevin", "Laura",   "Michael", "Norbert", "Oliver", "Patricia", "Quinn", "Ray",
-    "Sarah",  "Tim",   "Ursula",  "Victor", "Wendy",    "Xavier", "Yvonne", "Zelda"};
+    "Alice", "Bob",   "Charlie", "Dan",     "Edith",   "Frank",  "George",   "Hannah", "Ingrid",
+    "Jerry", "Kevin", "Laura",   "Michael", "Norbert", "Oliver", "Patricia", "Quinn",  "Ray",
+    "Sarah", "Tim",   "Ursula",  "Victor",  "Wendy",   "Xavier", "Yvonne",   "Zelda"};
 
 /// Columns as bits, for "which columns to generate".
 enum ColumnBits : unsigned {
@@ -139,6 +139,8 @@ SB_GB_HD inline std::int64_t bounded_key(std::uint32_t hi, std::uint32_t lo,
   return static_cast<std::int64_t>(mul_hi64(u, cardinality));
 }
 
-SB_GB_HD constexpr std::int64_t timestamp_ns(std::int64_t row) { return kEpochNs + row * kNsPerRow; }
+SB_GB_HD constexpr std::int64_t timestamp_ns(std::int64_t row) {
+  return kEpochNs + row * kNsPerRow;
+}
 
 }  // namespace sb::groupby

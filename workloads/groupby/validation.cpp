@@ -92,8 +92,8 @@ std::vector<double> validate_part(const Config& c, int rank, int size, int threa
   out[kRefSumY] = scan.sum_y;
   out[kGroupsSent] = static_cast<double>(records.size() / static_cast<std::size_t>(w));
   for (const GroupState& s : scan.samples) {
-    out.insert(out.end(), {static_cast<double>(s.count), s.sum_x, s.sum_y, s.sumsq_x, s.min_x,
-                           s.max_x});
+    out.insert(out.end(),
+               {static_cast<double>(s.count), s.sum_x, s.sum_y, s.sumsq_x, s.min_x, s.max_x});
   }
   for (const std::int64_t k : keys) {
     const std::optional<GroupState> s = owned(k);
@@ -203,8 +203,9 @@ std::vector<Check> check_parts(const Config& c, const Summary& last,
   }
   checks.push_back(make_check("sampled_owner", bad_owner, 0,
                               fmt::format("each of {} sampled keys owned by one worker", ns)));
-  checks.push_back(make_check("sampled_count", bad_count, 0,
-                              fmt::format("{} sampled groups: counts equal the reference scan", ns)));
+  checks.push_back(
+      make_check("sampled_count", bad_count, 0,
+                 fmt::format("{} sampled groups: counts equal the reference scan", ns)));
   checks.push_back(make_check("sampled_sums", worst, kSumTolerance,
                               "sampled groups: sums within 1e-9 relative of the reference scan"));
   if (fields & (kMinX | kMaxX))

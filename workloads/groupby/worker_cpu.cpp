@@ -16,7 +16,9 @@ namespace sb::groupby {
 namespace {
 
 /// Partitions of the thread and result tables: enough for parallel merges of large results.
-int partition_bits_for(const Config& c) { return c.def.high_cardinality ? 6 : 0; }
+int partition_bits_for(const Config& c) {
+  return c.def.high_cardinality ? 6 : 0;
+}
 
 class CpuWorker final : public WorkerCase {
  public:

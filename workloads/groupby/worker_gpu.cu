@@ -58,10 +58,10 @@ class GpuWorker final : public WorkerCase {
   ~GpuWorker() override {
     (void)cudaSetDevice(ctx_->device);
     (void)cudaStreamSynchronize(stream_);
-    for (void* p : {static_cast<void*>(cols_.name), static_cast<void*>(cols_.id),
-                    static_cast<void*>(cols_.key), static_cast<void*>(cols_.x),
-                    static_cast<void*>(cols_.y), static_cast<void*>(poisson_),
-                    static_cast<void*>(records_), static_cast<void*>(recv_)})
+    for (void* p :
+         {static_cast<void*>(cols_.name), static_cast<void*>(cols_.id),
+          static_cast<void*>(cols_.key), static_cast<void*>(cols_.x), static_cast<void*>(cols_.y),
+          static_cast<void*>(poisson_), static_cast<void*>(records_), static_cast<void*>(recv_)})
       if (p != nullptr) (void)cudaFree(p);
     gpu::free_dense(dense_);
     gpu::free_hash(table_);
@@ -110,7 +110,10 @@ class GpuWorker final : public WorkerCase {
       SB_CUDA_CHECK(cudaEventSynchronize(p.e2));
     } else {
       const cudaError_t q = cudaEventQuery(p.e2);
-      if (q == cudaErrorNotReady) return std::nullopt;
+      if (q == cudaErrorNotReady) {
+        if (cudaPeekAtLastError() == cudaErrorNotReady) (void)cudaGetLastError();
+        return std::nullopt;
+      }
       SB_CUDA_CHECK(q);
     }
     pending_.pop_front();
@@ -277,8 +280,8 @@ class GpuWorker final : public WorkerCase {
           SB_NCCL_CHECK(ncclSend(records_ + offsets[p] * W, counts[p] * W, ncclUint64,
                                  nccl_peer_[p], ctx_->nccl, stream_));
         if (rcounts[p] > 0)
-          SB_NCCL_CHECK(ncclRecv(recv_ + roffsets[p] * W, rcounts[p] * W, ncclUint64,
-                                 nccl_peer_[p], ctx_->nccl, stream_));
+          SB_NCCL_CHECK(ncclRecv(recv_ + roffsets[p] * W, rcounts[p] * W, ncclUint64, nccl_peer_[p],
+                                 ctx_->nccl, stream_));
       }
       SB_NCCL_CHECK(ncclGroupEnd());
       SB_CUDA_CHECK(cudaStreamSynchronize(stream_));

@@ -1,0 +1,253 @@
+// groupby GPU kernels (SPEC 4.3, 10): generation against the GPU's write bandwidth, and the
+// aggregation of each query on 10^8 rows (by-key with 10^7 groups), plus the GPU worker end to
+// end on the large preset. Times are CUDA-event times of warm runs (manual time).
+//   bench_groupby_gpu --benchmark_counters_tabular=true
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "groupby/config.hpp"
+#include "groupby/gpu_kernels.cuh"
+#include "groupby/groupby.hpp"
+#include "scalebench/gpu_context.cuh"
+#include "scalebench/gpu_error.cuh"
+
+namespace gb = sb::groupby;
+
+namespace {
+
+constexpr std::int64_t kRows = 100'000'000;
+constexpr std::uint64_t kCardinality = 10'000'000;
+
+struct Gpu {
+  Gpu() {
+    SB_CUDA_CHECK(cudaSetDevice(0));
+    SB_CUDA_CHECK(cudaGetDeviceProperties(&ctx.prop, 0));
+    SB_CUDA_CHECK(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking));
+    ctx.device = 0;
+    SB_CUDA_CHECK(cudaEventCreate(&a));
+    SB_CUDA_CHECK(cudaEventCreate(&b));
+    poisson = gb::gpu::upload_poisson_table(gb::id_poisson_table(), ctx.stream);
+  }
+  /// The 10^8-row table (every column), generated once.
+  gb::ColumnPtrs& table() {
+    if (cols.x == nullptr) {
+      SB_CUDA_CHECK(cudaMalloc(&cols.timestamp, 8 * kRows));
+      SB_CUDA_CHECK(cudaMalloc(&cols.id, 8 * kRows));
+      SB_CUDA_CHECK(cudaMalloc(&cols.name, 4 * kRows));
+      SB_CUDA_CHECK(cudaMalloc(&cols.x, 8 * kRows));
+      SB_CUDA_CHECK(cudaMalloc(&cols.y, 8 * kRows));
+      SB_CUDA_CHECK(cudaMalloc(&cols.key, 8 * kRows));
+      gb::gpu::generate({42, kCardinality}, poisson, 0, kRows, gb::kColAll, cols, ctx.stream);
+      SB_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+    }
+    return cols;
+  }
+  /// Milliseconds of f() on the stream.
+  template <class F>
+  double time_ms(F&& f) {
+    SB_CUDA_CHECK(cudaEventRecord(a, ctx.stream));
+    f();
+    SB_CUDA_CHECK(cudaEventRecord(b, ctx.stream));
+    SB_CUDA_CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    SB_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    return ms;
+  }
+  sb::GpuContext ctx;
+  cudaEvent_t a = nullptr, b = nullptr;
+  gb::PoissonTable* poisson = nullptr;
+  gb::ColumnPtrs cols;
+};
+
+Gpu& gpu() {
+  static Gpu g;
+  return g;
+}
+
+/// Write bandwidth of this GPU: cudaMemsetAsync of 1.2 GB, best of 5 (bytes/s).
+double write_bandwidth() {
+  static const double bw = [] {
+    Gpu& g = gpu();
+    const std::size_t bytes = 1'200'000'000;
+    void* p = nullptr;
+    SB_CUDA_CHECK(cudaMalloc(&p, bytes));
+    double best = 1e30;
+    for (int i = 0; i < 6; ++i) {
+      const double ms =
+          g.time_ms([&] { SB_CUDA_CHECK(cudaMemsetAsync(p, i, bytes, g.ctx.stream)); });
+      if (i > 0) best = std::min(best, ms);
+    }
+    SB_CUDA_CHECK(cudaFree(p));
+    return static_cast<double>(bytes) / (best * 1e-3);
+  }();
+  return bw;
+}
+
+void finish(benchmark::State& state, std::int64_t rows, double bytes) {
+  state.counters["rows_per_s"] =
+      benchmark::Counter(static_cast<double>(rows), benchmark::Counter::kIsIterationInvariantRate);
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
+}
+
+void BM_WriteBandwidth(benchmark::State& state) {
+  const double bw = write_bandwidth();
+  for (auto _ : state) state.SetIterationTime(1.2e9 / bw);
+  state.counters["GBps"] = bw / 1e9;
+  state.SetBytesProcessed(static_cast<std::int64_t>(1.2e9) * state.iterations());
+}
+
+/// Generation of the columns of a query (or all), 10^8 rows, into fresh buffers.
+void BM_Generate(benchmark::State& state) {
+  const auto columns = static_cast<unsigned>(state.range(0));
+  Gpu& g = gpu();
+  gb::ColumnPtrs out;
+  double row_bytes = 0;
+  auto alloc = [&](auto*& p, unsigned bit, int size) {
+    if (columns & bit) {
+      SB_CUDA_CHECK(cudaMalloc(&p, static_cast<std::size_t>(size) * kRows));
+      row_bytes += size;
+    }
+  };
+  alloc(out.timestamp, gb::kColTimestamp, 8);
+  alloc(out.id, gb::kColId, 8);
+  alloc(out.name, gb::kColName, 4);
+  alloc(out.x, gb::kColX, 8);
+  alloc(out.y, gb::kColY, 8);
+  alloc(out.key, gb::kColKey, 8);
+  for (auto _ : state) {
+    state.SetIterationTime(1e-3 * g.time_ms([&] {
+      gb::gpu::generate({42, kCardinality}, g.poisson, 0, kRows, columns, out, g.ctx.stream);
+    }));
+  }
+  finish(state, kRows, row_bytes * kRows);
+  // Generation rate over the memset rate (SPEC: at least half of the write bandwidth).
+  state.counters["write_bw_fraction"] = benchmark::Counter(
+      row_bytes * kRows / write_bandwidth(), benchmark::Counter::kIsIterationInvariantRate);
+  for (void* p :
+       {static_cast<void*>(out.timestamp), static_cast<void*>(out.id), static_cast<void*>(out.name),
+        static_cast<void*>(out.x), static_cast<void*>(out.y), static_cast<void*>(out.key)})
+    if (p != nullptr) SB_CUDA_CHECK(cudaFree(p));
+}
+
+/// Low-cardinality aggregation of 10^8 rows (by-name: 26 groups; by-id: ~600).
+void BM_AggregateDense(benchmark::State& state) {
+  const auto q = static_cast<gb::Query>(state.range(0));
+  Gpu& g = gpu();
+  const gb::QueryDef def = gb::query_def(q);
+  gb::ColumnPtrs& in = g.table();
+  gb::gpu::DenseAgg a = gb::gpu::make_dense(def, g.ctx.prop);
+  for (auto _ : state) {
+    state.SetIterationTime(1e-3 * g.time_ms([&] {
+      gb::gpu::dense_clear(a, g.ctx.stream);
+      gb::gpu::dense_aggregate(def, a, in, kRows, g.ctx.stream);
+    }));
+  }
+  finish(state, kRows, static_cast<double>(def.bytes_per_row()) * kRows);
+  gb::gpu::free_dense(a);
+}
+
+/// by-key: 10^8 rows into 10^7 groups: table clear + aggregation + compaction to records.
+void BM_AggregateByKey(benchmark::State& state) {
+  const bool with_compact = state.range(0) != 0;
+  Gpu& g = gpu();
+  const gb::QueryDef def = gb::query_def(gb::Query::by_key);
+  gb::ColumnPtrs& in = g.table();
+  gb::gpu::HashTable t = gb::gpu::make_hash(static_cast<std::int64_t>(kCardinality), def.fields);
+  std::uint64_t* out = nullptr;
+  SB_CUDA_CHECK(cudaMalloc(&out, sizeof(std::uint64_t) * kCardinality * t.width));
+  long long counts[1], offsets[1];
+  std::int64_t groups = 0;
+  for (auto _ : state) {
+    state.SetIterationTime(1e-3 * g.time_ms([&] {
+      gb::gpu::hash_clear(t, g.ctx.stream);
+      gb::gpu::hash_aggregate(t, in, kRows, g.ctx.stream);
+      if (with_compact) groups = gb::gpu::hash_compact(t, 1, out, counts, offsets, g.ctx.stream);
+    }));
+  }
+  finish(state, kRows, static_cast<double>(def.bytes_per_row()) * kRows);
+  if (with_compact) state.counters["groups"] = static_cast<double>(groups);
+  if (gb::gpu::hash_overflowed(t, g.ctx.stream)) state.SkipWithError("hash table overflow");
+  SB_CUDA_CHECK(cudaFree(out));
+  gb::gpu::free_hash(t);
+}
+
+/// The GPU worker end to end on the large preset (10^8 rows in 20 tasks): generation and
+/// aggregation of every task, then finish_repeat (compaction and checksums for by-key).
+void BM_WorkerLarge(benchmark::State& state) {
+  const auto q = static_cast<gb::Query>(state.range(0));
+  Gpu& g = gpu();
+  const sb::Workload w = sb::groupby_workload();
+  sb::Params p = w.preset("large");
+  p.set("query", std::string(gb::to_string(q)));
+  const sb::Params params = w.expand(p)[0];
+  sb::CaseSpec spec;
+  spec.workload = "groupby";
+  spec.path = sb::ExecPath::single_gpu;
+  spec.params = params;
+  sb::CaseEnv env;
+  env.device = sb::Device::gpu;
+  env.gpu = &g.ctx;
+  auto worker = w.make_worker(spec, env);
+  const std::int64_t tasks = gb::parse_config(params).num_tasks();
+  double gen = 0, comp = 0;
+  for (auto _ : state) {
+    SB_CUDA_CHECK(cudaStreamSynchronize(g.ctx.stream));
+    const auto t0 = std::chrono::steady_clock::now();
+    worker->begin_repeat();
+    for (std::int64_t t = 0; t < tasks; ++t) {
+      worker->submit(t);
+      while (worker->in_flight() > 2) (void)worker->poll(true);
+    }
+    while (worker->in_flight() > 0) (void)worker->poll(true);
+    (void)worker->finish_repeat();
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    gen += worker->phase_times().generate;
+    comp += worker->phase_times().compute;
+  }
+  finish(state, kRows, static_cast<double>(gb::query_def(q).bytes_per_row()) * kRows);
+  state.counters["generate_ms"] = 1e3 * gen / static_cast<double>(state.iterations());
+  state.counters["compute_ms"] = 1e3 * comp / static_cast<double>(state.iterations());
+}
+
+}  // namespace
+
+BENCHMARK(BM_WriteBandwidth)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_Generate)
+    ->ArgName("columns")
+    ->Arg(gb::kColName | gb::kColX)             // by-name: 12 B/row, 1 Philox call
+    ->Arg(gb::kColKey | gb::kColX | gb::kColY)  // by-key: 24 B/row, 2 calls
+    ->Arg(gb::kColId | gb::kColX | gb::kColY)   // by-id: 24 B/row, 3 calls + Poisson
+    ->Arg(gb::kColAll)                          // the whole table: 44 B/row
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.2);
+BENCHMARK(BM_AggregateDense)
+    ->ArgName("query")
+    ->Arg(static_cast<int>(gb::Query::by_name))
+    ->Arg(static_cast<int>(gb::Query::by_id))
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.2);
+BENCHMARK(BM_AggregateByKey)
+    ->ArgName("compact")
+    ->Arg(0)
+    ->Arg(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.3);
+BENCHMARK(BM_WorkerLarge)
+    ->ArgName("query")
+    ->Arg(static_cast<int>(gb::Query::by_name))
+    ->Arg(static_cast<int>(gb::Query::by_id))
+    ->Arg(static_cast<int>(gb::Query::by_key))
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.3);
+
+BENCHMARK_MAIN();
