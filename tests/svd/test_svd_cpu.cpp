@@ -96,6 +96,8 @@ TEST(SvdConfig, ExpandRejectsBadSizesWithOneLine) {
   bad("condition", "0.5", "condition");
   bad("n", "0", "'n'");
   bad("m", "abc", "'m'");
+  bad("cpu_svd", "lapack", "cpu_svd");
+  bad("gpu_svd", "magma", "gpu_svd");
   EXPECT_EQ(w.expand(preset("tiny")).size(), 1u);
   EXPECT_EQ(w.name, "svd");
 }
@@ -149,7 +151,9 @@ TEST(SvdTree, EveryRankSendsOnceAndPartnersMatch) {
         }
       }
       EXPECT_EQ(sent, r == 0 ? 0 : 1) << "rank " << r << " of " << size;
-      if (r != 0) EXPECT_FALSE(steps.back().receive);
+      if (r != 0) {
+        EXPECT_FALSE(steps.back().receive);
+      }
     }
     EXPECT_EQ(sends, receives) << "size " << size;
   }
@@ -170,7 +174,7 @@ TEST(SvdTree, EveryRankSendsOnceAndPartnersMatch) {
 }
 
 /// Runs the engine directly on one worker and checks S, U, V against LAPACK.
-void check_engine_against_lapack(const Config& cfg, int threads) {
+std::string check_engine_against_lapack(const Config& cfg, int threads) {
   test::ensure_mpi();
   CpuTsqr engine(cfg, threads, MPI_COMM_SELF, cfg.blocks());
   engine.begin_repeat();
@@ -180,8 +184,11 @@ void check_engine_against_lapack(const Config& cfg, int threads) {
   while (done.load() < cfg.blocks()) std::this_thread::yield();
   PhaseTimes times;
   engine.finish(times);
-  ASSERT_TRUE(engine.root());
-  ASSERT_EQ(engine.sigma().size(), static_cast<std::size_t>(cfg.n));
+  EXPECT_TRUE(engine.root());
+  if (engine.sigma().size() != static_cast<std::size_t>(cfg.n)) {
+    ADD_FAILURE() << "no singular values";
+    return "";
+  }
 
   // Whole matrix, LAPACK dgesvd with U.
   const auto scales = column_scales(cfg);
@@ -191,7 +198,7 @@ void check_engine_against_lapack(const Config& cfg, int threads) {
   std::vector<double> s(static_cast<std::size_t>(cfg.n)), u(a.size()),
       vt(static_cast<std::size_t>(cfg.n * cfg.n)), superb(static_cast<std::size_t>(cfg.n));
   const auto m = static_cast<lapack_int>(cfg.m), n = static_cast<lapack_int>(cfg.n);
-  ASSERT_EQ(LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'S', 'S', m, n, a.data(), m, s.data(), u.data(), m,
+  EXPECT_EQ(LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'S', 'S', m, n, a.data(), m, s.data(), u.data(), m,
                            vt.data(), n, superb.data()),
             0);
   for (std::int64_t i = 0; i < cfg.n; ++i)
@@ -219,16 +226,30 @@ void check_engine_against_lapack(const Config& cfg, int threads) {
   }
   EXPECT_LT(worst, 1e-9);
   const auto v = engine.validate();
-  ASSERT_EQ(v.size(), 3u);
+  if (v.size() != 3u) {
+    ADD_FAILURE() << "validate() returned " << v.size() << " values";
+    return "";
+  }
   EXPECT_LT(std::sqrt(v[0] / v[1]), 1e-13);
   EXPECT_LT(v[2], 1e-12);
   double a_sq = 0;
   for (double x : a0) a_sq += x * x;
   EXPECT_NEAR(v[1], a_sq, 1e-12 * a_sq);
+  return engine.svd_routine();
 }
 
 TEST(SvdCpu, TinyMatchesLapackDgesvd) {
-  check_engine_against_lapack(parse(preset("tiny")), 1);
+  // Uniform tall data is well conditioned: auto takes the Gram eigen-decomposition of R^T R.
+  EXPECT_EQ(check_engine_against_lapack(parse(preset("tiny")), 1), "gram");
+}
+
+TEST(SvdCpu, DgesddOfRMatchesLapackToo) {
+  Config c = parse(preset("tiny"));
+  c.cpu_svd = "gesdd";
+  EXPECT_EQ(check_engine_against_lapack(c, 2), "gesdd");
+  c.cpu_svd = "auto";
+  c.condition = 1e4;  // cond(R) > 100: auto falls back to dgesdd
+  EXPECT_EQ(check_engine_against_lapack(c, 1), "gesdd");
 }
 
 TEST(SvdCpu, OddBlockCountsAndTwoThreadsMatchLapack) {

@@ -21,6 +21,9 @@ const std::vector<std::pair<std::string, std::string>>& keys() {
       {"seed", "Philox key of the data"},
       {"condition",
        "1 = plain uniform A; c > 1 scales column j by c^(-j/(n-1)) (badly conditioned A)"},
+      {"cpu_svd",
+       "SVD of R on CPUs: auto (default: dsyevd of R^T R when cond(R) <= 100, else dgesdd) or "
+       "gesdd"},
       {"gpu_svd",
        "SVD of R on GPUs: auto (default: eigen-decomposition of R^T R when cond(R) <= 100, "
        "else gesvdj), gesvdj, gesvd or gesvdp"},
@@ -59,6 +62,9 @@ Config parse(const Params& params) {
   c.chunk = params.i64("chunk");
   c.seed = params.has("seed") ? params.u64("seed") : 42;
   c.condition = params.has("condition") ? params.f64("condition") : 1.0;
+  if (params.has("cpu_svd")) c.cpu_svd = params.str("cpu_svd");
+  if (c.cpu_svd != "auto" && c.cpu_svd != "gesdd")
+    throw UsageError(fmt::format("svd: cpu_svd must be auto or gesdd (got '{}')", c.cpu_svd));
   if (params.has("gpu_svd")) c.gpu_svd = params.str("gpu_svd");
   if (c.gpu_svd != "auto" && c.gpu_svd != "gesvdj" && c.gpu_svd != "gesvd" && c.gpu_svd != "gesvdp")
     throw UsageError(

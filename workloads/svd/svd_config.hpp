@@ -17,6 +17,9 @@ struct Config {
   std::int64_t chunk = 0;
   std::uint64_t seed = 42;
   double condition = 1;  ///< 1: plain; c > 1: column j scaled by c^(-j/(n-1))
+  /// SVD of R on CPUs: auto (eigen-decomposition of R^T R by dsyevd when cond(R) <= 100, else
+  /// dgesdd) or gesdd (always dgesdd, divide and conquer).
+  std::string cpu_svd = "auto";
   /// SVD of R on GPUs: auto (Gram eigen-decomposition when cond(R) <= 100, else gesvdj),
   /// gesvdj (Jacobi), gesvd (QR iteration) or gesvdp (polar decomposition).
   std::string gpu_svd = "auto";

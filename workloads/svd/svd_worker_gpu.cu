@@ -12,7 +12,7 @@ namespace sb::svd {
 
 namespace {
 
-constexpr int kStreams = 4;
+constexpr int kStreams = 8;  // seed preset on an H200: 44 ms with 4, 42 with 8, 39 with 10
 
 class GpuWorker final : public WorkerCase {
  public:

@@ -88,6 +88,15 @@ CpuTsqr::CpuTsqr(const Config& cfg, int threads, MPI_Comm comm, std::int64_t exp
     SB_LAPACK_CHECK(LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, 'S', n, n, nullptr, n, nullptr, nullptr,
                                         n, nullptr, n, &q, -1, gesdd_iwork_.data()));
     gesdd_work_.resize(lwork_of(q));
+    if (cfg_.cpu_svd == "auto") {
+      double qw = 0;
+      lapack_int qi = 0;
+      SB_LAPACK_CHECK(LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'V', 'U', n, nullptr, n, nullptr, &qw,
+                                          -1, &qi, -1));
+      syevd_work_.resize(lwork_of(qw));
+      syevd_iwork_.resize(static_cast<std::size_t>(qi) + 1);
+      eig_.resize(static_cast<std::size_t>(n));
+    }
   }
   slots_.resize(static_cast<std::size_t>(cfg_.blocks()));
   const std::int64_t pre = std::min(expected_blocks, cfg_.blocks());
@@ -214,17 +223,8 @@ void CpuTsqr::finish(PhaseTimes& times) {
       }
     }
 
-    // 3. The root: R = U_R S V^T (divide and conquer); U_R is the root's X.
-    if (rank_ == 0) {
-      for (std::int64_t j = 0; j < cfg_.n; ++j) {
-        std::copy(my_r + j * cfg_.n, my_r + j * cfg_.n + j + 1, svd_in_.data() + j * cfg_.n);
-        std::fill(svd_in_.data() + j * cfg_.n + j + 1, svd_in_.data() + (j + 1) * cfg_.n, 0.0);
-      }
-      SB_LAPACK_CHECK(
-          LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, 'S', n, n, svd_in_.data(), n, sigma_.data(),
-                              x_top_.data(), n, vt_.data(), n, gesdd_work_.data(),
-                              static_cast<lapack_int>(gesdd_work_.size()), gesdd_iwork_.data()));
-    }
+    // 3. The root: R = U_R S V^T; U_R is the root's X.
+    if (rank_ == 0) svd_of_r(my_r);
 
     // 4. Down the cross-worker tree: [X; X_partner] = Q_merge [X; 0].
     for (std::size_t s = steps.size(); s-- > 0;) {
@@ -269,6 +269,53 @@ void CpuTsqr::finish(PhaseTimes& times) {
   }
   times.communicate += comm_s;
   times.compute += now() - t_start - comm_s;
+}
+
+void CpuTsqr::svd_of_r(const double* r) {
+  const auto n = static_cast<lapack_int>(cfg_.n);
+  const std::int64_t nl = cfg_.n;
+  // svd_in_ = triu(R).
+  for (std::int64_t j = 0; j < nl; ++j) {
+    std::copy(r + j * nl, r + j * nl + j + 1, svd_in_.data() + j * nl);
+    std::fill(svd_in_.data() + j * nl + j + 1, svd_in_.data() + (j + 1) * nl, 0.0);
+  }
+  if (cfg_.cpu_svd == "auto") {
+    // R^T R = V L V^T (divide and conquer). When cond(R) <= 100: S = sqrt(L), U_R = R V S^-1,
+    // accurate to ~cond(R)^2 eps. Otherwise dgesdd on R itself.
+    std::vector<double>& g = vt_;  // scratch for G and its eigenvectors
+    cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, n, n, 1.0, svd_in_.data(), n, 0.0, g.data(),
+                n);
+    SB_LAPACK_CHECK(
+        LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'V', 'U', n, g.data(), n, eig_.data(),
+                            syevd_work_.data(), static_cast<lapack_int>(syevd_work_.size()),
+                            syevd_iwork_.data(), static_cast<lapack_int>(syevd_iwork_.size())));
+    const double lmin = eig_.front(), lmax = eig_.back();
+    if (lmax > 0 && lmin >= kGramRatio * lmax) {
+      // V (descending) into gesdd_work_'s first n*n doubles, S, then U_R = R V / S.
+      std::vector<double>& v = gesdd_work_;
+      if (v.size() < static_cast<std::size_t>(nl * nl)) v.resize(static_cast<std::size_t>(nl * nl));
+      for (std::int64_t i = 0; i < nl; ++i) {
+        const std::int64_t src = nl - 1 - i;
+        sigma_[static_cast<std::size_t>(i)] = std::sqrt(eig_[static_cast<std::size_t>(src)]);
+        std::copy(g.data() + src * nl, g.data() + (src + 1) * nl, v.data() + i * nl);
+      }
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, svd_in_.data(), n,
+                  v.data(), n, 0.0, x_top_.data(), n);
+      for (std::int64_t j = 0; j < nl; ++j) {
+        const double inv = 1.0 / sigma_[static_cast<std::size_t>(j)];
+        for (std::int64_t i = 0; i < nl; ++i) x_top_[static_cast<std::size_t>(i + j * nl)] *= inv;
+      }
+      for (std::int64_t j = 0; j < nl; ++j)  // V^T
+        for (std::int64_t i = 0; i < nl; ++i)
+          vt_[static_cast<std::size_t>(i + j * nl)] = v[static_cast<std::size_t>(j + i * nl)];
+      svd_routine_ = "gram";
+      return;
+    }
+  }
+  SB_LAPACK_CHECK(LAPACKE_dgesdd_work(
+      LAPACK_COL_MAJOR, 'S', n, n, svd_in_.data(), n, sigma_.data(), x_top_.data(), n, vt_.data(),
+      n, gesdd_work_.data(), static_cast<lapack_int>(gesdd_work_.size()), gesdd_iwork_.data()));
+  svd_routine_ = "gesdd";
 }
 
 std::vector<double> CpuTsqr::validate() {

@@ -61,6 +61,11 @@ class CpuTsqr {
   std::vector<double> validate();
 
   [[nodiscard]] ThreadPool& pool() { return pool_; }
+  /// The routine that took the last SVD of R on rank 0: "gram" or "gesdd".
+  [[nodiscard]] const char* svd_routine() const { return svd_routine_; }
+  /// lambda_min / lambda_max of R^T R above which auto uses the Gram eigen-decomposition
+  /// (cond(R) <= 100: U_R = R V S^-1 then loses at most ~1e4 eps of orthogonality).
+  static constexpr double kGramRatio = 1e-4;
 
  private:
   struct Slot;
@@ -70,6 +75,8 @@ class CpuTsqr {
   /// Runs body(i, work) for i < count: on the pool (BLAS single-threaded) when count > 1,
   /// else on this thread with BLAS on all threads.
   void run_level(std::int64_t count, const std::function<void(std::int64_t, Work&)>& body);
+  /// Rank 0: SVD of the final R (upper triangle of r): sigma_, vt_, and U_R into x_top_.
+  void svd_of_r(const double* r);
 
   Config cfg_;
   std::vector<double> scales_;
@@ -86,6 +93,9 @@ class CpuTsqr {
   std::vector<double> x_top_;  ///< U_R piece of this worker's local root
   std::vector<double> svd_in_, sigma_, vt_, gesdd_work_;
   std::vector<int> gesdd_iwork_;
+  std::vector<double> syevd_work_, eig_;
+  std::vector<int> syevd_iwork_;
+  const char* svd_routine_ = "";
   ThreadPool pool_;  ///< last: joined first on destruction, while the buffers still exist
 };
 
