@@ -103,6 +103,15 @@ std::string join_quoted(const std::vector<std::string>& words) {
   return out;
 }
 
+/// For the comment line: plain words bare, anything else quoted.
+std::string join_readable(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words)
+    out += (out.empty() ? "" : " ") +
+           (!w.empty() && matches(w, "[A-Za-z0-9_./%+,=@:-]+") ? w : shell_quote(w));
+  return out;
+}
+
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw EnvironmentError("cannot read template '" + path.string() + "'");
@@ -281,8 +290,8 @@ std::map<std::string, std::string> template_variables(const SubmitRequest& r) {
   opt("--qos", r.qos, "");
   opt("--after", r.after, "");
   opt("--output", r.output, "");
-  std::string submit = join_quoted(cmd) + " --";
-  if (!r.run_args.empty()) submit += " " + join_quoted(r.run_args);
+  std::string submit = join_readable(cmd) + " --";
+  if (!r.run_args.empty()) submit += " " + join_readable(r.run_args);
   v["SUBMIT_COMMAND"] = submit;
 
   if (r.scheduler == "slurm") {
