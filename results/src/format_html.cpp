@@ -92,8 +92,8 @@ struct LogAxis {
 
 LogAxis log_axis(double vmin, double vmax, double x0, double width) {
   LogAxis a;
-  a.lo10 = std::floor(std::log10(std::min(1.0, vmin)) - 1e-9);
-  a.hi10 = std::ceil(std::log10(std::max(1.0, vmax)) + 1e-9);
+  a.lo10 = std::floor(std::log10(std::min(1.0, vmin)) + 1e-9);
+  a.hi10 = std::ceil(std::log10(std::max(1.0, vmax)) - 1e-9);
   if (a.hi10 <= a.lo10) a.hi10 = a.lo10 + 1;
   a.x0 = x0;
   a.width = width;

@@ -297,15 +297,22 @@ std::vector<std::string> attr_names(hid_t obj) {
 }
 
 bool is_bool_enum(hid_t enum_type) {
-  if (H5Tget_nmembers(enum_type) != 2) return false;
+  if (SB_HDF5_CHECK(H5Tget_nmembers(enum_type)) != 2) return false;
   bool ok = true;
   for (unsigned i = 0; i < 2; ++i) {
     char* n = H5Tget_member_name(enum_type, i);
     if (n == nullptr) return false;
     ok = ok && std::strcmp(n, i == 0 ? "FALSE" : "TRUE") == 0;
-    H5free_memory(n);
+    SB_HDF5_CHECK(H5free_memory(n));
   }
   return ok;
+}
+
+/// H5Tget_size reports failure as 0, which SB_HDF5_CHECK cannot see.
+std::size_t type_size(hid_t type) {
+  const std::size_t n = H5Tget_size(type);
+  if (n == 0) ::sb::detail::throw_hdf5_error("H5Tget_size(type)", __FILE__, __LINE__);
+  return n;
 }
 
 /// How one element (or compound field) is brought into memory.
@@ -319,9 +326,9 @@ struct Field {
 
 Field field_for(hid_t ftype) {
   Field f;
-  switch (H5Tget_class(ftype)) {
+  switch (SB_HDF5_CHECK(H5Tget_class(ftype))) {
     case H5T_INTEGER:
-      if (H5Tget_sign(ftype) == H5T_SGN_NONE && H5Tget_size(ftype) >= 8) {
+      if (SB_HDF5_CHECK(H5Tget_sign(ftype)) == H5T_SGN_NONE && type_size(ftype) >= 8) {
         f.as = Field::As::UInt;
         f.mem = Handle{SB_HDF5_CHECK(H5Tcopy(H5T_NATIVE_UINT64)), H5Tclose};
       } else {
@@ -338,19 +345,19 @@ Field field_for(hid_t ftype) {
     case H5T_STRING:
       if (SB_HDF5_CHECK(H5Tis_variable_str(ftype)) > 0) {
         f.as = Field::As::VStr;
-        f.mem = str_type(H5Tget_cset(ftype));
+        f.mem = str_type(SB_HDF5_CHECK(H5Tget_cset(ftype)));
         f.size = sizeof(char*);
       } else {
         f.as = Field::As::FStr;
         f.mem = Handle{SB_HDF5_CHECK(H5Tcopy(ftype)), H5Tclose};
-        f.size = H5Tget_size(ftype);
-        f.pad = H5Tget_strpad(ftype);
+        f.size = type_size(ftype);
+        f.pad = SB_HDF5_CHECK(H5Tget_strpad(ftype));
       }
       break;
     case H5T_ENUM:
       f.as = Field::As::Enum;
       f.mem = Handle{SB_HDF5_CHECK(H5Tget_native_type(ftype, H5T_DIR_ASCEND)), H5Tclose};
-      f.size = H5Tget_size(f.mem.get());
+      f.size = type_size(f.mem.get());
       f.boolean = is_bool_enum(ftype);
       break;
     default:
@@ -389,7 +396,7 @@ json element_to_json(const Field& f, const unsigned char* p) {
     }
     case Field::As::Enum: {
       std::array<char, 256> name{};
-      if (H5Tenum_nameof(f.mem.get(), p, name.data(), name.size()) < 0) return nullptr;
+      SB_HDF5_CHECK(H5Tenum_nameof(f.mem.get(), p, name.data(), name.size()));
       if (f.boolean) return std::strcmp(name.data(), "TRUE") == 0;
       return std::string(name.data());
     }
@@ -457,7 +464,7 @@ json read_compound(hid_t ds, hid_t ftype, hid_t space, bool as_columns) {
     char* cname = H5Tget_member_name(ftype, static_cast<unsigned>(i));
     if (cname == nullptr) continue;
     std::string name = cname;
-    H5free_memory(cname);
+    SB_HDF5_CHECK(H5free_memory(cname));
     Handle mt{SB_HDF5_CHECK(H5Tget_member_type(ftype, static_cast<unsigned>(i))), H5Tclose};
     Field f = field_for(mt.get());
     if (f.as == Field::As::Skip) continue;
@@ -505,7 +512,7 @@ json read_dataset(hid_t ds) {
   Handle space{SB_HDF5_CHECK(H5Dget_space(ds)), H5Sclose};
   Handle type{SB_HDF5_CHECK(H5Dget_type(ds)), H5Tclose};
   if (SB_HDF5_CHECK(H5Sget_simple_extent_type(space.get())) == H5S_NULL) return nullptr;
-  if (H5Tget_class(type.get()) == H5T_COMPOUND) {
+  if (SB_HDF5_CHECK(H5Tget_class(type.get())) == H5T_COMPOUND) {
     const bool cols = read_text_attr(ds, kLayoutAttr) == "columns";
     return read_compound(ds, type.get(), space.get(), cols);
   }
@@ -748,7 +755,7 @@ json read_attrs(hid_t obj) {
 json read_link(hid_t parent, const std::string& key) {
   const std::string name = escape_name(key);
   Handle obj{SB_HDF5_CHECK(H5Oopen(parent, name.c_str(), H5P_DEFAULT)), H5Oclose};
-  switch (H5Iget_type(obj.get())) {
+  switch (SB_HDF5_CHECK(H5Iget_type(obj.get()))) {
     case H5I_GROUP:
       return read_group(obj.get());
     case H5I_DATASET:
