@@ -23,6 +23,7 @@
 #include "scalebench/job_plan.hpp"
 #include "scalebench/report.hpp"
 #include "scalebench/system_info.hpp"
+#include "scalebench/version.hpp"
 #include "suite_file.hpp"
 
 namespace fs = std::filesystem;
@@ -191,8 +192,8 @@ int run_command(RunOptions& o, const std::string& command_line) {
   nlohmann::json model = {
       {"attrs",
        {{"schema_version", results::kSchemaVersion},
-        {"scalebench_version", SCALEBENCH_VERSION},
-        {"git_sha", SCALEBENCH_GIT_SHA},
+        {"scalebench_version", version()},
+        {"git_sha", git_sha()},
         {"command_line", command_line},
         {"start_utc", utc_now()},
         {"end_utc", ""},

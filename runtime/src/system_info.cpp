@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "scalebench/clock.hpp"
+#include "scalebench/version.hpp"
 
 extern "C" {
 // OpenBLAS's own introspection and the CBLAS entry point (declared here to avoid depending on
@@ -125,8 +126,8 @@ nlohmann::json library_versions() {
                                    "gcc", __VERSION__
 #endif
                                    )},
-          {"scalebench", SCALEBENCH_VERSION},
-          {"git_sha", SCALEBENCH_GIT_SHA}};
+          {"scalebench", version()},
+          {"git_sha", git_sha()}};
 }
 
 nlohmann::json measure_cpu_ceilings(int threads) {
