@@ -171,6 +171,7 @@ JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions
     }
     const batch::LaunchPlan lp = batch::plan_launch(opt.allocation, opt.placement, opt.rank_executable,
                                                     {"--plan", plan_path}, opt.launch);
+    batch::write_launch_files(lp);  // host lists too long for a command line (thousands of ranks)
     const Child child = spawn(lp);
     StreamTail tail(plan.stream_path);
     std::deque<std::string> err_tail;
@@ -238,9 +239,9 @@ JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions
         result.stopped_by = signal_name(sig);
         stop = true;
         if (sig == SIGUSR1) {
-          // Time-limit warning: let the running case finish, then end the job.
+          // Time-limit warning: let the running case finish, then end the job. The signal is
+          // not passed on: mpiexec and srun would hand it to the ranks.
           stop_after_case = true;
-          kill(child.pid, SIGUSR1);
           if (running_id.empty() && term_sent == 0) {
             kill(-child.pid, SIGTERM);
             term_sent = now();
