@@ -151,9 +151,12 @@ void BM_AggregateDense(benchmark::State& state) {
   gb::gpu::free_dense(a);
 }
 
-/// by-key: 10^8 rows into 10^7 groups: table clear + aggregation + compaction to records.
+/// by-key: 10^8 rows into 10^7 groups: table clear + aggregation (+ compaction to records).
+/// mode 0: direct global-table atomics; 1: the same + compaction; 2: L2-blocked (rows staged
+/// by table region, then aggregated region by region) + compaction.
 void BM_AggregateByKey(benchmark::State& state) {
-  const bool with_compact = state.range(0) != 0;
+  const int mode = static_cast<int>(state.range(0));
+  const bool with_compact = mode != 0;
   Gpu& g = gpu();
   const gb::QueryDef def = gb::query_def(gb::Query::by_key);
   gb::ColumnPtrs& in = g.table();
@@ -162,12 +165,23 @@ void BM_AggregateByKey(benchmark::State& state) {
   SB_CUDA_CHECK(cudaMalloc(&out, sizeof(std::uint64_t) * kCardinality * t.width));
   long long counts[1], offsets[1];
   std::int64_t groups = 0;
+  gb::gpu::HashStage stage;
+  if (mode == 2) stage = gb::gpu::make_stage(t, g.ctx.prop, kRows);
   for (auto _ : state) {
     state.SetIterationTime(1e-3 * g.time_ms([&] {
       gb::gpu::hash_clear(t, g.ctx.stream);
-      gb::gpu::hash_aggregate(t, in, kRows, g.ctx.stream);
+      if (mode == 2) {
+        gb::gpu::stage_rows(t, stage, in, kRows, g.ctx.stream);
+        gb::gpu::stage_flush(t, stage, g.ctx.stream);
+      } else {
+        gb::gpu::hash_aggregate(t, in, kRows, g.ctx.stream);
+      }
       if (with_compact) groups = gb::gpu::hash_compact(t, 1, out, counts, offsets, g.ctx.stream);
     }));
+  }
+  if (mode == 2) {
+    state.counters["regions"] = static_cast<double>(1 << stage.region_bits);
+    gb::gpu::free_stage(stage);
   }
   finish(state, kRows, static_cast<double>(def.bytes_per_row()) * kRows);
   if (with_compact) state.counters["groups"] = static_cast<double>(groups);
@@ -235,9 +249,10 @@ BENCHMARK(BM_AggregateDense)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.2);
 BENCHMARK(BM_AggregateByKey)
-    ->ArgName("compact")
+    ->ArgName("mode")
     ->Arg(0)
     ->Arg(1)
+    ->Arg(2)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.3);

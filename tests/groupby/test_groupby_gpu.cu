@@ -93,7 +93,9 @@ TEST(GroupbyGpu, HashTableWithHotKeysAndOwnerCompaction) {
   cudaStream_t s = context()->stream;
   sb::Params p = gb::preset_params("tiny");
   p.set("query", "by-key");
-  for (const char* card : {"1000", "3000000"}) {
+  for (const auto& [card, staged] : {std::pair{"1000", false}, std::pair{"3000000", false},
+                                     std::pair{"1000", true}, std::pair{"3000000", true}}) {
+    SCOPED_TRACE(std::string(card) + (staged ? " staged" : " direct"));
     p.set("cardinality", card);
     const gb::Config c = gb::parse_config(p);
     const std::int64_t n = 1'000'000;
@@ -101,12 +103,23 @@ TEST(GroupbyGpu, HashTableWithHotKeysAndOwnerCompaction) {
     gb::gpu::generate(c.table(), nullptr, 0, n, c.def.columns, d.ptrs(), s);
     gb::gpu::HashTable t = gb::gpu::make_hash(c.max_groups(n), c.def.fields);
     gb::gpu::hash_clear(t, s);
-    gb::gpu::hash_aggregate(t, d.ptrs(), n / 2, s);  // two launches into one table
     gb::ColumnPtrs rest = d.ptrs();
     rest.key += n / 2;
     rest.x += n / 2;
     rest.y += n / 2;
-    gb::gpu::hash_aggregate(t, rest, n - n / 2, s);
+    if (staged) {
+      // Buckets for a third of the rows and 16 regions: hot regions overflow into the table.
+      gb::gpu::HashStage st = gb::gpu::make_stage(t, context()->prop, n / 3, 4);
+      gb::gpu::stage_clear(st, s);
+      gb::gpu::stage_rows(t, st, d.ptrs(), n / 2, s);
+      gb::gpu::stage_rows(t, st, rest, n - n / 2, s);
+      gb::gpu::stage_flush(t, st, s);
+      SB_CUDA_CHECK(cudaStreamSynchronize(s));
+      gb::gpu::free_stage(st);
+    } else {
+      gb::gpu::hash_aggregate(t, d.ptrs(), n / 2, s);  // two launches into one table
+      gb::gpu::hash_aggregate(t, rest, n - n / 2, s);
+    }
     // CPU twin.
     std::vector<std::int64_t> key(n);
     std::vector<double> x(n), y(n);

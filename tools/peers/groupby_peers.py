@@ -27,7 +27,6 @@ NAMES = ["Alice", "Bob", "Charlie", "Dan", "Edith", "Frank", "George", "Hannah",
          "Sarah", "Tim", "Ursula", "Victor", "Wendy", "Xavier", "Yvonne", "Zelda"]
 STREAM_X_NAME = 0x67620001
 STREAM_Y_KEY = 0x67620002
-STREAM_ID = 0x67620003
 M32 = np.uint64(0xFFFFFFFF)
 
 
@@ -99,12 +98,16 @@ def generate(rows, cardinality, seed, columns, chunk=10_000_000):
     kmin, thresholds = poisson_table()
     for r0 in range(0, rows, chunk):
         r = np.arange(r0, min(rows, r0 + chunk), dtype=np.uint64)
-        if {"x", "name"} & set(columns):
+        if {"x", "name", "id"} & set(columns):
             a = philox(r, STREAM_X_NAME, seed)
             if "x" in columns:
                 out["x"].append(centered(a[0], a[1]))
             if "name" in columns:
                 out["name"].append(((a[2] * np.uint64(26)) >> np.uint64(32)).astype(np.int32))
+            if "id" in columns:
+                u = (a[3] << np.uint64(32)) | np.uint64(0x80000000)
+                j = np.minimum(np.searchsorted(thresholds, u, side="right"), len(thresholds) - 1)
+                out["id"].append(kmin + j.astype(np.int64))
         if {"y", "key"} & set(columns):
             b = philox(r, STREAM_Y_KEY, seed)
             if "y" in columns:
@@ -112,11 +115,6 @@ def generate(rows, cardinality, seed, columns, chunk=10_000_000):
             if "key" in columns:
                 u = (b[2] << np.uint64(32)) | b[3]
                 out["key"].append(mul_hi64(u, cardinality).astype(np.int64))
-        if "id" in columns:
-            c = philox(r, STREAM_ID, seed)
-            u = (c[0] << np.uint64(32)) | c[1]
-            j = np.minimum(np.searchsorted(thresholds, u, side="right"), len(thresholds) - 1)
-            out["id"].append(kmin + j.astype(np.int64))
     return {c: np.concatenate(v) for c, v in out.items()}
 
 

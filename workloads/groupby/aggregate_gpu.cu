@@ -243,8 +243,16 @@ __device__ __forceinline__ void accumulate(unsigned long long* s, unsigned field
   if (fields & kSumX) atomicAdd(reinterpret_cast<double*>(s + w++), sx);
   if (fields & kSumY) atomicAdd(reinterpret_cast<double*>(s + w++), sy);
   if (fields & kSumSqX) atomicAdd(reinterpret_cast<double*>(s + w++), sxx);
-  if (fields & kMinX) atomic_min_double(reinterpret_cast<double*>(s + w++), mn);
-  if (fields & kMaxX) atomic_max_double(reinterpret_cast<double*>(s + w++), mx);
+  // min/max only decrease/increase, so a value read earlier bounds the current one: no
+  // atomic when it cannot change the field (most rows once a group has a few).
+  if (fields & kMinX) {
+    double* p = reinterpret_cast<double*>(s + w++);
+    if (mn < __ldcg(p)) atomic_min_double(p, mn);
+  }
+  if (fields & kMaxX) {
+    double* p = reinterpret_cast<double*>(s + w++);
+    if (mx > __ldcg(p)) atomic_max_double(p, mx);
+  }
 }
 
 struct SlotPattern {
@@ -393,6 +401,52 @@ __global__ void __launch_bounds__(kCompactThreads)
       for (int w = 0; w < width; ++w) dst[w] = src[w];
     }
     __syncthreads();
+  }
+}
+
+constexpr int kStageThreads = 256;
+constexpr int kMaxRegions = 1024;
+
+__global__ void __launch_bounds__(kStageThreads)
+    stage_rows_kernel(unsigned long long* __restrict__ slots, std::uint64_t mask, int width,
+                      unsigned fields, int shift, int regions,
+                      const std::int64_t* __restrict__ keys, const double* __restrict__ x,
+                      const double* __restrict__ y, std::int64_t n, std::int64_t* __restrict__ skey,
+                      double* __restrict__ sx, double* __restrict__ sy, std::int64_t rcap,
+                      unsigned long long* __restrict__ cursor, int* overflow) {
+  __shared__ unsigned long long s_cnt[kMaxRegions];
+  __shared__ unsigned long long s_base[kMaxRegions];
+  const bool ry = (fields & kSumY) != 0;
+  for (int r = threadIdx.x; r < regions; r += blockDim.x) s_cnt[r] = 0;
+  __syncthreads();
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * blockDim.x; base < n;
+       base += stride) {
+    const std::int64_t i = base + threadIdx.x;
+    const bool valid = i < n;
+    const long long k = valid ? keys[i] : 0;
+    const double xv = valid ? x[i] : 0.0;
+    const double yv = (valid && ry) ? y[i] : 0.0;
+    const int r = valid ? static_cast<int>((slot_hash(k) & mask) >> shift) : 0;
+    const unsigned long long mine = warp_claim(s_cnt, r, valid);
+    __syncthreads();
+    for (int q = threadIdx.x; q < regions; q += blockDim.x) {
+      s_base[q] = s_cnt[q] != 0 ? atomicAdd(&cursor[q], s_cnt[q]) : 0;
+      s_cnt[q] = 0;
+    }
+    __syncthreads();
+    if (valid) {
+      const unsigned long long pos = s_base[r] + mine;
+      if (pos < static_cast<unsigned long long>(rcap)) {
+        const std::int64_t o = static_cast<std::int64_t>(r) * rcap + static_cast<std::int64_t>(pos);
+        skey[o] = k;
+        sx[o] = xv;
+        if (ry) sy[o] = yv;
+      } else {
+        unsigned long long* s = upsert_slot(slots, mask, width, k, overflow);
+        if (s != nullptr) accumulate(s, fields, 1ull, xv, yv, xv * xv, xv, xv);
+      }
+    }
   }
 }
 
@@ -589,6 +643,77 @@ void summarize_records(const HashTable& t, const std::uint64_t* records, std::in
   SB_CUDA_CHECK(
       cudaMemcpyAsync(out, t.summary, sizeof(double) * 6, cudaMemcpyDeviceToHost, stream));
   SB_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+bool stage_pays(const HashTable& t, const cudaDeviceProp& prop) {
+  const double bytes = static_cast<double>(t.capacity) * t.width * 8.0;
+  return bytes > 4.0 * static_cast<double>(prop.l2CacheSize) && t.capacity >= 1 << 16;
+}
+
+HashStage make_stage(const HashTable& t, const cudaDeviceProp& prop, std::int64_t rows,
+                     int region_bits) {
+  int log2cap = 0;
+  while ((std::int64_t{1} << log2cap) < t.capacity) ++log2cap;
+  if (region_bits <= 0) {
+    const double bytes = static_cast<double>(t.capacity) * t.width * 8.0;
+    const double region = std::max(1.0, static_cast<double>(prop.l2CacheSize) / 4.0);
+    region_bits = 0;
+    while (bytes / static_cast<double>(std::int64_t{1} << region_bits) > region) ++region_bits;
+  }
+  region_bits = std::min({region_bits, log2cap, 10});
+  HashStage s;
+  s.region_bits = region_bits;
+  const std::int64_t regions = std::int64_t{1} << region_bits;
+  s.region_capacity = rows / regions + rows / regions / 20 + 4096;
+  const auto total = static_cast<std::size_t>(regions * s.region_capacity);
+  SB_CUDA_CHECK(cudaMalloc(&s.key, sizeof(std::int64_t) * total));
+  SB_CUDA_CHECK(cudaMalloc(&s.x, sizeof(double) * total));
+  if (t.fields & kSumY) SB_CUDA_CHECK(cudaMalloc(&s.y, sizeof(double) * total));
+  SB_CUDA_CHECK(cudaMalloc(&s.cursor, sizeof(unsigned long long) * regions));
+  SB_CUDA_CHECK(cudaMemset(s.cursor, 0, sizeof(unsigned long long) * regions));
+  return s;
+}
+
+void free_stage(HashStage& s) {
+  for (void* p : {static_cast<void*>(s.key), static_cast<void*>(s.x), static_cast<void*>(s.y),
+                  static_cast<void*>(s.cursor)})
+    if (p != nullptr) (void)cudaFree(p);
+  s = HashStage{};
+}
+
+void stage_clear(const HashStage& s, cudaStream_t stream) {
+  SB_CUDA_CHECK(cudaMemsetAsync(s.cursor, 0, sizeof(unsigned long long) << s.region_bits, stream));
+}
+
+void stage_rows(const HashTable& t, const HashStage& s, const ColumnPtrs& in, std::int64_t n,
+                cudaStream_t stream) {
+  if (n <= 0) return;
+  int log2cap = 0;
+  while ((std::int64_t{1} << log2cap) < t.capacity) ++log2cap;
+  stage_rows_kernel<<<grid_for(n, kStageThreads, 8), kStageThreads, 0, stream>>>(
+      reinterpret_cast<unsigned long long*>(t.slots), static_cast<std::uint64_t>(t.capacity - 1),
+      t.width, t.fields, log2cap - s.region_bits, 1 << s.region_bits, in.key, in.x, in.y, n, s.key,
+      s.x, s.y, s.region_capacity, s.cursor, t.overflow);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream) {
+  const int regions = 1 << s.region_bits;
+  std::vector<unsigned long long> cursor(static_cast<std::size_t>(regions));
+  SB_CUDA_CHECK(cudaMemcpyAsync(cursor.data(), s.cursor, sizeof(unsigned long long) * regions,
+                                cudaMemcpyDeviceToHost, stream));
+  SB_CUDA_CHECK(cudaStreamSynchronize(stream));
+  for (int r = 0; r < regions; ++r) {
+    const auto n = static_cast<std::int64_t>(std::min<unsigned long long>(
+        cursor[r], static_cast<unsigned long long>(s.region_capacity)));
+    if (n == 0) continue;
+    const std::int64_t o = static_cast<std::int64_t>(r) * s.region_capacity;
+    hash_rows_kernel<<<grid_for(n, 256, 16), 256, 0, stream>>>(
+        reinterpret_cast<unsigned long long*>(t.slots), static_cast<std::uint64_t>(t.capacity - 1),
+        t.width, t.fields, s.key + o, s.x + o, s.y != nullptr ? s.y + o : nullptr, n, t.overflow);
+    SB_CUDA_CHECK_LAUNCH();
+  }
+  stage_clear(s, stream);
 }
 
 bool hash_overflowed(const HashTable& t, cudaStream_t stream) {

@@ -80,7 +80,7 @@ SB_GB_CLONES void generate_lanes(const TableSpec& spec, const PoissonTable& pt, 
                                  std::int64_t n, unsigned columns, const ColumnPtrs& out,
                                  std::int64_t offset) {
   Lanes a;
-  const bool want_xn = (columns & (kColX | kColName)) != 0;
+  const bool want_xn = (columns & (kColX | kColName | kColId)) != 0;
   const bool want_yk = (columns & (kColY | kColKey)) != 0;
   for (std::int64_t i = 0; i < n; i += kLanes) {
     const auto r = static_cast<std::uint64_t>(row0 + i);
@@ -97,6 +97,8 @@ SB_GB_CLONES void generate_lanes(const TableSpec& spec, const PoissonTable& pt, 
 #pragma omp simd
         for (int l = 0; l < kLanes; ++l) nm[l] = name_code(a.w[2][l]);
       }
+      if (columns & kColId)
+        for (int l = 0; l < kLanes; ++l) out.id[o + l] = id_of_word(pt, a.w[3][l]);
     }
     if (want_yk) {
       philox_lanes(r, kStreamYKey, spec.seed, a);
@@ -109,10 +111,6 @@ SB_GB_CLONES void generate_lanes(const TableSpec& spec, const PoissonTable& pt, 
         for (int l = 0; l < kLanes; ++l)
           out.key[o + l] = bounded_key(a.w[2][l], a.w[3][l], spec.cardinality);
     }
-    if (columns & kColId) {
-      philox_lanes(r, kStreamId, spec.seed, a);
-      for (int l = 0; l < kLanes; ++l) out.id[o + l] = id_of_words(pt, a.w[0][l], a.w[1][l]);
-    }
     if (columns & kColTimestamp)
       for (int l = 0; l < kLanes; ++l) out.timestamp[o + l] = timestamp_ns(row0 + i + l);
   }
@@ -122,19 +120,16 @@ SB_GB_CLONES void generate_lanes(const TableSpec& spec, const PoissonTable& pt, 
 void generate_one(const TableSpec& spec, const PoissonTable& pt, std::int64_t row, unsigned columns,
                   const ColumnPtrs& out, std::int64_t o) {
   const auto r = static_cast<std::uint64_t>(row);
-  if (columns & (kColX | kColName)) {
+  if (columns & (kColX | kColName | kColId)) {
     const Words4 a = philox4x32_10(r, kStreamXName, spec.seed);
     if (columns & kColX) out.x[o] = centered_uniform(a.w[0], a.w[1]);
     if (columns & kColName) out.name[o] = name_code(a.w[2]);
+    if (columns & kColId) out.id[o] = id_of_word(pt, a.w[3]);
   }
   if (columns & (kColY | kColKey)) {
     const Words4 b = philox4x32_10(r, kStreamYKey, spec.seed);
     if (columns & kColY) out.y[o] = centered_uniform(b.w[0], b.w[1]);
     if (columns & kColKey) out.key[o] = bounded_key(b.w[2], b.w[3], spec.cardinality);
-  }
-  if (columns & kColId) {
-    const Words4 c = philox4x32_10(r, kStreamId, spec.seed);
-    out.id[o] = id_of_words(pt, c.w[0], c.w[1]);
   }
   if (columns & kColTimestamp) out.timestamp[o] = timestamp_ns(row);
 }
@@ -176,14 +171,13 @@ RowValues reference_row(const TableSpec& spec, std::int64_t row) {
   const auto r = static_cast<std::uint64_t>(row);
   const data::Words a = data::philox_words(spec.seed, r, kStreamXName);
   const data::Words b = data::philox_words(spec.seed, r, kStreamYKey);
-  const data::Words c = data::philox_words(spec.seed, r, kStreamId);
   RowValues v{};
   v.timestamp = kEpochNs + row * kNsPerRow;
   v.x = 2.0 * data::u01(a[0], a[1]) - 1.0;
   v.name = static_cast<std::int32_t>((static_cast<std::uint64_t>(a[2]) * 26u) >> 32);
   v.y = 2.0 * data::u01(b[0], b[1]) - 1.0;
   v.key = bounded_key(b[2], b[3], spec.cardinality);
-  v.id = id_poisson_table().sample((static_cast<std::uint64_t>(c[0]) << 32) | c[1]);
+  v.id = id_poisson_table().sample((static_cast<std::uint64_t>(a[3]) << 32) | 0x80000000u);
   return v;
 }
 

@@ -28,19 +28,16 @@ __global__ void generate_kernel(TableSpec spec, const PoissonTable* __restrict__
        i += stride) {
     const std::int64_t r = row0 + i;
     const auto ur = static_cast<std::uint64_t>(r);
-    if (columns & (kColX | kColName)) {
+    if (columns & (kColX | kColName | kColId)) {
       const Words4 a = philox4x32_10(ur, kStreamXName, spec.seed);
       if (columns & kColX) out.x[i] = centered_uniform(a.w[0], a.w[1]);
       if (columns & kColName) out.name[i] = name_code(a.w[2]);
+      if (columns & kColId) out.id[i] = id_of_word(*pt, a.w[3]);
     }
     if (columns & (kColY | kColKey)) {
       const Words4 b = philox4x32_10(ur, kStreamYKey, spec.seed);
       if (columns & kColY) out.y[i] = centered_uniform(b.w[0], b.w[1]);
       if (columns & kColKey) out.key[i] = bounded_key(b.w[2], b.w[3], spec.cardinality);
-    }
-    if (columns & kColId) {
-      const Words4 c = philox4x32_10(ur, kStreamId, spec.seed);
-      out.id[i] = id_of_words(*pt, c.w[0], c.w[1]);
     }
     if (columns & kColTimestamp) out.timestamp[i] = timestamp_ns(r);
   }

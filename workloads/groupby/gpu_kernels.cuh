@@ -89,4 +89,34 @@ void summarize_records(const HashTable& t, const std::uint64_t* records, std::in
 /// True when a probe overflowed (synchronises).
 [[nodiscard]] bool hash_overflowed(const HashTable& t, cudaStream_t stream);
 
+/// L2-blocked high-cardinality aggregation. A table far larger than L2 makes every row a
+/// random DRAM read-modify-write of its slot. Staging first appends each row (key, x, y) to
+/// the bucket of the table region its key hashes to (2^region_bits regions of consecutive
+/// slots, each a fraction of L2; block-aggregated cursors, one global atomic per block and
+/// region); the flush then aggregates bucket after bucket, so the region being updated stays
+/// in L2 and its lines go to DRAM once. Rows that find their bucket full are aggregated into
+/// the table directly, so any key distribution is correct.
+struct HashStage {
+  int region_bits = 0;
+  std::int64_t region_capacity = 0;  ///< rows per bucket
+  std::int64_t* key = nullptr;       ///< [regions][region_capacity]
+  double* x = nullptr;
+  double* y = nullptr;                   ///< only when the table keeps sum y
+  unsigned long long* cursor = nullptr;  ///< [regions] rows appended (may pass the capacity)
+};
+/// Whether staging pays for this table on this GPU (the table is several times L2).
+[[nodiscard]] bool stage_pays(const HashTable& t, const cudaDeviceProp& prop);
+/// Buckets for `rows` rows in total (5% + 4096 rows of headroom per bucket); region_bits <= 0
+/// picks regions of about L2 / 4.
+[[nodiscard]] HashStage make_stage(const HashTable& t, const cudaDeviceProp& prop,
+                                   std::int64_t rows, int region_bits = 0);
+void free_stage(HashStage& s);
+void stage_clear(const HashStage& s, cudaStream_t stream);
+/// Appends rows [0, n) (in.key, in.x, in.y) to the buckets (overflow goes to the table).
+void stage_rows(const HashTable& t, const HashStage& s, const ColumnPtrs& in, std::int64_t n,
+                cudaStream_t stream);
+/// Aggregates every bucket into the table, region by region, and empties the buckets.
+/// Synchronises once (to read the cursors).
+void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream);
+
 }  // namespace sb::groupby::gpu

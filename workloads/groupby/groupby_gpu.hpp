@@ -3,7 +3,8 @@
 /// The GPU worker of groupby (worker_gpu.cu), defined in CUDA builds only
 /// (SCALEBENCH_HAVE_CUDA): the same tasks, partials and validation as the CPU worker, with
 /// generation and aggregation kernels on env.gpu->stream and the multi-GPU combine over
-/// env.gpu->nccl (aggregate_gpu.cuh).
+/// env.gpu->nccl (gpu_kernels.cuh). by-key stages rows by table region during the tasks and
+/// aggregates region by region in finish_repeat when its table is several times the L2.
 
 #include <memory>
 

@@ -57,10 +57,10 @@ struct PoissonTable {
 /// The table of the `id` column (lambda = 1000), built once.
 [[nodiscard]] const PoissonTable& id_poisson_table();
 
-/// id of row r (the reference mapping of table.hpp).
-SB_GB_HD inline std::int64_t id_of_words(const PoissonTable& t, std::uint32_t c0,
-                                         std::uint32_t c1) {
-  return t.sample((static_cast<std::uint64_t>(c0) << 32) | c1);
+/// id of a row from word a3 of its kStreamXName block (table.hpp): inversion at the midpoint
+/// a3 * 2^32 + 2^31.
+SB_GB_HD inline std::int64_t id_of_word(const PoissonTable& t, std::uint32_t a3) {
+  return t.sample((static_cast<std::uint64_t>(a3) << 32) | 0x80000000u);
 }
 
 }  // namespace sb::groupby

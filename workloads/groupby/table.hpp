@@ -11,18 +11,19 @@
 ///   stream kStreamXName (0x67620001) -> words a0..a3
 ///     x    = 2 u01(a0, a1) - 1                        uniform(-1, 1), 53 bits
 ///     name = (a2 * 26) >> 32                          code in [0, 26), multiply-shift
+///     id   = Poisson(1000) by inversion of the 64-bit uniform a3 * 2^32 + 2^31 (poisson.hpp):
+///            32 random bits at the midpoint of their interval, so values whose probability
+///            is below ~2^-32 (beyond about 6 standard deviations) are never drawn
 ///   stream kStreamYKey  (0x67620002) -> words b0..b3
 ///     y    = 2 u01(b0, b1) - 1
 ///     key  = ((b2 << 32 | b3) * cardinality) >> 64    uniform in [0, cardinality), 128-bit product
-///   stream kStreamId    (0x67620003) -> words c0..c3
-///     id   = Poisson(1000) by inversion of the 64-bit uniform (c0 << 32 | c1) (poisson.hpp)
 ///   timestamp = 946684800e9 + r * 1e9                 int64 nanoseconds since the Unix epoch
 ///
 /// with u01(hi, lo) = ((hi << 21) | (lo >> 11)) * 2^-53 + 2^-54 as in philox.hpp. Every step is
 /// an integer operation or an exactly specified IEEE operation (the multiplications by powers
 /// of two are exact, so FMA contraction cannot change a bit), hence CPU and GPU agree bit for
-/// bit; tests compare them. The query touches one, two or three streams: by-name one Philox
-/// call per row, by-key two, by-id three.
+/// bit; tests compare them. A query costs one Philox call per row (by-name) or two (by-id,
+/// by-key); the whole table costs two.
 
 #include <array>
 #include <cstdint>
@@ -43,7 +44,6 @@ inline constexpr std::int64_t kNsPerRow = 1'000'000'000LL;
 
 inline constexpr std::uint32_t kStreamXName = 0x67620001u;
 inline constexpr std::uint32_t kStreamYKey = 0x67620002u;
-inline constexpr std::uint32_t kStreamId = 0x67620003u;
 /// Sampled validation keys (not a column).
 inline constexpr std::uint32_t kStreamSample = 0x67620004u;
 

@@ -23,7 +23,6 @@ ReferenceScan reference_scan(const Config& c, const std::vector<std::int64_t>& k
   std::unordered_map<std::int64_t, int> index;
   for (std::size_t i = 0; i < keys.size(); ++i) index.emplace(keys[i], static_cast<int>(i));
   const bool need_b = (q.columns & (kColY | kColKey)) != 0;
-  const bool need_c = (q.columns & kColId) != 0;
 
   ReferenceScan total;
   total.samples.assign(keys.size(), GroupState{});
@@ -48,9 +47,8 @@ ReferenceScan reference_scan(const Config& c, const std::vector<std::int64_t>& k
       }
       if (q.key_column == kColName) {
         key = static_cast<std::int64_t>((static_cast<std::uint64_t>(a[2]) * 26u) >> 32);
-      } else if (need_c) {
-        const data::Words w = data::philox_words(c.seed, ur, kStreamId);
-        key = pt.sample((static_cast<std::uint64_t>(w[0]) << 32) | w[1]);
+      } else if (q.key_column == kColId) {
+        key = pt.sample((static_cast<std::uint64_t>(a[3]) << 32) | 0x80000000u);
       }
       mine.rows += 1;
       mine.sum_x += x;

@@ -46,6 +46,13 @@ class GpuWorker final : public WorkerCase {
     if (c.def.high_cardinality) {
       const std::int64_t groups = c.max_groups(c.rows);
       table_ = gpu::make_hash(groups, c.def.fields);
+      // L2-blocked aggregation when the table is much larger than L2 and the buckets for every
+      // row of the case fit comfortably (a worker may be handed every task).
+      std::size_t free_b = 0, total_b = 0;
+      SB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+      const double stage_bytes = 1.1 * 24.0 * static_cast<double>(c.rows);
+      if (gpu::stage_pays(table_, ctx_->prop) && stage_bytes < 0.5 * static_cast<double>(free_b))
+        stage_ = gpu::make_stage(table_, ctx_->prop, c.rows);
       records_cap_ = groups;
       records_ = device_alloc<std::uint64_t>(static_cast<std::size_t>(groups) * width_);
     } else {
@@ -65,6 +72,7 @@ class GpuWorker final : public WorkerCase {
       if (p != nullptr) (void)cudaFree(p);
     gpu::free_dense(dense_);
     gpu::free_hash(table_);
+    gpu::free_stage(stage_);
     for (auto& p : pending_) release(p);
     for (cudaEvent_t e : events_) (void)cudaEventDestroy(e);
     if (ev_repeat_ != nullptr) (void)cudaEventDestroy(ev_repeat_);
@@ -75,6 +83,7 @@ class GpuWorker final : public WorkerCase {
     stats_ = ShuffleStats{};
     if (cfg_.def.high_cardinality) {
       gpu::hash_clear(table_, stream_);
+      if (stage_.key != nullptr) gpu::stage_clear(stage_, stream_);
     } else {
       gpu::dense_clear(dense_, stream_);
     }
@@ -93,7 +102,11 @@ class GpuWorker final : public WorkerCase {
     gpu::generate(cfg_.table(), poisson_, b, p.rows, cfg_.def.columns, cols_, stream_);
     SB_CUDA_CHECK(cudaEventRecord(p.e1, stream_));
     if (cfg_.def.high_cardinality) {
-      gpu::hash_aggregate(table_, cols_, p.rows, stream_);
+      if (stage_.key != nullptr) {
+        gpu::stage_rows(table_, stage_, cols_, p.rows, stream_);
+      } else {
+        gpu::hash_aggregate(table_, cols_, p.rows, stream_);
+      }
     } else {
       gpu::dense_aggregate(cfg_.def, dense_, cols_, p.rows, stream_);
     }
@@ -246,6 +259,7 @@ class GpuWorker final : public WorkerCase {
 
   std::vector<double> finish_hash() {
     const int size = env_.size;
+    if (stage_.key != nullptr) gpu::stage_flush(table_, stage_, stream_);
     std::vector<long long> counts(static_cast<std::size_t>(size)), offsets(counts.size());
     if (size == 1) {
       n_records_ = gpu::hash_compact(table_, 1, records_, counts.data(), offsets.data(), stream_);
@@ -316,6 +330,7 @@ class GpuWorker final : public WorkerCase {
   int width_ = 0;
   gpu::DenseAgg dense_;
   gpu::HashTable table_;
+  gpu::HashStage stage_;
   std::uint64_t* records_ = nullptr;
   std::int64_t records_cap_ = 0;
   std::int64_t n_records_ = 0;
