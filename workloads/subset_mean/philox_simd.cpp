@@ -38,7 +38,9 @@ struct Scalar {
   static vi or_(vi a, vi b) { return a | b; }
   static vi xor_(vi a, vi b) { return a ^ b; }
   static vi xor3(vi a, vi b, vi c) { return a ^ b ^ c; }
-  static vi srli11(vi a) { return a >> 11; }
+  static vi srli43(vi a) { return a >> 43; }
+  static vi slli32(vi a) { return a << 32; }
+  static vi or_and(vi a, vi b, vi c) { return (a | b) & c; }
   static vi srli32(vi a) { return a >> 32; }
   static vi srli48(vi a) { return a >> 48; }
   static vi srli52(vi a) { return a >> 52; }
@@ -69,6 +71,8 @@ struct Scalar {
 
   static Table16 load_table(const double* t) { return {t}; }
   static vd lookup16(const Table16& t, vi idx) { return t.p[idx & 15u]; }
+  static vd negate_if_bit0(vi q, vd v) { return (q & 1u) ? -v : v; }
+  static vd negate_if_bit1(vi q, vd v) { return (q & 2u) ? -v : v; }
   static vd select_odd(vi q, vd a, vd b) { return (q & 1u) ? a : b; }
   static vd keep_first(vd z, int n) { return n > 0 ? z : 0.0; }
   static double reduce_add(vd a) { return a; }

@@ -40,7 +40,9 @@ struct Avx2 {
   static vi or_(vi a, vi b) { return _mm256_or_si256(a, b); }
   static vi xor_(vi a, vi b) { return _mm256_xor_si256(a, b); }
   static vi xor3(vi a, vi b, vi c) { return _mm256_xor_si256(_mm256_xor_si256(a, b), c); }
-  static vi srli11(vi a) { return _mm256_srli_epi64(a, 11); }
+  static vi srli43(vi a) { return _mm256_srli_epi64(a, 43); }
+  static vi slli32(vi a) { return _mm256_slli_epi64(a, 32); }
+  static vi or_and(vi a, vi b, vi c) { return _mm256_and_si256(_mm256_or_si256(a, b), c); }
   static vi srli32(vi a) { return _mm256_srli_epi64(a, 32); }
   static vi srli48(vi a) { return _mm256_srli_epi64(a, 48); }
   static vi srli52(vi a) { return _mm256_srli_epi64(a, 52); }
@@ -75,6 +77,8 @@ struct Avx2 {
   static vd lookup16(const Table16& t, vi idx) {
     return _mm256_i64gather_pd(t.p, and_(idx, set1(15)), 8);
   }
+  static vd negate_if_bit0(vi q, vd v) { return _mm256_xor_pd(v, as_d(_mm256_slli_epi64(q, 63))); }
+  static vd negate_if_bit1(vi q, vd v) { return _mm256_xor_pd(v, as_d(slli62(and_(q, set1(2))))); }
   static vd select_odd(vi q, vd a, vd b) {
     const vi one = set1(1);
     const vd m = as_d(_mm256_cmpeq_epi64(and_(q, one), one));

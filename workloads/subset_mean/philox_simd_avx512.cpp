@@ -37,7 +37,10 @@ struct Avx512 {
   static vi or_(vi a, vi b) { return _mm512_or_si512(a, b); }
   static vi xor_(vi a, vi b) { return _mm512_xor_si512(a, b); }
   static vi xor3(vi a, vi b, vi c) { return _mm512_ternarylogic_epi64(a, b, c, 0x96); }
-  static vi srli11(vi a) { return _mm512_srli_epi64(a, 11); }
+  static vi srli43(vi a) { return _mm512_srli_epi64(a, 43); }
+  static vi slli32(vi a) { return _mm512_slli_epi64(a, 32); }
+  /// (a | b) & c.
+  static vi or_and(vi a, vi b, vi c) { return _mm512_ternarylogic_epi64(a, b, c, 0xA8); }
   static vi srli32(vi a) { return _mm512_srli_epi64(a, 32); }
   static vi srli48(vi a) { return _mm512_srli_epi64(a, 48); }
   static vi srli52(vi a) { return _mm512_srli_epi64(a, 52); }
@@ -65,6 +68,13 @@ struct Avx512 {
   }
   /// table[idx & 15] (vpermt2pd uses the low 4 bits of each index).
   static vd lookup16(const Table16& t, vi idx) { return _mm512_permutex2var_pd(t.lo, idx, t.hi); }
+  /// -v where bit 0 (bit 1) of q is set.
+  static vd negate_if_bit0(vi q, vd v) {
+    return _mm512_mask_xor_pd(v, _mm512_test_epi64_mask(q, set1(1)), v, set1d(-0.0));
+  }
+  static vd negate_if_bit1(vi q, vd v) {
+    return _mm512_mask_xor_pd(v, _mm512_test_epi64_mask(q, set1(2)), v, set1d(-0.0));
+  }
   /// Lanes where q is odd take a, the others b.
   static vd select_odd(vi q, vd a, vd b) {
     return _mm512_mask_blend_pd(_mm512_test_epi64_mask(q, set1(1)), b, a);

@@ -62,24 +62,27 @@ constexpr double kLogInvC[16] = {
     0x1.2492492492492p+0, 0x1.1a7b9611a7b96p+0, 0x1.1111111111111p+0, 0x1.0842108421084p+0,
     0x1.0000000000000p+0, 0x1.e1e1e1e1e1e1ep-1, 0x1.c71c71c71c71cp-1, 0x1.af286bca1af28p-1,
     0x1.999999999999ap-1, 0x1.8618618618618p-1, 0x1.745d1745d1746p-1, 0x1.642c8590b2164p-1};
-constexpr double kLogCHi[16] = {-0x1.269621134db91p-2, -0x1.f991c6cb3b37ap-3, -0x1.a93ed3c8ad9e5p-3,
-                                -0x1.5bf406b543db0p-3, -0x1.1178e8227e47ap-3, -0x1.9335e5d594988p-4,
-                                -0x1.08598b59e3a06p-4, -0x1.0415d89e74440p-5, 0x0.0p+0,
-                                0x1.f0a30c01162a8p-5,  0x1.e27076e2af2eap-4,  0x1.5ff3070a793d6p-3,
-                                0x1.c8ff7c79a9a20p-3,  0x1.1675cababa60fp-2,  0x1.4618bc21c5ec2p-2,
-                                0x1.739d7f6bbd007p-2};
-constexpr double kLogCLo[16] = {
-    -0x1.e0efadd9db02ap-56, -0x1.ecca0cdf30143p-58, -0x1.bcafa9de97202p-57,
-    0x1.1f5b44c0df7f7p-61,  0x1.0e63a5f01c693p-58,  0x1.478a85704ccb7p-58,
-    0x1.dd7009902bf32p-58,  -0x1.c05cf1d753621p-59, 0x0.0p+0,
-    0x1.85f325c5bbacdp-59,  -0x1.61578001e015ap-60, -0x1.bc60efafc6f6cp-58,
-    -0x1.4f689f8434011p-57, 0x1.ce63eab883727p-61,  -0x1.7a42642661c62p-61,
-    0x1.ce24c53fad3f0p-58};
-constexpr double kLn2Hi = 0x1.62e42fefa3800p-1;
+// -log(invc_i) rounded to a multiple of 2^-43 (so that k Ln2Hi + it is exact) ...
+constexpr double kLogCHi[16] = {-0x1.269621134d800p-2, -0x1.f991c6cb3b000p-3, -0x1.a93ed3c8ae000p-3,
+                                -0x1.5bf406b544000p-3, -0x1.1178e8227e000p-3, -0x1.9335e5d594000p-4,
+                                -0x1.08598b59e4000p-4, -0x1.0415d89e74000p-5, 0x0.0p+0,
+                                0x1.f0a30c0118000p-5,  0x1.e27076e2b0000p-4,  0x1.5ff3070a79000p-3,
+                                0x1.c8ff7c79aa000p-3,  0x1.1675cababa800p-2,  0x1.4618bc21c6000p-2,
+                                0x1.739d7f6bbd000p-2};
+// ... and -2 times the rest (Box-Muller's factor -2 folded in).
+constexpr double kLogCLoM2[16] = {
+    -2 * -0x1.c8bc1df5bb3b6p-45, -2 * -0x1.bd1ecca0cdf30p-46, -2 * 0x1.86a4350562169p-45,
+    -2 * 0x1.28023eb68981cp-46,  -2 * -0x1.1e778ce2d07f2p-45, -2 * -0x1.30f5c3abd47dap-45,
+    -2 * 0x1.7e9dd7009902cp-46,  -2 * -0x1.101c05cf1d753p-47, 0x0.0p+0,
+    -2 * -0x1.d579e83368e91p-45, -2 * -0x1.a2c2c2af0003cp-45, -2 * 0x1.eae439f105039p-46,
+    -2 * -0x1.7814f689f8434p-45, -2 * -0x1.f0fc63382a8f0p-46, -2 * -0x1.3e02f484c84ccp-46,
+    -2 * 0x1.c7389314feb50p-52};
+constexpr double kLn2Hi = 0x1.62e42fefa3800p-1;  // 42 bits
 constexpr double kLn2Lo = 0x1.ef35793c76730p-45;
-constexpr double kLogP[9] = {-0x1.0000000000000p-1, 0x1.5555555555521p-2,  -0x1.fffffffffffa0p-3,
-                             0x1.9999999af751bp-3,  -0x1.5555555695eabp-3, 0x1.2492357975d4dp-3,
-                             -0x1.ffffdbf0c4765p-4, 0x1.c7ee28ac92f04p-4,  -0x1.9a59d76189686p-4};
+// -2 P, where log1p(r) = r + r^2 P(r) on |r| <= 1/32.
+constexpr double kLogPm2[9] = {0x1.0000000000000p+0,  -0x1.5555555555521p-1, 0x1.fffffffffffa0p-2,
+                               -0x1.9999999af751bp-2, 0x1.5555555695eabp-2,  -0x1.2492357975d4dp-2,
+                               0x1.ffffdbf0c4765p-3,  -0x1.c7ee28ac92f04p-3, 0x1.9a59d76189686p-3};
 
 // sincospi.
 constexpr double kPiHi = 0x1.921fb54442d18p+1;
@@ -91,6 +94,16 @@ constexpr double kCosR0Lo = -0x1.692b272ecdaeep-52;  // kCosR[0] + kCosR0Lo = fi
 constexpr double kCosR[8] = {-0x1.3bd3cc9be45dep+2,  0x1.03c1f081b5ac4p+2,  -0x1.55d3c7e3cbff7p+0,
                              0x1.e1f506891ae95p-3,   -0x1.a6d1f2a086c90p-6, 0x1.f9d3870871194p-10,
                              -0x1.b6de8b8e9ba08p-14, 0x1.1e745e5e09f6dp-18};
+// sinpi(y) = y S(y^2) and sqrt(2) sinpi(y) = y S2(y^2) on |y| <= 1/2 (degree 8 in y^2,
+// relative error 3.4e-17; mpmath chebyfit of sin(pi sqrt t) / sqrt t on [0, 1/4]).
+constexpr double kSinPiP[9] = {
+    0x1.921fb54442d18p+1,  -0x1.4abbce625be52p+2,  0x1.466bc6775aa7dp+1,
+    -0x1.32d2cce627c86p-1, 0x1.5078348551854p-4,   -0x1.e3074dfaf87afp-8,
+    0x1.e8f3675ee37ddp-12, -0x1.6f7acdb8f6580p-16, 0x1.9d462020fcc78p-21};
+constexpr double kSqrt2SinP[9] = {
+    0x1.1c5831add62e4p+2,  -0x1.d3ba5c1c5f47dp+2,  0x1.cda1063820d89p+1,
+    -0x1.b1e9f34ca3605p-1, 0x1.dbd6fd52fddd6p-4,   -0x1.558d8121aa8a4p-7,
+    0x1.59bd8c66052dbp-11, -0x1.03d8ee7b2a7b5p-15, 0x1.243a926d4c14fp-20};
 
 /// Two vectors of V processed in lock step, so that the out-of-order core always has two
 /// independent dependency chains (each step is ~150 instructions with a ~170-cycle critical path:
@@ -137,7 +150,9 @@ struct X2 {
   SB_X2_BINARY(vi, or_, vi)
   SB_X2_BINARY(vi, xor_, vi)
   SB_X2_TERNARY(vi, xor3, vi)
-  SB_X2_UNARY(vi, srli11, vi)
+  SB_X2_UNARY(vi, srli43, vi)
+  SB_X2_UNARY(vi, slli32, vi)
+  SB_X2_TERNARY(vi, or_and, vi)
   SB_X2_UNARY(vi, srli32, vi)
   SB_X2_UNARY(vi, srli48, vi)
   SB_X2_UNARY(vi, srli52, vi)
@@ -164,6 +179,12 @@ struct X2 {
   }
   static vd lookup16(const Table16& t, vi idx) {
     return {V::lookup16(t, idx.a), V::lookup16(t, idx.b)};
+  }
+  static vd negate_if_bit0(vi q, vd v) {
+    return {V::negate_if_bit0(q.a, v.a), V::negate_if_bit0(q.b, v.b)};
+  }
+  static vd negate_if_bit1(vi q, vd v) {
+    return {V::negate_if_bit1(q.a, v.a), V::negate_if_bit1(q.b, v.b)};
   }
   static vd select_odd(vi q, vd x, vd y) {
     return {V::select_odd(q.a, x.a, y.a), V::select_odd(q.b, x.b, y.b)};
@@ -245,15 +266,17 @@ inline Words4<V> philox10_blocks(typename V::vi b, std::uint32_t stream, const R
 template <class V>
 inline typename V::vd u01(typename V::vi hi, typename V::vi lo) {
   using vi = typename V::vi;
-  const vi m32 = V::set1(0xFFFFFFFFull);
-  const vi k = V::or_(V::slli21(V::and_(hi, m32)), V::srli11(V::and_(lo, m32)));
+  // (hi << 21) keeps garbage above bit 52 (masked off); (lo << 32) >> 43 is lo's low half >> 11.
+  const vi k = V::or_and(V::slli21(hi), V::srli43(V::slli32(lo)), V::set1((1ull << 53) - 1));
   return V::fma(V::cvt_u53(k), V::set1d(0x1p-53), V::set1d(0x1p-54));
 }
 
-/// Natural log for positive normal finite x (used on (0, 1)); about 0.5 ulp.
+/// -2 log(x) for positive normal finite x (used on (0, 1]); about 0.5 ulp. The factor -2 of
+/// Box-Muller is folded into the constants (scaling by -2 is exact).
 template <class V>
-inline typename V::vd own_log(typename V::vd x, const typename V::Table16& invc_t,
-                              const typename V::Table16& lch_t, const typename V::Table16& lcl_t) {
+inline typename V::vd own_m2log(typename V::vd x, const typename V::Table16& invc_t,
+                                const typename V::Table16& lch_t,
+                                const typename V::Table16& lcl_t) {
   using vi = typename V::vi;
   using vd = typename V::vd;
   const vi ix = V::as_i(x);
@@ -270,21 +293,20 @@ inline typename V::vd own_log(typename V::vd x, const typename V::Table16& invc_
   const vd p_lo = V::fms(z, invc, p);
   const vd r = V::sub(p, V::set1d(1.0));
   const vd r2 = V::mul(r, r);
-  vd poly = V::set1d(kLogP[8]);
-  for (int i = 7; i >= 0; --i) poly = V::fma(poly, r, V::set1d(kLogP[i]));
-  // k ln2 + logc + r, with the rounding errors of both sums kept (Fast2Sum: |a| >= |lch| when
-  // k != 0, a == 0 otherwise; |w| >= |r| except w == 0 for the interval around 1).
-  const vd a = V::mul(kd, V::set1d(kLn2Hi));  // exact: Ln2Hi has 42 bits, |k| < 2^11
-  const vd w = V::add(a, lch);
-  const vd ew = V::add(V::sub(a, w), lch);
+  vd poly = V::set1d(kLogPm2[8]);
+  for (int i = 7; i >= 0; --i) poly = V::fma(poly, r, V::set1d(kLogPm2[i]));
+  // w = k Ln2Hi + logc_hi is exact (both multiples of 2^-43, |w| < 2^6); hi = w + r by Fast2Sum
+  // (|w| >= |r|, or w == 0 on the interval around 1).
+  const vd w = V::fma(kd, V::set1d(kLn2Hi), lch);
   const vd hi = V::add(w, r);
   const vd ehi = V::add(V::sub(w, hi), r);
-  vd lo = V::fma(kd, V::set1d(kLn2Lo), lcl);
+  const vd m2 = V::set1d(-2.0);
+  vd lo = V::fma(kd, V::set1d(-2.0 * kLn2Lo), lcl);  // lcl holds -2 logc_lo
   // log1p(r + p_lo) = log1p(r) + p_lo (1 - r) + O(p_lo r^2): |p_lo r| reaches half an ulp.
-  lo = V::fma(p_lo, V::sub(V::set1d(1.0), r), lo);
-  lo = V::add(lo, V::add(ew, ehi));
+  lo = V::fma(p_lo, V::fma(r, V::set1d(2.0), m2), lo);
+  lo = V::fma(ehi, m2, lo);
   lo = V::fma(r2, poly, lo);
-  return V::add(hi, lo);
+  return V::fma(hi, m2, lo);
 }
 
 /// sinpi and cospi of x in [0, 2^51): x = q/2 + y exactly, |y| <= 1/4.
@@ -318,13 +340,22 @@ inline void own_sincospi(typename V::vd x, typename V::vd& sin_out, typename V::
   tail = V::fma(y2, V::set1d(kCosR0Lo), tail);
   const vd c = V::add(c1, tail);
   // Quadrant q mod 4: sin = (s, c, -s, -c), cos = (c, -s, -c, s).
-  const vd sv = V::select_odd(q, c, s);
-  const vd cv = V::select_odd(q, s, c);
-  const vi two = V::set1(2);
-  const vi sin_sign = V::slli62(V::and_(q, two));
-  const vi cos_sign = V::slli62(V::and_(V::add(q, V::set1(1)), two));
-  sin_out = V::as_d(V::xor_(V::as_i(sv), sin_sign));
-  cos_out = V::as_d(V::xor_(V::as_i(cv), cos_sign));
+  sin_out = V::negate_if_bit1(q, V::select_odd(q, c, s));
+  cos_out = V::negate_if_bit1(V::add(q, V::set1(1)), V::select_odd(q, s, c));
+}
+
+/// c sinpi(x) for x in [0, 2^51), by one polynomial on |y| <= 1/2 (x = q + y exactly):
+/// c = 1 with kSinPiP, c = sqrt(2) with kSqrt2SinP. About 1 ulp of c sinpi(x).
+template <class V>
+inline typename V::vd sinpi_wide(typename V::vd x, const double (&coef)[9]) {
+  using vd = typename V::vd;
+  const vd magic = V::set1d(0x1.8p52);
+  const vd t = V::add(x, magic);  // q = round(x) in the low bits
+  const vd y = V::sub(x, V::sub(t, magic));
+  const vd y2 = V::mul(y, y);
+  vd p = V::set1d(coef[8]);
+  for (int i = 7; i >= 0; --i) p = V::fma(p, y2, V::set1d(coef[i]));
+  return V::negate_if_bit0(V::as_i(t), V::mul(y, p));
 }
 
 /// The elementary functions of one Math choice.
@@ -332,13 +363,14 @@ template <class V, Math M>
 struct BoxMuller {
   typename V::Table16 invc = V::load_table(kLogInvC);
   typename V::Table16 lch = V::load_table(kLogCHi);
-  typename V::Table16 lcl = V::load_table(kLogCLo);
+  typename V::Table16 lcl = V::load_table(kLogCLoM2);
 
-  inline typename V::vd log(typename V::vd x) const {
+  /// -2 log(x).
+  inline typename V::vd m2log(typename V::vd x) const {
     if constexpr (M == Math::own) {
-      return own_log<V>(x, invc, lch, lcl);
+      return own_m2log<V>(x, invc, lch, lcl);
     } else {
-      return V::sleef_log(x);
+      return V::mul(V::set1d(-2.0), V::sleef_log(x));
     }
   }
 
@@ -350,15 +382,51 @@ struct BoxMuller {
     }
   }
 
+  /// The normal pair of the uniforms (ua, ub).
   inline void operator()(typename V::vd ua, typename V::vd ub, typename V::vd& z0,
                          typename V::vd& z1) const {
     using vd = typename V::vd;
     vd s;
     vd c;
     sincospi(V::add(ub, ub), s, c);
-    const vd r = V::sqrt(V::mul(V::set1d(-2.0), log(ua)));
+    const vd r = V::sqrt(m2log(ua));
     z0 = V::mul(r, c);
     z1 = V::mul(r, s);
+  }
+
+  // For sums only (the fused kernels), with Math::own: cospi(x) = sinpi(x + 1/2) and
+  // cospi(x) + sinpi(x) = sqrt(2) sinpi(x + 1/4) by one polynomial each instead of sincospi's
+  // two plus quadrant selection. The shifted arguments are rounded (by at most 2^-53 on [0, 2]),
+  // so these z are exact to a few 1e-16 absolute, not to ulps; sums of 1e8 of them move by
+  // ~1e-15 relative, far inside the 1e-12 agreement asked of paths.
+
+  /// z0 and z1 of the uniforms (ua, ub), for sums.
+  inline void sum_terms(typename V::vd ua, typename V::vd ub, typename V::vd& z0,
+                        typename V::vd& z1) const {
+    using vd = typename V::vd;
+    if constexpr (M == Math::own) {
+      const vd x = V::add(ub, ub);
+      const vd r = V::sqrt(m2log(ua));
+      z0 = V::mul(r, sinpi_wide<V>(V::add(x, V::set1d(0.5)), kSinPiP));
+      z1 = V::mul(r, sinpi_wide<V>(x, kSinPiP));
+    } else {
+      (*this)(ua, ub, z0, z1);
+    }
+  }
+
+  /// z0 + z1 of the uniforms (ua, ub), for sums.
+  inline typename V::vd pair_total(typename V::vd ua, typename V::vd ub) const {
+    using vd = typename V::vd;
+    const vd r = V::sqrt(m2log(ua));
+    if constexpr (M == Math::own) {
+      const vd x = V::add(ub, ub);
+      return V::mul(r, sinpi_wide<V>(V::add(x, V::set1d(0.25)), kSqrt2SinP));
+    } else {
+      vd s;
+      vd c;
+      sincospi(V::add(ub, ub), s, c);
+      return V::add(V::mul(r, c), V::mul(r, s));
+    }
   }
 };
 
@@ -453,27 +521,60 @@ NormalSums k_normal_sums(std::uint64_t seed, std::uint32_t stream, std::uint64_t
                          std::size_t count) {
   using vd = typename V::vd;
   constexpr int L = V::kLanes;
+  if (count == 0) return {};
   const RoundKeys rk = seed_keys(seed);
   const BoxMuller<V, M> bm;
   vd acc0 = V::set1d(0.0);
   vd acc1 = V::set1d(0.0);
   vd z0;
   vd z1;
-  std::size_t i = 0;
-  for (; i + L <= count; i += L) {
-    const Words4<V> x = philox10_blocks<V>(V::iota(first + i), stream, rk);
-    bm(u01<V>(x.w0, x.w1), u01<V>(x.w2, x.w3), z0, z1);
+  // Software-pipelined: the next step's Philox and u01 are issued before this step's
+  // Box-Muller, so the two long dependency chains overlap in the out-of-order window.
+  const std::size_t steps = (count + L - 1) / L;
+  Words4<V> x = philox10_blocks<V>(V::iota(first), stream, rk);
+  vd ua = u01<V>(x.w0, x.w1);
+  vd ub = u01<V>(x.w2, x.w3);
+  for (std::size_t s = 0; s + 1 < steps; ++s) {
+    const vd ca = ua;
+    const vd cb = ub;
+    x = philox10_blocks<V>(V::iota(first + (s + 1) * L), stream, rk);
+    ua = u01<V>(x.w0, x.w1);
+    ub = u01<V>(x.w2, x.w3);
+    bm.sum_terms(ca, cb, z0, z1);
     acc0 = V::add(acc0, z0);
     acc1 = V::add(acc1, z1);
   }
-  if (i < count) {
-    const Words4<V> x = philox10_blocks<V>(V::iota(first + i), stream, rk);
-    bm(u01<V>(x.w0, x.w1), u01<V>(x.w2, x.w3), z0, z1);
-    const int n = static_cast<int>(count - i);
-    acc0 = V::add(acc0, V::keep_first(z0, n));
-    acc1 = V::add(acc1, V::keep_first(z1, n));
-  }
+  bm.sum_terms(ua, ub, z0, z1);
+  const int n = static_cast<int>(count - (steps - 1) * L);  // 1..L lanes of the last step
+  acc0 = V::add(acc0, V::keep_first(z0, n));
+  acc1 = V::add(acc1, V::keep_first(z1, n));
   return {V::reduce_add(acc0), V::reduce_add(acc1)};
+}
+
+template <class V, Math M>
+double k_normal_pair_total(std::uint64_t seed, std::uint32_t stream, std::uint64_t first,
+                           std::size_t count) {
+  using vd = typename V::vd;
+  constexpr int L = V::kLanes;
+  if (count == 0) return 0;
+  const RoundKeys rk = seed_keys(seed);
+  const BoxMuller<V, M> bm;
+  vd acc = V::set1d(0.0);
+  const std::size_t steps = (count + L - 1) / L;
+  Words4<V> x = philox10_blocks<V>(V::iota(first), stream, rk);
+  vd ua = u01<V>(x.w0, x.w1);
+  vd ub = u01<V>(x.w2, x.w3);
+  for (std::size_t s = 0; s + 1 < steps; ++s) {  // software-pipelined as k_normal_sums
+    const vd ca = ua;
+    const vd cb = ub;
+    x = philox10_blocks<V>(V::iota(first + (s + 1) * L), stream, rk);
+    ua = u01<V>(x.w0, x.w1);
+    ub = u01<V>(x.w2, x.w3);
+    acc = V::add(acc, bm.pair_total(ca, cb));
+  }
+  const int n = static_cast<int>(count - (steps - 1) * L);
+  acc = V::add(acc, V::keep_first(bm.pair_total(ua, ub), n));
+  return V::reduce_add(acc);
 }
 
 template <class V, Math M>
@@ -484,7 +585,7 @@ void k_log(const double* x, std::size_t count, double* out) {
     double in[L];
     double res[L];
     for (int l = 0; l < L; ++l) in[l] = (i + l < count) ? x[i + l] : 0.5;
-    V::stored(res, bm.log(V::loadd(in)));
+    V::stored(res, V::mul(V::set1d(-0.5), bm.m2log(V::loadd(in))));
     for (int l = 0; l < L && i + l < count; ++l) out[i + l] = res[l];
   }
 }
@@ -521,6 +622,7 @@ constexpr Kernels make_kernels(Isa isa) {
   k.uniforms = &k_uniforms<V>;
   k.normals = &k_normals<V, M>;
   k.normal_sums = &k_normal_sums<V, M>;
+  k.normal_pair_total = &k_normal_pair_total<V, M>;
   k.log = &k_log<V, M>;
   k.sincospi = &k_sincospi<V, M>;
   return k;

@@ -48,6 +48,11 @@ struct Kernels {
   /// Sums of z0 and z1 over blocks first..first+count-1, without storing them.
   NormalSums (*normal_sums)(std::uint64_t seed, std::uint32_t stream, std::uint64_t first,
                             std::size_t count) = nullptr;
+  /// Sum of z0 + z1 over blocks first..first+count-1, computed per block as
+  /// r (cospi + sinpi)(2 ub) = r sqrt(2) sinpi(2 ub + 1/4): one polynomial instead of two, exact
+  /// to a few 1e-16 per block (not ulps of z0 and z1): for rows that need only the full sum.
+  double (*normal_pair_total)(std::uint64_t seed, std::uint32_t stream, std::uint64_t first,
+                              std::size_t count) = nullptr;
   /// The elementary functions behind normals, element-wise (for accuracy tests):
   /// out[i] = log(x[i]) for x in (0, 1]; sin_out[i], cos_out[i] = sinpi, cospi of x in [0, 2].
   void (*log)(const double* x, std::size_t count, double* out) = nullptr;

@@ -36,15 +36,24 @@ BlockSums block_sums(const Plan& plan, std::int64_t task, const data::simd::Kern
   const std::int64_t rows = plan.chunk;
   const std::size_t blocks = static_cast<std::size_t>(plan.chunk / 2);
   const auto sums = kernels.normal_sums;
-  // scratch[2r] = sum of z0 of row r (its even columns), scratch[2r + 1] = sum of z1.
-#pragma omp parallel for num_threads(std::max(threads, 1)) schedule(static)
+  const auto total = kernels.normal_pair_total;
+  // Rows r0 + r with r even are the even rows (r0 is a multiple of the even chunk): they need
+  // the sum of z0 (their even columns, the subset) and of z1; odd rows only z0 + z1.
+  // scratch[2r] = subset part of row r (0 for odd rows), scratch[2r + 1] = the rest of its sum.
+  // Dynamic: a thread that loses its core for a while (shared nodes) leaves its rows to the
+  // others instead of stalling the barrier; the result does not depend on who did which row.
+#pragma omp parallel for num_threads(std::max(threads, 1)) schedule(dynamic, 8)
   for (std::int64_t r = 0; r < rows; ++r) {
-    const data::simd::NormalSums s =
-        sums(plan.seed, kStream, plan.philox_block(r0 + r, c0), blocks);
-    scratch[2 * r] = s.z0;
-    scratch[2 * r + 1] = s.z1;
+    const std::uint64_t first = plan.philox_block(r0 + r, c0);
+    if (r % 2 == 0) {
+      const data::simd::NormalSums s = sums(plan.seed, kStream, first, blocks);
+      scratch[2 * r] = s.z0;
+      scratch[2 * r + 1] = s.z1;
+    } else {
+      scratch[2 * r] = 0;
+      scratch[2 * r + 1] = total(plan.seed, kStream, first, blocks);
+    }
   }
-  // Rows r0 + r with r even are the even rows (r0 is a multiple of the even chunk).
   BlockSums out;
   out.subset = pairwise(scratch, rows / 2, 4);
   out.full = pairwise(scratch, 2 * rows, 1);

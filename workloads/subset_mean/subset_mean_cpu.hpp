@@ -3,9 +3,10 @@
 /// The CPU side of subset-mean: the fused generate-and-reduce block kernel and the CPU worker.
 ///
 /// A block is generated and reduced in one pass (nothing is stored): each of its rows is a run of
-/// chunk/2 consecutive Philox blocks whose normals the SIMD kernel sums (philox_simd.hpp). Rows
-/// are shared among OpenMP threads; the row sums land in a per-worker scratch array and are added
-/// in row order, so a task's partial does not depend on the thread count.
+/// chunk/2 consecutive Philox blocks whose normals the SIMD kernels sum (philox_simd.hpp): even
+/// rows with normal_sums (the subset needs their z0), odd rows with normal_pair_total (only
+/// z0 + z1). Rows are shared among OpenMP threads; the row sums land in a per-worker scratch
+/// array and are added in row order, so a task's partial does not depend on the thread count.
 
 #include <cstdint>
 #include <memory>
