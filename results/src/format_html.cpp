@@ -340,8 +340,14 @@ std::string task_stream(const json& c, std::size_t max_events) {
   auto at = [](const json& arr, std::size_t i, double dflt) {
     return (arr.is_array() && i < arr.size() && arr[i].is_number()) ? arr[i].get<double>() : dflt;
   };
+  // the first timed repeat (0); the earliest recorded one when there is no repeat 0
   double first_rep = 1e300;
-  for (std::size_t i = 0; i < n; ++i) first_rep = std::min(first_rep, at(rep, i, 0));
+  bool has_zero = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    first_rep = std::min(first_rep, at(rep, i, 0));
+    has_zero = has_zero || at(rep, i, 0) == 0;
+  }
+  if (has_zero) first_rep = 0;
   std::vector<std::size_t> idx;
   std::set<long long> workers;
   double t0 = 1e300, t1 = -1e300;
