@@ -13,6 +13,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -33,17 +34,20 @@ void set_gflops(benchmark::State& state, double flops_per_iteration) {
 }
 
 /// One repeat of the case per iteration: single-cpu (threads = 1) or one multi-cpu worker.
-void bm_case(benchmark::State& state, const std::string& preset, int threads) {
+void bm_case(benchmark::State& state, const std::string& preset, int threads,
+             const std::string& cpu_svd = "auto") {
   const sb::Workload w = sb::svd_workload();
   sb::CaseSpec spec;
   spec.workload = "svd";
   spec.params = w.preset(preset);
+  spec.params.set("cpu_svd", cpu_svd);
   const Config cfg = sb::svd::parse(spec.params);
   sb::CaseEnv env;
   env.device = sb::Device::cpu;
   env.threads = threads;
   env.comm = MPI_COMM_SELF;
   auto worker = w.make_worker(spec, env);
+  const std::clock_t c0 = std::clock();
   for (auto _ : state) {
     worker->begin_repeat();
     std::int64_t next = 0;
@@ -55,6 +59,9 @@ void bm_case(benchmark::State& state, const std::string& preset, int threads) {
     auto sigma = worker->finish_repeat();
     benchmark::DoNotOptimize(sigma.data());
   }
+  // CPU seconds of every thread of the process per repeat (load-independent work measure).
+  state.counters["process_cpu_s"] = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC /
+                                    static_cast<double>(state.iterations());
   const auto t = worker->phase_times();
   state.counters["generate_s"] = t.generate;
   state.counters["communicate_s"] = t.communicate;
@@ -179,20 +186,37 @@ BENCHMARK_CAPTURE(bm_case, seed_1thread, std::string("seed"), 1)
 BENCHMARK_CAPTURE(bm_case, seed_2threads, std::string("seed"), 2)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(bm_generate)->Args({1000, 1000})->Args({1000, 999})->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(bm_case, seed_2threads_gesdd, std::string("seed"), 2, std::string("gesdd"))
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(bm_generate)
+    ->Args({1000, 1000})
+    ->Args({1000, 999})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(bm_geqrf)
     ->Args({1000, 1000, 1})
     ->Args({1000, 1000, 2})
     ->Args({2000, 500, 1})
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(bm_ormqr)->Args({1000, 1000, 1})->Args({1000, 1000, 2})->Unit(benchmark::kMillisecond);
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(bm_ormqr)
+    ->Args({1000, 1000, 1})
+    ->Args({1000, 1000, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(bm_tpqrt)
     ->Args({1000, 32, 1})
     ->Args({1000, 64, 1})
     ->Args({1000, 32, 2})
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(bm_gesdd)->Args({1000, 1})->Args({1000, 2})->Args({500, 1})->Unit(
-    benchmark::kMillisecond);
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(bm_gesdd)
+    ->Args({1000, 1})
+    ->Args({1000, 2})
+    ->Args({500, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 int main(int argc, char** argv) {
   int provided = 0;

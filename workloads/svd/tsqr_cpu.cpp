@@ -28,17 +28,17 @@ std::size_t lwork_of(double query) {
 
 struct CpuTsqr::Slot {
   std::int64_t block = -1;
-  std::vector<double> a;    ///< chunk x n: the block, then R + reflectors (dgeqrf)
-  std::vector<double> tau;  ///< n
-  std::vector<double> u;    ///< chunk x n: U_i
-  std::vector<double> r;    ///< n x n: the leaf's R; after merging under another node, its V
-  std::vector<double> t;    ///< nb x n: T of the merge that absorbed this node
-  std::vector<double> x;    ///< n x n: this node's piece of U_R on the way down
+  std::vector<double> a;   ///< chunk x n: the block, then R + reflectors (dgeqrt)
+  std::vector<double> tq;  ///< qnb x n: the block reflectors' triangular factors T
+  std::vector<double> u;   ///< chunk x n: U_i
+  std::vector<double> r;   ///< n x n: the leaf's R; after merging under another node, its V
+  std::vector<double> t;   ///< nb x n: T of the merge that absorbed this node
+  std::vector<double> x;   ///< n x n: this node's piece of U_R on the way down
 };
 
 struct CpuTsqr::Work {
-  std::vector<double> geqrf;
-  std::vector<double> ormqr;
+  std::vector<double> geqrt;   ///< qnb x n
+  std::vector<double> gemqrt;  ///< n x qnb
   std::vector<double> tp;
 };
 
@@ -51,22 +51,15 @@ CpuTsqr::CpuTsqr(const Config& cfg, int threads, MPI_Comm comm, std::int64_t exp
   SB_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   SB_MPI_CHECK(MPI_Comm_size(comm_, &size_));
   const auto n = static_cast<lapack_int>(cfg_.n);
-  const auto chunk = static_cast<lapack_int>(cfg_.chunk);
   nb_ = static_cast<int>(std::min<std::int64_t>(32, cfg_.n));
 
-  // Workspace sizes (queries), one workspace per pool thread plus the main thread's.
-  double q_geqrf = 0, q_ormqr = 0;
-  {
-    std::vector<double> dummy(1);
-    SB_LAPACK_CHECK(
-        LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, chunk, n, nullptr, chunk, nullptr, &q_geqrf, -1));
-    SB_LAPACK_CHECK(LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'N', chunk, n, n, nullptr, chunk,
-                                        nullptr, nullptr, chunk, &q_ormqr, -1));
-  }
+  // Workspaces, one per pool thread plus the main thread's.
+  qnb_ = static_cast<int>(std::min<std::int64_t>(kBlockNb, cfg_.n));
+  const auto qn = static_cast<std::size_t>(qnb_) * static_cast<std::size_t>(n);
   for (int i = 0; i <= pool_.size(); ++i) {
     auto w = std::make_unique<Work>();
-    w->geqrf.resize(lwork_of(q_geqrf));
-    w->ormqr.resize(lwork_of(q_ormqr));
+    w->geqrt.resize(qn);
+    w->gemqrt.resize(qn);
     w->tp.resize(static_cast<std::size_t>(nb_) * static_cast<std::size_t>(n));
     work_.push_back(std::move(w));
   }
@@ -113,7 +106,7 @@ CpuTsqr::Slot& CpuTsqr::slot(int i) {
     const auto nn = static_cast<std::size_t>(cfg_.n * cfg_.n);
     p->a.assign(cn, 0.0);
     p->u.assign(cn, 0.0);
-    p->tau.assign(static_cast<std::size_t>(cfg_.n), 0.0);
+    p->tq.assign(static_cast<std::size_t>(qnb_) * static_cast<std::size_t>(cfg_.n), 0.0);
     p->r.assign(nn, 0.0);
     p->x.assign(nn, 0.0);
     p->t.assign(static_cast<std::size_t>(nb_) * static_cast<std::size_t>(cfg_.n), 0.0);
@@ -152,8 +145,8 @@ void CpuTsqr::factor(Slot& s, Work& w, double& generate_s, double& compute_s) co
   const double t1 = now();
   const auto n = static_cast<lapack_int>(cfg_.n);
   const auto chunk = static_cast<lapack_int>(cfg_.chunk);
-  SB_LAPACK_CHECK(LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, chunk, n, s.a.data(), chunk, s.tau.data(),
-                                      w.geqrf.data(), static_cast<lapack_int>(w.geqrf.size())));
+  SB_LAPACK_CHECK(LAPACKE_dgeqrt_work(LAPACK_COL_MAJOR, chunk, n, qnb_, s.a.data(), chunk,
+                                      s.tq.data(), qnb_, w.geqrt.data()));
   // The leaf's R: upper triangle of the block's top n x n, zeros below.
   for (std::int64_t j = 0; j < cfg_.n; ++j) {
     double* rj = s.r.data() + j * cfg_.n;
@@ -262,9 +255,9 @@ void CpuTsqr::finish(PhaseTimes& times) {
         std::copy(s.x.data() + j * cfg_.n, s.x.data() + (j + 1) * cfg_.n, uj);
         std::fill(uj + cfg_.n, uj + cfg_.chunk, 0.0);
       }
-      SB_LAPACK_CHECK(LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'N', chunk, n, n, s.a.data(),
-                                          chunk, s.tau.data(), s.u.data(), chunk, w.ormqr.data(),
-                                          static_cast<lapack_int>(w.ormqr.size())));
+      SB_LAPACK_CHECK(LAPACKE_dgemqrt_work(LAPACK_COL_MAJOR, 'L', 'N', chunk, n, n, qnb_,
+                                           s.a.data(), chunk, s.tq.data(), qnb_, s.u.data(), chunk,
+                                           w.gemqrt.data()));
     });
   }
   times.communicate += comm_s;

@@ -3,13 +3,15 @@
 /// The CPU TSQR of one svd worker (SPEC 4.2).
 ///
 /// Per block (a task, on a pool thread, BLAS single-threaded): generate the chunk x n block
-/// column-major, dgeqrf it in place (reflectors below the diagonal, tau kept), copy its R.
+/// column-major, QR it in place (dgeqrt: LAPACK's blocked Householder QR that also keeps the
+/// compact-WY T factors, so applying them later costs no rebuild), copy its R.
 /// finish(): the worker's R factors are merged pairwise as a tree with dtpqrt (QR of two
 /// stacked triangles, ~2n^3/3 flops instead of ~10n^3/3 for a dense 2n x n QR), then across
 /// the case's workers along a binary tree over MPI (tree.hpp). Rank 0 takes the SVD of the
 /// final n x n R with dgesdd (divide and conquer): R = U_R S V^T. U_R goes back down the same
 /// trees, each merge applying its Q to [X; 0] with dtpmqrt, and every block forms
-/// U_i = Q_i [X_i; 0] with dormqr from its own reflectors: no explicit Q is ever formed.
+/// U_i = Q_i [X_i; 0] with dgemqrt (dormqr's compact-WY twin) from its own reflectors: no
+/// explicit Q is ever formed.
 /// U stays on the worker; rank 0 keeps S and V^T.
 
 #include <mpi.h>
@@ -84,7 +86,11 @@ class CpuTsqr {
   MPI_Comm comm_;
   int rank_ = 0;
   int size_ = 1;
-  int nb_ = 32;
+  int nb_ = 32;   ///< block size of the tree merges (dtpqrt)
+  int qnb_ = 64;  ///< block size of the block QRs (dgeqrt)
+  /// dgeqrt/dgemqrt block size: on a 1000 x 1000 block (one core, OpenBLAS 0.3.21) 41 + 60 ms
+  /// against 46 + 66 ms for dgeqrf + dormqr, which rebuild their T factors in every call.
+  static constexpr int kBlockNb = 64;
   std::vector<std::unique_ptr<Slot>> slots_;  ///< one per block of the case, allocated lazily
   int used_ = 0;
   std::vector<std::unique_ptr<Work>> work_;  ///< one per pool thread, plus the main thread's
