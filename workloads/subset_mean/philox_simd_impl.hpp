@@ -1,10 +1,10 @@
 #pragma once
 /// @file philox_simd_impl.hpp
-/// The data kernels once, for any vector width (internal; included by exactly one translation
-/// unit per instruction set, inside that unit's anonymous namespace rules: see below).
+/// The data kernels once, for any vector width (internal: see IMPORTANT below).
 ///
-/// A variant supplies an `Ops` struct (philox_simd_avx512.cpp, philox_simd_avx2.cpp, and the
-/// scalar one in philox_simd.cpp) with 64-bit integer lanes `vi` and double lanes `vd`:
+/// A variant supplies an ops struct (philox_simd_avx512.cpp, philox_simd_avx2.cpp, and the
+/// scalar one in philox_simd.cpp) with 64-bit integer lanes `vi` and double lanes `vd`; X2<V>
+/// runs two of them in lock step (the AVX-512 variant: 16 blocks per step).
 ///
 ///   Philox4x32-10: each 32-bit word lives in the low half of a 64-bit lane, so one unsigned
 ///   32x32->64 multiply (vpmuludq) gives both halves of a product; the high half is moved down
@@ -15,30 +15,40 @@
 ///   u01: exactly philox.hpp's ((hi << 21) | (lo >> 11)) * 2^-53 + 2^-54 (the product is exact,
 ///   so the fused multiply-add rounds the same way as the reference's multiply then add).
 ///
-///   log (Math::own): x = 2^k z, z in [0.734375, 1.46875) by integer arithmetic on the bits;
+///   -2 log (Math::own): x = 2^k z, z in [0.734375, 1.46875) by integer arithmetic on the bits;
 ///   16 sub-intervals with c_i ~ their centres and invc_i = fl(1/c_i); r = z invc_i - 1 exactly
 ///   as a double-double (Sterbenz); log x = k ln2 + (-log invc_i) + r + r^2 P(r), |r| <= 1/32,
-///   P of degree 8 (mpmath chebyfit, relative error 3e-19), summed with two Fast2Sum steps so
-///   the one rounding that matters is the last: about 0.5 ulp on (0, 1).
+///   P of degree 8 (mpmath chebyfit, relative error 3e-19); k Ln2Hi + logc_hi is exact and
+///   + r is a Fast2Sum, so the one rounding that matters is the last: 0.51 ulp on (0, 1].
 ///
 ///   sincospi (Math::own): x = q/2 + y exactly with |y| <= 1/4; sinpi(y) = pi y + y^3 Q(y^2)
-///   (pi as a double-double), cospi(y) = 1 + y^2 R(y^2), Q and R of degrees 6 and 7 (chebyfit);
-///   then the quadrant q picks and negates. Below 1 ulp; reduction is exact, so values near the
-///   zeros of sin and cos keep full relative accuracy.
+///   (pi as a double-double), cospi(y) = 1 + y^2 R(y^2) with the leading terms as
+///   double-doubles, Q and R of degrees 6 and 7 (chebyfit); the quadrant q picks and negates.
+///   0.72 ulp; the reduction is exact, so values near the zeros keep full relative accuracy.
 ///
 ///   Box-Muller as philox.hpp: r = sqrt(-2 log ua) (correctly rounded sqrt),
-///   z0 = r cospi(2 ub), z1 = r sinpi(2 ub).
+///   z0 = r cospi(2 ub), z1 = r sinpi(2 ub): within 2.3 ulps of the exact values, 3 of the
+///   reference's (which has its own 2.2).
+///
+///   Sums (the fused kernels): -2 log and cospi without their double-double steps (~1 ulp), and
+///   z0 + z1 = r sqrt(2) sinpi(2 ub + 1/4) by one polynomial on |y| <= 1/2 (the shifted argument
+///   rounds by <= 2^-53): each term is exact to a few 1e-16 absolute. The loops are
+///   software-pipelined: the next step's Philox is issued before this step's Box-Muller, so the
+///   two ~100-cycle dependency chains overlap in the out-of-order window.
 ///
 /// Coefficients were generated with (mpmath, prec 256):
 ///   P = chebyfit(lambda r: (log1p(r) - r) / r^2, [-1/32, 1/32], 9)
 ///   Q = chebyfit(lambda t: (sin(pi sqrt t) / sqrt t - pi) / t, [0, 1/16], 7)
 ///   R = chebyfit(lambda t: (cos(pi sqrt t) - 1) / t, [0, 1/16], 8)
+///   S2 = chebyfit(lambda t: sqrt(2) sin(pi sqrt t) / sqrt t, [0, 1/4], 9)
+///   for sums: -2 P refitted with degree 7; -2 log(invc_i) as one double
 ///   invc_i = fl(1 / c_i), c_i = (24 + i)/32 (i < 8), 1 (i = 8), (8 + i)/16 (i > 8);
-///   logc_i = -log(invc_i) split into hi + lo doubles; ln2 = Ln2Hi (42 bits) + Ln2Lo.
+///   -log(invc_i) = hi (a multiple of 2^-43) + lo; ln2 = Ln2Hi (42 bits) + Ln2Lo.
 ///
-/// IMPORTANT: include this header only from a variant's .cpp, after defining that variant's Ops
+/// IMPORTANT: include this header only from a variant's .cpp, after defining that variant's ops
 /// in an anonymous namespace, and instantiate it only there. Everything here is in an anonymous
-/// namespace so that no code compiled with wide instructions has external linkage.
+/// namespace so that no code compiled with wide instructions has external linkage (the linker
+/// could otherwise pick an AVX-512 copy of an inline function for code that runs anywhere).
 
 #include <cstddef>
 #include <cstdint>
@@ -84,6 +94,18 @@ constexpr double kLogPm2[9] = {0x1.0000000000000p+0,  -0x1.5555555555521p-1, 0x1
                                -0x1.9999999af751bp-2, 0x1.5555555695eabp-2,  -0x1.2492357975d4dp-2,
                                0x1.ffffdbf0c4765p-3,  -0x1.c7ee28ac92f04p-3, 0x1.9a59d76189686p-3};
 
+// For sums: -2 log(invc_i) as one double, -2 ln2, and -2 P of degree 7 (relative error 4.6e-17).
+constexpr double kLogCM2[16] = {0x1.269621134db91p-1,  0x1.f991c6cb3b37ap-2,  0x1.a93ed3c8ad9e5p-2,
+                                0x1.5bf406b543db0p-2,  0x1.1178e8227e47ap-2,  0x1.9335e5d594988p-3,
+                                0x1.08598b59e3a06p-3,  0x1.0415d89e74440p-4,  0x0.0p+0,
+                                -0x1.f0a30c01162a8p-4, -0x1.e27076e2af2eap-3, -0x1.5ff3070a793d6p-2,
+                                -0x1.c8ff7c79a9a20p-2, -0x1.1675cababa60fp-1, -0x1.4618bc21c5ec2p-1,
+                                -0x1.739d7f6bbd007p-1};
+constexpr double kM2Ln2 = -0x1.62e42fefa39efp+0;
+constexpr double kLogPm2Sum[8] = {
+    0x1.ffffffffffff3p-1, -0x1.555555555554ap-1, 0x1.0000000066907p-1, -0x1.9999999a5415cp-2,
+    0x1.5555454f53a61p-2, -0x1.24923a9363f54p-2, 0x1.006683c32b3a0p-2, -0x1.c7d6d6880307cp-3};
+
 // sincospi.
 constexpr double kPiHi = 0x1.921fb54442d18p+1;
 constexpr double kPiLo = 0x1.1a62633145c07p-53;
@@ -94,12 +116,8 @@ constexpr double kCosR0Lo = -0x1.692b272ecdaeep-52;  // kCosR[0] + kCosR0Lo = fi
 constexpr double kCosR[8] = {-0x1.3bd3cc9be45dep+2,  0x1.03c1f081b5ac4p+2,  -0x1.55d3c7e3cbff7p+0,
                              0x1.e1f506891ae95p-3,   -0x1.a6d1f2a086c90p-6, 0x1.f9d3870871194p-10,
                              -0x1.b6de8b8e9ba08p-14, 0x1.1e745e5e09f6dp-18};
-// sinpi(y) = y S(y^2) and sqrt(2) sinpi(y) = y S2(y^2) on |y| <= 1/2 (degree 8 in y^2,
-// relative error 3.4e-17; mpmath chebyfit of sin(pi sqrt t) / sqrt t on [0, 1/4]).
-constexpr double kSinPiP[9] = {
-    0x1.921fb54442d18p+1,  -0x1.4abbce625be52p+2,  0x1.466bc6775aa7dp+1,
-    -0x1.32d2cce627c86p-1, 0x1.5078348551854p-4,   -0x1.e3074dfaf87afp-8,
-    0x1.e8f3675ee37ddp-12, -0x1.6f7acdb8f6580p-16, 0x1.9d462020fcc78p-21};
+// sqrt(2) sinpi(y) = y S2(y^2) on |y| <= 1/2 (degree 8 in y^2, relative error 3.4e-17; mpmath
+// chebyfit of sqrt(2) sin(pi sqrt t) / sqrt t on [0, 1/4]).
 constexpr double kSqrt2SinP[9] = {
     0x1.1c5831add62e4p+2,  -0x1.d3ba5c1c5f47dp+2,  0x1.cda1063820d89p+1,
     -0x1.b1e9f34ca3605p-1, 0x1.dbd6fd52fddd6p-4,   -0x1.558d8121aa8a4p-7,
@@ -309,8 +327,29 @@ inline typename V::vd own_m2log(typename V::vd x, const typename V::Table16& inv
   return V::fma(hi, m2, lo);
 }
 
-/// sinpi and cospi of x in [0, 2^51): x = q/2 + y exactly, |y| <= 1/4.
+/// -2 log(x) for sums: the same reduction without the double-double steps and with a shorter
+/// polynomial; about 1 ulp, and relative accuracy kept near x = 1 (there r = x - 1 exactly).
 template <class V>
+inline typename V::vd own_m2log_sum(typename V::vd x, const typename V::Table16& invc_t,
+                                    const typename V::Table16& lcm2_t) {
+  using vi = typename V::vi;
+  using vd = typename V::vd;
+  const vi ix = V::as_i(x);
+  const vi tmp = V::sub(ix, V::set1(kLogOff));
+  const vi idx = V::srli48(tmp);
+  const vi kb = V::srli52(V::add(tmp, V::set1(1024ull << 52)));
+  const vd kd = V::sub(V::cvt_small(kb), V::set1d(1024.0));
+  const vd z = V::as_d(V::sub(ix, V::and_(tmp, V::set1(0xFFF0000000000000ull))));
+  const vd r = V::fms(z, V::lookup16(invc_t, idx), V::set1d(1.0));
+  vd poly = V::set1d(kLogPm2Sum[7]);
+  for (int i = 6; i >= 0; --i) poly = V::fma(poly, r, V::set1d(kLogPm2Sum[i]));
+  const vd base = V::fma(kd, V::set1d(kM2Ln2), V::lookup16(lcm2_t, idx));
+  return V::fma(V::mul(r, r), poly, V::fma(r, V::set1d(-2.0), base));
+}
+
+/// sinpi and cospi of x in [0, 2^51): x = q/2 + y exactly, |y| <= 1/4. Accurate = false drops
+/// the double-double steps of cospi (1.05 ulp instead of 0.69; for sums).
+template <class V, bool Accurate = true>
 inline void own_sincospi(typename V::vd x, typename V::vd& sin_out, typename V::vd& cos_out) {
   using vi = typename V::vi;
   using vd = typename V::vd;
@@ -323,29 +362,36 @@ inline void own_sincospi(typename V::vd x, typename V::vd& sin_out, typename V::
   vd sq = V::set1d(kSinQ[6]);
   for (int i = 5; i >= 0; --i) sq = V::fma(sq, y2, V::set1d(kSinQ[i]));
   const vd s = V::fma(y, V::set1d(kPiHi), V::mul(y, V::fma(y2, sq, V::set1d(kPiLo))));
-  // cospi(y) = 1 + y^2 R0 + y^4 R'(y^2); y^2 R0 reaches 0.31, so y^2, y^2 R0 and 1 + y^2 R0 are
-  // kept as double-doubles (otherwise their roundings add up to 1.05 ulp near |y| = 1/4).
-  const vd one = V::set1d(1.0);
-  const vd r0 = V::set1d(kCosR[0]);
-  const vd y2l = V::fms(y, y, y2);
-  vd cr = V::set1d(kCosR[7]);
-  for (int i = 6; i >= 1; --i) cr = V::fma(cr, y2, V::set1d(kCosR[i]));
-  const vd a = V::mul(y2, r0);
-  const vd ae = V::fms(y2, r0, a);
-  const vd c1 = V::add(one, a);
-  const vd ec1 = V::add(V::sub(one, c1), a);
-  vd tail = V::fma(V::mul(y2, y2), cr, ec1);
-  tail = V::add(tail, ae);
-  tail = V::fma(y2l, r0, tail);
-  tail = V::fma(y2, V::set1d(kCosR0Lo), tail);
-  const vd c = V::add(c1, tail);
+  vd c;
+  if constexpr (!Accurate) {
+    vd cr = V::set1d(kCosR[7]);
+    for (int i = 6; i >= 0; --i) cr = V::fma(cr, y2, V::set1d(kCosR[i]));
+    c = V::fma(y2, cr, V::set1d(1.0));
+  } else {
+    // cospi(y) = 1 + y^2 R0 + y^4 R'(y^2); y^2 R0 reaches 0.31, so y^2, y^2 R0 and 1 + y^2 R0 are
+    // kept as double-doubles (otherwise their roundings add up to 1.05 ulp near |y| = 1/4).
+    const vd one = V::set1d(1.0);
+    const vd r0 = V::set1d(kCosR[0]);
+    const vd y2l = V::fms(y, y, y2);
+    vd cr = V::set1d(kCosR[7]);
+    for (int i = 6; i >= 1; --i) cr = V::fma(cr, y2, V::set1d(kCosR[i]));
+    const vd a = V::mul(y2, r0);
+    const vd ae = V::fms(y2, r0, a);
+    const vd c1 = V::add(one, a);
+    const vd ec1 = V::add(V::sub(one, c1), a);
+    vd tail = V::fma(V::mul(y2, y2), cr, ec1);
+    tail = V::add(tail, ae);
+    tail = V::fma(y2l, r0, tail);
+    tail = V::fma(y2, V::set1d(kCosR0Lo), tail);
+    c = V::add(c1, tail);
+  }
   // Quadrant q mod 4: sin = (s, c, -s, -c), cos = (c, -s, -c, s).
   sin_out = V::negate_if_bit1(q, V::select_odd(q, c, s));
   cos_out = V::negate_if_bit1(V::add(q, V::set1(1)), V::select_odd(q, s, c));
 }
 
-/// c sinpi(x) for x in [0, 2^51), by one polynomial on |y| <= 1/2 (x = q + y exactly):
-/// c = 1 with kSinPiP, c = sqrt(2) with kSqrt2SinP. About 1 ulp of c sinpi(x).
+/// c sinpi(x) for x in [0, 2^51) by one polynomial on |y| <= 1/2 (x = q + y exactly), with
+/// coef = y-polynomial of c sinpi(y) / y in y^2 (kSqrt2SinP: c = sqrt(2)). About 1 ulp.
 template <class V>
 inline typename V::vd sinpi_wide(typename V::vd x, const double (&coef)[9]) {
   using vd = typename V::vd;
@@ -364,6 +410,7 @@ struct BoxMuller {
   typename V::Table16 invc = V::load_table(kLogInvC);
   typename V::Table16 lch = V::load_table(kLogCHi);
   typename V::Table16 lcl = V::load_table(kLogCLoM2);
+  typename V::Table16 lcm2 = V::load_table(kLogCM2);
 
   /// -2 log(x).
   inline typename V::vd m2log(typename V::vd x) const {
@@ -394,21 +441,23 @@ struct BoxMuller {
     z1 = V::mul(r, s);
   }
 
-  // For sums only (the fused kernels), with Math::own: cospi(x) = sinpi(x + 1/2) and
-  // cospi(x) + sinpi(x) = sqrt(2) sinpi(x + 1/4) by one polynomial each instead of sincospi's
-  // two plus quadrant selection. The shifted arguments are rounded (by at most 2^-53 on [0, 2]),
-  // so these z are exact to a few 1e-16 absolute, not to ulps; sums of 1e8 of them move by
-  // ~1e-15 relative, far inside the 1e-12 agreement asked of paths.
+  // For sums only (the fused kernels), with Math::own: -2 log without its double-double steps
+  // (~1 ulp), cospi without its double-double steps (1.05 ulp), and for z0 + z1 alone
+  // cospi(x) + sinpi(x) = sqrt(2) sinpi(x + 1/4) by one polynomial (x + 1/4 rounds by at most
+  // 2^-53): each term is exact to a few 1e-16 absolute; sums of 1e8 of them move by ~1e-15
+  // relative, far inside the 1e-12 agreement asked of paths.
 
   /// z0 and z1 of the uniforms (ua, ub), for sums.
   inline void sum_terms(typename V::vd ua, typename V::vd ub, typename V::vd& z0,
                         typename V::vd& z1) const {
     using vd = typename V::vd;
     if constexpr (M == Math::own) {
-      const vd x = V::add(ub, ub);
-      const vd r = V::sqrt(m2log(ua));
-      z0 = V::mul(r, sinpi_wide<V>(V::add(x, V::set1d(0.5)), kSinPiP));
-      z1 = V::mul(r, sinpi_wide<V>(x, kSinPiP));
+      vd s;
+      vd c;
+      own_sincospi<V, false>(V::add(ub, ub), s, c);
+      const vd r = V::sqrt(own_m2log_sum<V>(ua, invc, lcm2));
+      z0 = V::mul(r, c);
+      z1 = V::mul(r, s);
     } else {
       (*this)(ua, ub, z0, z1);
     }
@@ -417,11 +466,12 @@ struct BoxMuller {
   /// z0 + z1 of the uniforms (ua, ub), for sums.
   inline typename V::vd pair_total(typename V::vd ua, typename V::vd ub) const {
     using vd = typename V::vd;
-    const vd r = V::sqrt(m2log(ua));
     if constexpr (M == Math::own) {
+      const vd r = V::sqrt(own_m2log_sum<V>(ua, invc, lcm2));
       const vd x = V::add(ub, ub);
       return V::mul(r, sinpi_wide<V>(V::add(x, V::set1d(0.25)), kSqrt2SinP));
     } else {
+      const vd r = V::sqrt(m2log(ua));
       vd s;
       vd c;
       sincospi(V::add(ub, ub), s, c);

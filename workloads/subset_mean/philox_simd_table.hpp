@@ -45,7 +45,9 @@ struct Kernels {
   /// Normals in element order: out[2i] = z0, out[2i+1] = z1 of block first+i.
   void (*normals)(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t count,
                   double* out) = nullptr;
-  /// Sums of z0 and z1 over blocks first..first+count-1, without storing them.
+  /// Sums of z0 and z1 over blocks first..first+count-1, without storing them. With Math::own
+  /// each term is exact to a few 1e-16 absolute (cheaper paths than `normals`, see
+  /// philox_simd_impl.hpp); with Math::sleef the terms are `normals`' own.
   NormalSums (*normal_sums)(std::uint64_t seed, std::uint32_t stream, std::uint64_t first,
                             std::size_t count) = nullptr;
   /// Sum of z0 + z1 over blocks first..first+count-1, computed per block as
