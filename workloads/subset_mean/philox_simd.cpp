@@ -38,13 +38,11 @@ struct Scalar {
   static vi or_(vi a, vi b) { return a | b; }
   static vi xor_(vi a, vi b) { return a ^ b; }
   static vi xor3(vi a, vi b, vi c) { return a ^ b ^ c; }
-  static vi srli43(vi a) { return a >> 43; }
+  static vi srli11(vi a) { return a >> 11; }
   static vi slli32(vi a) { return a << 32; }
-  static vi or_and(vi a, vi b, vi c) { return (a | b) & c; }
   static vi srli32(vi a) { return a >> 32; }
   static vi srli48(vi a) { return a >> 48; }
   static vi srli52(vi a) { return a >> 52; }
-  static vi slli21(vi a) { return a << 21; }
   static vi slli62(vi a) { return a << 62; }
   static vi mul32(vi a, vi b) { return (a & 0xFFFFFFFFull) * (b & 0xFFFFFFFFull); }
   static vi hi32(vi p) { return p >> 32; }

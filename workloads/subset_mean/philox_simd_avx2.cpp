@@ -40,13 +40,11 @@ struct Avx2 {
   static vi or_(vi a, vi b) { return _mm256_or_si256(a, b); }
   static vi xor_(vi a, vi b) { return _mm256_xor_si256(a, b); }
   static vi xor3(vi a, vi b, vi c) { return _mm256_xor_si256(_mm256_xor_si256(a, b), c); }
-  static vi srli43(vi a) { return _mm256_srli_epi64(a, 43); }
+  static vi srli11(vi a) { return _mm256_srli_epi64(a, 11); }
   static vi slli32(vi a) { return _mm256_slli_epi64(a, 32); }
-  static vi or_and(vi a, vi b, vi c) { return _mm256_and_si256(_mm256_or_si256(a, b), c); }
   static vi srli32(vi a) { return _mm256_srli_epi64(a, 32); }
   static vi srli48(vi a) { return _mm256_srli_epi64(a, 48); }
   static vi srli52(vi a) { return _mm256_srli_epi64(a, 52); }
-  static vi slli21(vi a) { return _mm256_slli_epi64(a, 21); }
   static vi slli62(vi a) { return _mm256_slli_epi64(a, 62); }
   static vi mul32(vi a, vi b) { return _mm256_mul_epu32(a, b); }
   static vi hi32(vi p) { return _mm256_shuffle_epi32(p, 0xF5); }

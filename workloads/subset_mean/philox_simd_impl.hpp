@@ -13,7 +13,8 @@
 ///   Bits are identical to Random123's philox4x32 (tests check with the published vectors).
 ///
 ///   u01: exactly philox.hpp's ((hi << 21) | (lo >> 11)) * 2^-53 + 2^-54 (the product is exact,
-///   so the fused multiply-add rounds the same way as the reference's multiply then add).
+///   so the fused multiply-add rounds the same way as the reference's multiply then add), with
+///   the last Philox round fused in (uniforms_of_blocks).
 ///
 ///   -2 log (Math::own): x = 2^k z, z in [0.734375, 1.46875) by integer arithmetic on the bits;
 ///   16 sub-intervals with c_i ~ their centres and invc_i = fl(1/c_i); r = z invc_i - 1 exactly
@@ -168,13 +169,11 @@ struct X2 {
   SB_X2_BINARY(vi, or_, vi)
   SB_X2_BINARY(vi, xor_, vi)
   SB_X2_TERNARY(vi, xor3, vi)
-  SB_X2_UNARY(vi, srli43, vi)
+  SB_X2_UNARY(vi, srli11, vi)
   SB_X2_UNARY(vi, slli32, vi)
-  SB_X2_TERNARY(vi, or_and, vi)
   SB_X2_UNARY(vi, srli32, vi)
   SB_X2_UNARY(vi, srli48, vi)
   SB_X2_UNARY(vi, srli52, vi)
-  SB_X2_UNARY(vi, slli21, vi)
   SB_X2_UNARY(vi, slli62, vi)
   SB_X2_BINARY(vi, mul32, vi)
   SB_X2_UNARY(vi, hi32, vi)
@@ -264,9 +263,9 @@ inline Words4<V> philox10(Words4<V> x, const RoundKeys& rk) {
   return x;
 }
 
-/// Philox4x32-10 of the counters {lo32(b), hi32(b), stream, 0} for lanes b: the first round
-/// is specialised (its second product is a constant, its x3 is zero).
-template <class V>
+/// The first R rounds of Philox4x32-10 of the counters {lo32(b), hi32(b), stream, 0} for lanes
+/// b: the first round is specialised (its second product is a constant, its x3 is zero).
+template <class V, int R = kRounds>
 inline Words4<V> philox10_blocks(typename V::vi b, std::uint32_t stream, const RoundKeys& rk) {
   using vi = typename V::vi;
   const vi p0 = V::mul32(b, V::set1(kPhiloxM0));
@@ -276,17 +275,8 @@ inline Words4<V> philox10_blocks(typename V::vi b, std::uint32_t stream, const R
   x.w1 = V::set1(p1s & 0xFFFFFFFFu);
   x.w2 = V::xor_(V::hi32(p0), V::set1(rk.k1[0]));
   x.w3 = p0;
-  for (int r = 1; r < kRounds; ++r) philox_round<V>(x, rk.k0[r], rk.k1[r]);
+  for (int r = 1; r < R; ++r) philox_round<V>(x, rk.k0[r], rk.k1[r]);
   return x;
-}
-
-/// philox.hpp's u01(hi, lo), bit for bit.
-template <class V>
-inline typename V::vd u01(typename V::vi hi, typename V::vi lo) {
-  using vi = typename V::vi;
-  // (hi << 21) keeps garbage above bit 52 (masked off); (lo << 32) >> 43 is lo's low half >> 11.
-  const vi k = V::or_and(V::slli21(hi), V::srli43(V::slli32(lo)), V::set1((1ull << 53) - 1));
-  return V::fma(V::cvt_u53(k), V::set1d(0x1p-53), V::set1d(0x1p-54));
 }
 
 /// -2 log(x) for positive normal finite x (used on (0, 1]); about 0.5 ulp. The factor -2 of
@@ -486,6 +476,24 @@ inline RoundKeys seed_keys(std::uint64_t seed) {
 
 // ---- The exported kernels ------------------------------------------------------------------
 
+/// The uniform pair (ua, ub) of blocks b, with Philox's last round fused into u01. In that round
+/// word 1 is the whole product p1 = M1 x2 (its low half) and word 0 is hi(p1) ^ x1 ^ k0, so
+/// (word0 << 21) | (word1 >> 11) = (p1 ^ ((x1 ^ k0) << 32)) >> 11; likewise ub from p0.
+template <class V>
+inline void uniforms_of_blocks(typename V::vi b, std::uint32_t stream, const RoundKeys& rk,
+                               typename V::vd& ua, typename V::vd& ub) {
+  using vi = typename V::vi;
+  const Words4<V> x = philox10_blocks<V, kRounds - 1>(b, stream, rk);
+  const vi p0 = V::mul32(x.w0, V::set1(kPhiloxM0));
+  const vi p1 = V::mul32(x.w2, V::set1(kPhiloxM1));
+  const vi ka =
+      V::srli11(V::xor3(p1, V::slli32(x.w1), V::set1(std::uint64_t{rk.k0[kRounds - 1]} << 32)));
+  const vi kb =
+      V::srli11(V::xor3(p0, V::slli32(x.w3), V::set1(std::uint64_t{rk.k1[kRounds - 1]} << 32)));
+  ua = V::fma(V::cvt_u53(ka), V::set1d(0x1p-53), V::set1d(0x1p-54));
+  ub = V::fma(V::cvt_u53(kb), V::set1d(0x1p-53), V::set1d(0x1p-54));
+}
+
 template <class V>
 void k_philox(const std::uint32_t* key, const std::uint32_t* ctr, std::size_t count,
               std::uint32_t* out) {
@@ -530,14 +538,16 @@ void k_uniforms(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, s
   constexpr int L = V::kLanes;
   const RoundKeys rk = seed_keys(seed);
   std::size_t i = 0;
+  typename V::vd ua;
+  typename V::vd ub;
   for (; i + L <= count; i += L) {
-    const Words4<V> x = philox10_blocks<V>(V::iota(first + i), stream, rk);
-    V::store_interleaved(out + 2 * i, u01<V>(x.w0, x.w1), u01<V>(x.w2, x.w3));
+    uniforms_of_blocks<V>(V::iota(first + i), stream, rk, ua, ub);
+    V::store_interleaved(out + 2 * i, ua, ub);
   }
   if (i < count) {
-    const Words4<V> x = philox10_blocks<V>(V::iota(first + i), stream, rk);
+    uniforms_of_blocks<V>(V::iota(first + i), stream, rk, ua, ub);
     double tmp[2 * L];
-    V::store_interleaved(tmp, u01<V>(x.w0, x.w1), u01<V>(x.w2, x.w3));
+    V::store_interleaved(tmp, ua, ub);
     for (std::size_t j = 0; j < 2 * (count - i); ++j) out[2 * i + j] = tmp[j];
   }
 }
@@ -552,14 +562,16 @@ void k_normals(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, st
   std::size_t i = 0;
   vd z0;
   vd z1;
+  vd ua;
+  vd ub;
   for (; i + L <= count; i += L) {
-    const Words4<V> x = philox10_blocks<V>(V::iota(first + i), stream, rk);
-    bm(u01<V>(x.w0, x.w1), u01<V>(x.w2, x.w3), z0, z1);
+    uniforms_of_blocks<V>(V::iota(first + i), stream, rk, ua, ub);
+    bm(ua, ub, z0, z1);
     V::store_interleaved(out + 2 * i, z0, z1);
   }
   if (i < count) {
-    const Words4<V> x = philox10_blocks<V>(V::iota(first + i), stream, rk);
-    bm(u01<V>(x.w0, x.w1), u01<V>(x.w2, x.w3), z0, z1);
+    uniforms_of_blocks<V>(V::iota(first + i), stream, rk, ua, ub);
+    bm(ua, ub, z0, z1);
     double tmp[2 * L];
     V::store_interleaved(tmp, z0, z1);
     for (std::size_t j = 0; j < 2 * (count - i); ++j) out[2 * i + j] = tmp[j];
@@ -581,15 +593,13 @@ NormalSums k_normal_sums(std::uint64_t seed, std::uint32_t stream, std::uint64_t
   // Software-pipelined: the next step's Philox and u01 are issued before this step's
   // Box-Muller, so the two long dependency chains overlap in the out-of-order window.
   const std::size_t steps = (count + L - 1) / L;
-  Words4<V> x = philox10_blocks<V>(V::iota(first), stream, rk);
-  vd ua = u01<V>(x.w0, x.w1);
-  vd ub = u01<V>(x.w2, x.w3);
+  vd ua;
+  vd ub;
+  uniforms_of_blocks<V>(V::iota(first), stream, rk, ua, ub);
   for (std::size_t s = 0; s + 1 < steps; ++s) {
     const vd ca = ua;
     const vd cb = ub;
-    x = philox10_blocks<V>(V::iota(first + (s + 1) * L), stream, rk);
-    ua = u01<V>(x.w0, x.w1);
-    ub = u01<V>(x.w2, x.w3);
+    uniforms_of_blocks<V>(V::iota(first + (s + 1) * L), stream, rk, ua, ub);
     bm.sum_terms(ca, cb, z0, z1);
     acc0 = V::add(acc0, z0);
     acc1 = V::add(acc1, z1);
@@ -611,15 +621,13 @@ double k_normal_pair_total(std::uint64_t seed, std::uint32_t stream, std::uint64
   const BoxMuller<V, M> bm;
   vd acc = V::set1d(0.0);
   const std::size_t steps = (count + L - 1) / L;
-  Words4<V> x = philox10_blocks<V>(V::iota(first), stream, rk);
-  vd ua = u01<V>(x.w0, x.w1);
-  vd ub = u01<V>(x.w2, x.w3);
+  vd ua;
+  vd ub;
+  uniforms_of_blocks<V>(V::iota(first), stream, rk, ua, ub);
   for (std::size_t s = 0; s + 1 < steps; ++s) {  // software-pipelined as k_normal_sums
     const vd ca = ua;
     const vd cb = ub;
-    x = philox10_blocks<V>(V::iota(first + (s + 1) * L), stream, rk);
-    ua = u01<V>(x.w0, x.w1);
-    ub = u01<V>(x.w2, x.w3);
+    uniforms_of_blocks<V>(V::iota(first + (s + 1) * L), stream, rk, ua, ub);
     acc = V::add(acc, bm.pair_total(ca, cb));
   }
   const int n = static_cast<int>(count - (steps - 1) * L);
