@@ -28,6 +28,8 @@
 
 namespace fs = std::filesystem;
 
+extern "C" char* openblas_get_corename(void);
+
 namespace sb {
 
 struct RunOptions {
@@ -116,8 +118,24 @@ void check_writable(const fs::path& out, bool create_parent) {
     throw UsageError(fmt::format("cannot write report {}: folder {} is not writable", out.string(), dir.string()));
 }
 
+/// Debian's OpenBLAS 0.3.21 takes some AVX-512 Xeons for a Prescott and runs its slowest
+/// kernels (DGEMM about 5x slower); the ranks inherit a corrected core type. A value the user
+/// set is kept.
+void fix_openblas_core_type() {
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;
+  const char* core = openblas_get_corename();
+  if (core == nullptr || std::string(core) != "Prescott") return;
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) {
+    setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
+  } else if (__builtin_cpu_supports("avx2")) {
+    setenv("OPENBLAS_CORETYPE", "Haswell", 0);
+  }
+}
+
 int run_command(RunOptions& o, const std::string& command_line) {
   install_signal_handlers();
+  fix_openblas_core_type();
   RunRequest req;
   if (!o.suite.empty()) load_suite(o.suite, req);
   if (o.suite.empty() || o.o_preset->count() > 0) req.preset = o.preset;
