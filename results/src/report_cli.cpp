@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -20,14 +21,32 @@
 namespace sb::results {
 namespace {
 
-/// Writes `text` to `out` (a temporary then a rename, so a reader never sees half a file), or to
-/// stdout when `out` is empty.
+/// Writes `text` to `out`, or to stdout when `out` is empty or "-". A regular file (or a new
+/// one) is written as a temporary then renamed, so a reader never sees half a file; a symlink
+/// is followed; anything else that exists (a device such as /dev/null, a pipe) is written
+/// in place and never replaced.
 void emit(const std::string& text, const std::string& out) {
+  namespace fs = std::filesystem;
   if (out.empty() || out == "-") {
     std::cout << text << std::flush;
     return;
   }
-  const std::string tmp = fmt::format("{}.tmp-{}", out, ::getpid());
+  std::error_code ec;
+  std::string target = out;
+  if (fs::is_symlink(fs::symlink_status(out, ec))) {
+    const fs::path resolved = fs::canonical(out, ec);
+    if (!ec) target = resolved.string();
+  }
+  const fs::file_status st = fs::status(target, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    if (fs::is_directory(st)) throw UsageError(fmt::format("cannot write {}: it is a folder", out));
+    std::ofstream f(target, std::ios::binary);
+    f << text;
+    f.flush();
+    if (!f) throw UsageError(fmt::format("cannot write {}: {}", out, std::strerror(errno)));
+    return;
+  }
+  const std::string tmp = fmt::format("{}.tmp-{}", target, ::getpid());
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) throw UsageError(fmt::format("cannot write {}: {}", out, std::strerror(errno)));
@@ -38,7 +57,7 @@ void emit(const std::string& text, const std::string& out) {
       throw UsageError(fmt::format("cannot write {}: {}", out, std::strerror(errno)));
     }
   }
-  if (std::rename(tmp.c_str(), out.c_str()) != 0) {
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
     const int err = errno;
     std::remove(tmp.c_str());
     throw UsageError(fmt::format("cannot write {}: {}", out, std::strerror(err)));

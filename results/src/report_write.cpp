@@ -145,9 +145,21 @@ void write_report(const nlohmann::json& model, const std::string& path) {
   h5::quiet_errors();
   SB_EXPECTS(!path.empty(), "the report path is empty");
   SB_EXPECTS(model.is_object(), "report model: not a JSON object");
-  fs::path dir = fs::path(path).parent_path();
+  // Never rename over something that is not a regular file (/dev/null, a pipe, a folder);
+  // follow a symlink so that it keeps pointing at the new report.
+  std::error_code ec;
+  std::string target = path;
+  if (fs::is_symlink(fs::symlink_status(path, ec))) {
+    const fs::path resolved = fs::canonical(path, ec);
+    if (!ec) target = resolved.string();
+  }
+  const fs::file_status st = fs::status(target, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st))
+    throw UsageError(
+        fmt::format("cannot write report {}: it exists and is not a regular file", path));
+  fs::path dir = fs::path(target).parent_path();
   if (dir.empty()) dir = ".";
-  const std::string tmp = fmt::format("{}.tmp-{}", path, ::getpid());
+  const std::string tmp = fmt::format("{}.tmp-{}", target, ::getpid());
 
   // Creating the temporary first gives the operating system's reason when the folder is not
   // writable; HDF5 then truncates it.
@@ -168,7 +180,7 @@ void write_report(const nlohmann::json& model, const std::string& path) {
       file.close();
     }
     fsync_path(tmp, false);
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    if (std::rename(tmp.c_str(), target.c_str()) != 0)
       throw UsageError(fmt::format("cannot write report {}: {}", path, std::strerror(errno)));
     fsync_path(dir.string(), true);
   } catch (...) {

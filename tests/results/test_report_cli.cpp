@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "scalebench/compare.hpp"
 #include "scalebench/error.hpp"
@@ -50,6 +54,29 @@ TEST(ReportCli, ReportWritesTheChosenFormat) {
     EXPECT_EQ(run_cli({"report", h5, "--format", f, "--out", out}), 0) << f;
     EXPECT_EQ(slurp(out), sb::results::format_report(sb::results::read_report(h5), f)) << f;
   }
+}
+
+TEST(ReportCli, OutIntoAPipeOrThroughASymlinkKeepsThem) {
+  TempDir dir("cli-report-special");
+  const std::string h5 = dir.file("r.h5");
+  sb::results::write_report(make_model(), h5);
+  const std::string csv = sb::results::format_report(sb::results::read_report(h5), "csv");
+
+  const std::string fifo = dir.file("pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string got;
+  std::thread reader([&] { got = slurp(fifo); });
+  EXPECT_EQ(run_cli({"report", h5, "--format", "csv", "--out", fifo}), 0);
+  reader.join();
+  EXPECT_EQ(got, csv);
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));  // written in place, never replaced
+
+  const std::string real = dir.file("real.csv"), link = dir.file("link.csv");
+  std::ofstream(real) << "old";
+  std::filesystem::create_symlink(real, link);
+  EXPECT_EQ(run_cli({"report", h5, "--format", "csv", "--out", link}), 0);
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_EQ(slurp(real), csv);
 }
 
 TEST(ReportCli, ReportErrorsAreUsageErrors) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -139,6 +140,28 @@ TEST(ReportIo, UnwritableFolderIsAUsageError) {
   const std::string msg =
       usage_error([] { write_report(make_model(), "/nonexistent-folder-scalebench/x/r.h5"); });
   EXPECT_NE(msg.find("/nonexistent-folder-scalebench/x/r.h5"), std::string::npos) << msg;
+}
+
+TEST(ReportIo, NeverReplacesAnythingButARegularFile) {
+  TempDir dir("report-special");
+  const std::string fifo = dir.file("pipe.h5");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string msg = usage_error([&] { write_report(make_model(), fifo); });
+  EXPECT_NE(msg.find("not a regular file"), std::string::npos) << msg;
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  msg = usage_error([&] { write_report(make_model(), dir.path.string()); });
+  EXPECT_NE(msg.find("not a regular file"), std::string::npos) << msg;
+  EXPECT_TRUE(temp_files(dir.path).empty());
+
+  // a symlink is followed: the link stays, its target gets the new report
+  const std::string real = dir.file("real.h5"), link = dir.file("link.h5");
+  json m = make_model();
+  write_report(m, real);
+  fs::create_symlink(real, link);
+  m["attrs"]["preset"] = "linked";
+  write_report(m, link);
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(read_report(real)["attrs"]["preset"], "linked");
 }
 
 TEST(ReportIo, MissingFile) {
