@@ -23,9 +23,10 @@ std::vector<ExecPath> parse_paths(const std::string& list) {
     if (item.empty()) continue;
     const auto p = parse_exec_path(item);
     if (!p)
-      throw UsageError(fmt::format(
-          "unknown path '{}' (use single-cpu|cpu1, multi-cpu|cpuN, single-gpu|gpu1, multi-gpu|gpuN)",
-          item));
+      throw UsageError(
+          fmt::format("unknown path '{}' (use single-cpu|cpu1, multi-cpu|cpuN, single-gpu|gpu1, "
+                      "multi-gpu|gpuN)",
+                      item));
     if (std::find(out.begin(), out.end(), *p) == out.end()) out.push_back(*p);
   }
   if (out.empty()) throw UsageError("--paths: no path given");
@@ -56,13 +57,13 @@ void apply_param(const std::string& text, const Workload& w, bool prefixed, Para
     (void)find_workload(wname);
     if (wname != w.name) return;
   }
-  const bool known = std::any_of(w.keys.begin(), w.keys.end(),
-                                 [&](const auto& kv) { return kv.first == key; });
+  const bool known =
+      std::any_of(w.keys.begin(), w.keys.end(), [&](const auto& kv) { return kv.first == key; });
   if (!known) {
     std::string keys;
     for (const auto& kv : w.keys) keys += (keys.empty() ? "" : ", ") + kv.first;
-    throw UsageError(fmt::format("--param '{}': {} has no parameter '{}' (known: {})", text,
-                                 w.name, key, keys));
+    throw UsageError(
+        fmt::format("--param '{}': {} has no parameter '{}' (known: {})", text, w.name, key, keys));
   }
   if (value.empty()) throw UsageError(fmt::format("--param '{}': empty value", text));
   params.set(key, value);

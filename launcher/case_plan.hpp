@@ -13,9 +13,9 @@ namespace sb {
 /// One group of cases: a workload with its paths and parameter overrides.
 struct CaseRequest {
   std::string workload;
-  std::string preset;                ///< empty: the run's preset
-  std::vector<ExecPath> paths;       ///< empty: the run's paths
-  std::vector<std::string> params;   ///< "key=value" (workload-local) or "workload.key=value"
+  std::string preset;               ///< empty: the run's preset
+  std::vector<ExecPath> paths;      ///< empty: the run's paths
+  std::vector<std::string> params;  ///< "key=value" (workload-local) or "workload.key=value"
 };
 
 struct RunRequest {
@@ -25,7 +25,7 @@ struct RunRequest {
   std::vector<std::string> params;     ///< --param workload.key=value
   int repeats = 5;
   int warmup = 1;
-  std::vector<CaseRequest> cases;      ///< from a suite file; when non-empty, replaces workloads
+  std::vector<CaseRequest> cases;  ///< from a suite file; when non-empty, replaces workloads
 };
 
 /// Presets every workload knows.

@@ -1,8 +1,8 @@
 // `scalebench info`: what this machine (or allocation) offers and how a run would use it.
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "batch/allocation.hpp"
@@ -25,8 +25,10 @@ nlohmann::json collect_info() {
   const auto placement = batch::place_ranks(alloc);
   nlohmann::json ranks = nlohmann::json::array();
   for (const auto& p : placement)
-    ranks.push_back({{"rank", p.rank}, {"node", alloc.nodes[static_cast<std::size_t>(p.node)].host},
-                     {"role", p.scheduler ? "scheduler" : "worker"}, {"gpu", p.gpu},
+    ranks.push_back({{"rank", p.rank},
+                     {"node", alloc.nodes[static_cast<std::size_t>(p.node)].host},
+                     {"role", p.scheduler ? "scheduler" : "worker"},
+                     {"gpu", p.gpu},
                      {"threads", p.threads}});
   nlohmann::json wl = nlohmann::json::array();
   for (const auto& w : workloads()) {
@@ -34,28 +36,36 @@ nlohmann::json collect_info() {
     for (const auto& [k, help] : w.keys) keys[k] = help;
     nlohmann::json presets = nlohmann::json::object();
     for (const auto& p : preset_names()) presets[p] = w.preset(p).to_json();
-    wl.push_back({{"name", w.name}, {"description", w.description}, {"keys", keys}, {"presets", presets}});
+    wl.push_back(
+        {{"name", w.name}, {"description", w.description}, {"keys", keys}, {"presets", presets}});
   }
   nlohmann::json versions = library_versions();
   for (const auto& [k, v] : gpu_library_versions().items()) versions[k] = v;
-  return {{"node", describe_node()},
-          {"gpus", {{"visible", gpus}, {"cuda_built", cuda_built()}, {"note", why},
-                    {"devices", probe_gpus_nvml()}, {"topology", nvml_topology_matrix()}}},
-          {"versions", versions},
-          {"allocation", {{"scheduler", alloc.scheduler}, {"job_id", alloc.job_id},
-                          {"nodes", alloc.nodes.size()}}},
-          {"ranks", ranks},
-          {"workloads", wl}};
+  return {
+      {"node", describe_node()},
+      {"gpus",
+       {{"visible", gpus},
+        {"cuda_built", cuda_built()},
+        {"note", why},
+        {"devices", probe_gpus_nvml()},
+        {"topology", nvml_topology_matrix()}}},
+      {"versions", versions},
+      {"allocation",
+       {{"scheduler", alloc.scheduler}, {"job_id", alloc.job_id}, {"nodes", alloc.nodes.size()}}},
+      {"ranks", ranks},
+      {"workloads", wl}};
 }
 
-std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024)); }
+std::string gib(double bytes) {
+  return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024));
+}
 
 void print_table(const nlohmann::json& j) {
   const auto& n = j.at("node");
   fmt::print("Host        {}\n", n.value("host", ""));
   fmt::print("CPU         {} ({} socket(s), {} cores, {} hardware threads, {} NUMA domain(s))\n",
-             n.value("cpu_model", ""), n.value("sockets", 0), n.value("cores", 0), n.value("pus", 0),
-             n.value("numa_domains", 0));
+             n.value("cpu_model", ""), n.value("sockets", 0), n.value("cores", 0),
+             n.value("pus", 0), n.value("numa_domains", 0));
   fmt::print("Memory      {}\n", gib(n.value("memory_bytes", 0.0)));
   fmt::print("OS          {} ({})\n", n.value("os", ""), n.value("arch", ""));
   const auto& g = j.at("gpus");
@@ -71,11 +81,12 @@ void print_table(const nlohmann::json& j) {
     fmt::print("  {:<14}{}\n", k, v.is_string() ? v.get<std::string>() : v.dump());
   const auto& a = j.at("allocation");
   fmt::print("Allocation  {}{} on {} node(s)\n", a.value("scheduler", ""),
-             a.value("job_id", "").empty() ? "" : " job " + a.value("job_id", ""), a.value("nodes", 0));
+             a.value("job_id", "").empty() ? "" : " job " + a.value("job_id", ""),
+             a.value("nodes", 0));
   fmt::print("Ranks (what `scalebench run` starts here)\n");
   for (const auto& r : j.at("ranks"))
-    fmt::print("  rank {:<3} {:<9} on {}  gpu {}  threads {}\n", r.value("rank", 0), r.value("role", ""),
-               r.value("node", ""), r.value("gpu", -1), r.value("threads", 0));
+    fmt::print("  rank {:<3} {:<9} on {}  gpu {}  threads {}\n", r.value("rank", 0),
+               r.value("role", ""), r.value("node", ""), r.value("gpu", -1), r.value("threads", 0));
   fmt::print("Workloads\n");
   for (const auto& w : j.at("workloads")) {
     fmt::print("  {:<12} {}\n", w.value("name", ""), w.value("description", ""));
@@ -88,7 +99,8 @@ void print_table(const nlohmann::json& j) {
 
 void add_info_command(CLI::App& app, int& exit_code) {
   auto format = std::make_shared<std::string>("table");
-  CLI::App* info = app.add_subcommand("info", "Describe this machine, its GPUs, libraries and workloads");
+  CLI::App* info =
+      app.add_subcommand("info", "Describe this machine, its GPUs, libraries and workloads");
   info->add_option("--format", *format, "table (default) or json");
   info->callback([format, &exit_code] {
     SB_EXPECTS(*format == "table" || *format == "json",

@@ -30,14 +30,20 @@ namespace {
 
 volatile std::sig_atomic_t g_signal = 0;  // last signal received
 
-void on_signal(int sig) { g_signal = sig; }
+void on_signal(int sig) {
+  g_signal = sig;
+}
 
 std::string signal_name(int sig) {
   switch (sig) {
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    case SIGUSR1: return "SIGUSR1";
-    default: return fmt::format("signal {}", sig);
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGUSR1:
+      return "SIGUSR1";
+    default:
+      return fmt::format("signal {}", sig);
   }
 }
 
@@ -52,7 +58,8 @@ struct Child {
 Child spawn(const batch::LaunchPlan& plan) {
   if (plan.argv.empty()) throw EnvironmentError("empty MPI launch command");
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) throw EnvironmentError(fmt::format("pipe: {}", std::strerror(errno)));
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    throw EnvironmentError(fmt::format("pipe: {}", std::strerror(errno)));
   std::vector<std::string> envs;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string kv(*e);
@@ -117,15 +124,23 @@ class StreamTail {
   std::size_t offset_ = 0;
 };
 
-nlohmann::json not_run_record(const CaseSpec& s, const std::string& status, const std::string& msg) {
-  return {{"type", "case"},        {"index", s.index},
-          {"id", s.id},            {"workload", s.workload},
-          {"path", std::string(to_string(s.path))}, {"params", s.params.to_json()},
+nlohmann::json not_run_record(const CaseSpec& s, const std::string& status,
+                              const std::string& msg) {
+  return {{"type", "case"},
+          {"index", s.index},
+          {"id", s.id},
+          {"workload", s.workload},
+          {"path", std::string(to_string(s.path))},
+          {"params", s.params.to_json()},
           {"device", device_of(s.path) == Device::gpu ? "gpu" : "cpu"},
-          {"workers", 0},          {"threads_per_worker", 0},
-          {"warmup", s.warmup},    {"status", status},
-          {"message", msg},        {"repeats", nlohmann::json::array()},
-          {"started_utc", ""},     {"ended_utc", utc_now()}};
+          {"workers", 0},
+          {"threads_per_worker", 0},
+          {"warmup", s.warmup},
+          {"status", status},
+          {"message", msg},
+          {"repeats", nlohmann::json::array()},
+          {"started_utc", ""},
+          {"ended_utc", utc_now()}};
 }
 
 }  // namespace
@@ -169,8 +184,8 @@ JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions
       out << pj.dump();
       if (!out) throw UsageError(fmt::format("cannot write {}", plan_path));
     }
-    const batch::LaunchPlan lp = batch::plan_launch(opt.allocation, opt.placement, opt.rank_executable,
-                                                    {"--plan", plan_path}, opt.launch);
+    const batch::LaunchPlan lp = batch::plan_launch(
+        opt.allocation, opt.placement, opt.rank_executable, {"--plan", plan_path}, opt.launch);
     batch::write_launch_files(lp);  // host lists too long for a command line (thousands of ranks)
     const Child child = spawn(lp);
     StreamTail tail(plan.stream_path);
@@ -252,7 +267,8 @@ JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions
         }
       }
       // A stuck job (no record for longer than the case timeout allows) is ended.
-      if (opt.case_timeout_s > 0 && term_sent == 0 && now() - last_activity > opt.case_timeout_s + 30) {
+      if (opt.case_timeout_s > 0 && term_sent == 0 &&
+          now() - last_activity > opt.case_timeout_s + 30) {
         kill(-child.pid, SIGTERM);
         term_sent = now();
       }
@@ -285,17 +301,18 @@ JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions
     if (!clean && running_index >= 0 && done.count(running_index) == 0) {
       for (const auto& s : remaining) {
         if (s.index != running_index) continue;
-        const std::string why = stop ? fmt::format("interrupted by {} while running ({})",
-                                                   result.stopped_by, diagnosis)
-                                     : fmt::format("failed: the job ended while it ran ({})", diagnosis);
+        const std::string why =
+            stop ? fmt::format("interrupted by {} while running ({})", result.stopped_by, diagnosis)
+                 : fmt::format("failed: the job ended while it ran ({})", diagnosis);
         done[s.index] = not_run_record(s, "failed", why);
         if (opt.on_record) opt.on_record(done[s.index]);
       }
     }
     if (!clean && !stop && WIFEXITED(status) && WEXITSTATUS(status) == 127)
-      throw EnvironmentError(fmt::format("cannot start the MPI job ({}): is {} installed? Set "
-                                         "SCALEBENCH_MPIEXEC to the MPI launcher", diagnosis,
-                                         lp.argv.front()));
+      throw EnvironmentError(
+          fmt::format("cannot start the MPI job ({}): is {} installed? Set "
+                      "SCALEBENCH_MPIEXEC to the MPI launcher",
+                      diagnosis, lp.argv.front()));
     std::vector<CaseSpec> next;
     for (const auto& s : remaining)
       if (done.count(s.index) == 0) next.push_back(s);
@@ -315,7 +332,9 @@ JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions
   for (const auto& s : remaining)
     if (done.count(s.index) == 0)
       done[s.index] = not_run_record(
-          s, "skipped", fmt::format("not run: stopped by {}", result.stopped_by.empty() ? "the launcher" : result.stopped_by));
+          s, "skipped",
+          fmt::format("not run: stopped by {}",
+                      result.stopped_by.empty() ? "the launcher" : result.stopped_by));
   for (const auto& s : cases) result.cases.push_back(done.at(s.index));
   return result;
 }

@@ -21,18 +21,18 @@ struct JobRunnerOptions {
   batch::Allocation allocation;
   std::vector<batch::RankPlacement> placement;
   batch::LaunchOptions launch;
-  std::string workdir;           ///< holds plan.json and stream.jsonl of each job
-  double case_timeout_s = 0;     ///< 0: none
+  std::string workdir;        ///< holds plan.json and stream.jsonl of each job
+  double case_timeout_s = 0;  ///< 0: none
   bool measure_ceilings = true;
   /// Called for every record (start, progress, case) as it arrives, on the launcher's thread.
   std::function<void(const nlohmann::json&)> on_record;
 };
 
 struct JobRunResult {
-  nlohmann::json start;                   ///< first job's start record (system, startup)
-  std::vector<nlohmann::json> cases;      ///< one record per planned case, in plan order
-  int jobs = 0;                           ///< MPI jobs started
-  std::string stopped_by;                 ///< "SIGINT", "SIGTERM", "SIGUSR1" or empty
+  nlohmann::json start;               ///< first job's start record (system, startup)
+  std::vector<nlohmann::json> cases;  ///< one record per planned case, in plan order
+  int jobs = 0;                       ///< MPI jobs started
+  std::string stopped_by;             ///< "SIGINT", "SIGTERM", "SIGUSR1" or empty
 };
 
 /// Runs every case; never throws for a failed job (its cases are recorded as failed). Throws

@@ -8,8 +8,8 @@
 
 #include "batch/submit.hpp"
 #include "run_command.hpp"
-#include "scalebench/report_cli.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/report_cli.hpp"
 #include "scalebench/version.hpp"
 
 int main(int argc, char** argv) {
@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
   int exit_code = sb::kExitOk;
   CLI::App app{"scalebench: benchmark suite and launcher for HPC nodes and clusters"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("scalebench ") + sb::version() + " (" + sb::git_sha() + ")");
+  app.set_version_flag("--version",
+                       std::string("scalebench ") + sb::version() + " (" + sb::git_sha() + ")");
   sb::add_run_command(app, exit_code, command_line);
   sb::batch::add_submit_command(app, exit_code);
   sb::results::add_report_command(app, exit_code);

@@ -31,11 +31,13 @@ void Progress::redraw(const nlohmann::json& p) {
   const double eta = done > 0 ? elapsed / done * (total_ - done) : NAN;
   // A restarted job numbers its cases from 0: offset by the cases it does not hold.
   const int number = k + 1 + (total_ - p.value("cases", total_));
-  const std::string what = fmt::format("[{}/{}] {} {}", number, total_, p.value("workload", ""),
-                                       p.value("path", ""));
+  const std::string what =
+      fmt::format("[{}/{}] {} {}", number, total_, p.value("workload", ""), p.value("path", ""));
   if (tty_) {
-    const std::string step = warm ? std::string("warm-up") : fmt::format("repeat {}/{}", r + 1, repeats);
-    fmt::print(out_, "\r\033[K{} {}  elapsed {}  ETA {}", what, step, seconds(elapsed), seconds(eta));
+    const std::string step =
+        warm ? std::string("warm-up") : fmt::format("repeat {}/{}", r + 1, repeats);
+    fmt::print(out_, "\r\033[K{} {}  elapsed {}  ETA {}", what, step, seconds(elapsed),
+               seconds(eta));
     std::fflush(out_);
     line_open_ = true;
   } else if (p.value("id", "") != last_started_) {

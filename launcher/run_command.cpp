@@ -11,8 +11,8 @@
 #include <set>
 #include <sstream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "batch/allocation.hpp"
 #include "case_plan.hpp"
@@ -54,14 +54,15 @@ struct RunOptions {
 };
 
 std::string rank_executable() {
-  if (const char* env = std::getenv("SCALEBENCH_RANK_EXE"); env != nullptr && *env != '\0') return env;
+  if (const char* env = std::getenv("SCALEBENCH_RANK_EXE"); env != nullptr && *env != '\0')
+    return env;
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   const fs::path dir = ec ? fs::current_path() : self.parent_path();
   for (const fs::path& p : {dir / "scalebench-rank", dir / ".." / "libexec" / "scalebench-rank"})
     if (access(p.c_str(), X_OK) == 0) return p.string();
-  throw EnvironmentError(fmt::format("scalebench-rank not found next to {}: reinstall scalebench",
-                                     self.string()));
+  throw EnvironmentError(
+      fmt::format("scalebench-rank not found next to {}: reinstall scalebench", self.string()));
 }
 
 namespace {
@@ -73,7 +74,8 @@ std::string find_on_path(const std::string& prog) {
   std::size_t start = 0;
   while (start <= p.size()) {
     const auto colon = p.find(':', start);
-    const std::string dir = p.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    const std::string dir =
+        p.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
     const std::string cand = (dir.empty() ? "." : dir) + "/" + prog;
     if (access(cand.c_str(), X_OK) == 0) return cand;
     if (colon == std::string::npos) break;
@@ -112,10 +114,13 @@ void check_writable(const fs::path& out, bool create_parent) {
   std::error_code ec;
   if (create_parent) fs::create_directories(dir, ec);
   if (!fs::is_directory(dir))
-    throw UsageError(fmt::format("cannot write report {}: folder {} does not exist", out.string(), dir.string()));
-  if (fs::is_directory(out)) throw UsageError(fmt::format("cannot write report {}: it is a folder", out.string()));
+    throw UsageError(fmt::format("cannot write report {}: folder {} does not exist", out.string(),
+                                 dir.string()));
+  if (fs::is_directory(out))
+    throw UsageError(fmt::format("cannot write report {}: it is a folder", out.string()));
   if (access(dir.c_str(), W_OK) != 0)
-    throw UsageError(fmt::format("cannot write report {}: folder {} is not writable", out.string(), dir.string()));
+    throw UsageError(fmt::format("cannot write report {}: folder {} is not writable", out.string(),
+                                 dir.string()));
 }
 
 /// Debian's OpenBLAS 0.3.21 takes some AVX-512 Xeons for a Prescott and runs its slowest
@@ -148,7 +153,8 @@ int run_command(RunOptions& o, const std::string& command_line) {
   }
   if (o.o_paths->count() > 0) req.paths = parse_paths(o.paths);
   for (const auto& p : o.params) req.params.push_back(p);
-  SB_EXPECTS(o.case_timeout >= 0, "--case-timeout must be 0 (none) or a positive number of seconds");
+  SB_EXPECTS(o.case_timeout >= 0,
+             "--case-timeout must be 0 (none) or a positive number of seconds");
   std::vector<CaseSpec> cases = plan_cases(req);
 
   // --resume: keep the cases that finished ok in FILE, run the others.
@@ -186,18 +192,21 @@ int run_command(RunOptions& o, const std::string& command_line) {
   jo.placement = placement;
   jo.case_timeout_s = o.case_timeout;
   jo.measure_ceilings = !o.no_ceilings;
-  if (const char* m = std::getenv("SCALEBENCH_MPIEXEC"); m != nullptr && *m != '\0') jo.launch.mpiexec = m;
+  if (const char* m = std::getenv("SCALEBENCH_MPIEXEC"); m != nullptr && *m != '\0')
+    jo.launch.mpiexec = m;
   if (const char* x = std::getenv("SCALEBENCH_MPIEXEC_ARGS"); x != nullptr) {
     std::istringstream words(x);
     for (std::string a; words >> a;) jo.launch.extra.push_back(a);
   }
   jo.launch.allow_run_as_root = geteuid() == 0;
   {
-    const batch::LaunchPlan probe = batch::plan_launch(alloc, placement, jo.rank_executable, {}, jo.launch);
+    const batch::LaunchPlan probe =
+        batch::plan_launch(alloc, placement, jo.rank_executable, {}, jo.launch);
     if (probe.argv.empty() || find_on_path(probe.argv.front()).empty())
       throw EnvironmentError(fmt::format(
           "no MPI launcher: '{}' not found (install OpenMPI's mpiexec, e.g. Debian's openmpi-bin, "
-          "or set SCALEBENCH_MPIEXEC)", probe.argv.empty() ? std::string("mpiexec") : probe.argv.front()));
+          "or set SCALEBENCH_MPIEXEC)",
+          probe.argv.empty() ? std::string("mpiexec") : probe.argv.front()));
   }
   const fs::path out_path = fs::absolute(o.out);
   const fs::path workdir = out_path.parent_path() / fmt::format(".scalebench-{}", getpid());
@@ -222,7 +231,8 @@ int run_command(RunOptions& o, const std::string& command_line) {
         {"workers", workers},
         {"preset", req.preset},
         {"status", "running"}}},
-      {"system", previous.is_null() ? nlohmann::json::object() : previous.value("system", nlohmann::json::object())},
+      {"system", previous.is_null() ? nlohmann::json::object()
+                                    : previous.value("system", nlohmann::json::object())},
       {"startup", nlohmann::json::object()},
       {"cases", nlohmann::json::array()}};
   // Cases in plan order: kept ones from --resume, the others as they finish.
@@ -241,7 +251,8 @@ int run_command(RunOptions& o, const std::string& command_line) {
 
   const bool tty = isatty(STDERR_FILENO) != 0;
   Progress progress(static_cast<int>(to_run.size()), stderr, tty);
-  fmt::print(stderr, "scalebench: {} cases ({} already done), {} on {} node(s), {} worker(s); report {}\n",
+  fmt::print(stderr,
+             "scalebench: {} cases ({} already done), {} on {} node(s), {} worker(s); report {}\n",
              to_run.size(), cases.size() - to_run.size(), alloc.scheduler, alloc.nodes.size(),
              workers, o.out);
   std::map<int, int> job_index;  // the job's case index -> the run's
@@ -298,13 +309,15 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& command_l
   auto o = std::make_shared<RunOptions>();
   CLI::App* run = app.add_subcommand("run", "Run the benchmark suite and write an HDF5 report");
   o->o_preset = run->add_option("--preset", o->preset, "tiny, small (default), seed or large");
-  o->o_workloads = run->add_option("--workloads", o->workloads, "Comma-separated workloads (default: all)");
+  o->o_workloads =
+      run->add_option("--workloads", o->workloads, "Comma-separated workloads (default: all)");
   o->o_paths = run->add_option("--paths", o->paths,
                                "Comma-separated paths: single-cpu,multi-cpu,single-gpu,multi-gpu "
                                "(aliases cpu1,cpuN,gpu1,gpuN; default: all)");
   run->add_option("--suite", o->suite, "Suite file (TOML)");
   o->o_repeats = run->add_option("--repeats", o->repeats, "Timed repeats per case (default 5)");
-  o->o_warmup = run->add_option("--warmup", o->warmup, "Untimed warm-up repeats per case (default 1)");
+  o->o_warmup =
+      run->add_option("--warmup", o->warmup, "Untimed warm-up repeats per case (default 1)");
   run->add_option("--out", o->out, "Report file (default results/scalebench-<UTC>.h5)");
   run->add_option("--case-timeout", o->case_timeout, "Seconds a case may take (0: no limit)");
   run->add_option("--resume", o->resume, "Run only the cases missing or failed in this report");

@@ -66,7 +66,8 @@ void load_suite_text(const std::string& text, const std::string& name, RunReques
   for (const auto& [k, node] : tbl) {
     const std::string key(k.str());
     if (key == "preset") {
-      if (!node.is_string()) throw UsageError(fmt::format("{}: 'preset' must be a string", where(name, node)));
+      if (!node.is_string())
+        throw UsageError(fmt::format("{}: 'preset' must be a string", where(name, node)));
       req.preset = *node.value<std::string>();
     } else if (key == "repeats") {
       req.repeats = int_value(name, node, key);
@@ -78,15 +79,19 @@ void load_suite_text(const std::string& text, const std::string& name, RunReques
       req.workloads = string_list(name, node, key);
     } else if (key == "params") {
       const auto* t = node.as_table();
-      if (t == nullptr) throw UsageError(fmt::format("{}: [params] must be a table", where(name, node)));
+      if (t == nullptr)
+        throw UsageError(fmt::format("{}: [params] must be a table", where(name, node)));
       for (const auto& [pk, pv] : *t)
-        req.params.push_back(std::string(pk.str()) + "=" + value_text(name, pv, std::string(pk.str())));
+        req.params.push_back(std::string(pk.str()) + "=" +
+                             value_text(name, pv, std::string(pk.str())));
     } else if (key == "case") {
       const auto* arr = node.as_array();
-      if (arr == nullptr) throw UsageError(fmt::format("{}: 'case' must be [[case]] tables", where(name, node)));
+      if (arr == nullptr)
+        throw UsageError(fmt::format("{}: 'case' must be [[case]] tables", where(name, node)));
       for (const auto& c : *arr) {
         const auto* ct = c.as_table();
-        if (ct == nullptr) throw UsageError(fmt::format("{}: 'case' must be [[case]] tables", where(name, c)));
+        if (ct == nullptr)
+          throw UsageError(fmt::format("{}: 'case' must be [[case]] tables", where(name, c)));
         CaseRequest cr;
         for (const auto& [ck, cv] : *ct) {
           const std::string ckey(ck.str());
@@ -98,17 +103,22 @@ void load_suite_text(const std::string& text, const std::string& name, RunReques
             cr.paths = parse_paths(join(string_list(name, cv, ckey)));
           } else if (ckey == "params" && cv.is_table()) {
             for (const auto& [pk, pv] : *cv.as_table())
-              cr.params.push_back(std::string(pk.str()) + "=" + value_text(name, pv, std::string(pk.str())));
+              cr.params.push_back(std::string(pk.str()) + "=" +
+                                  value_text(name, pv, std::string(pk.str())));
           } else {
-            throw UsageError(fmt::format("{}: unknown or mistyped key '{}' in [[case]]", where(name, cv), ckey));
+            throw UsageError(
+                fmt::format("{}: unknown or mistyped key '{}' in [[case]]", where(name, cv), ckey));
           }
         }
-        if (cr.workload.empty()) throw UsageError(fmt::format("{}: [[case]] needs a workload", where(name, c)));
+        if (cr.workload.empty())
+          throw UsageError(fmt::format("{}: [[case]] needs a workload", where(name, c)));
         req.cases.push_back(std::move(cr));
       }
     } else {
-      throw UsageError(fmt::format("{}: unknown key '{}' (known: preset, repeats, warmup, paths, "
-                                   "workloads, params, case)", where(name, node), key));
+      throw UsageError(
+          fmt::format("{}: unknown key '{}' (known: preset, repeats, warmup, paths, "
+                      "workloads, params, case)",
+                      where(name, node), key));
     }
   }
 }

@@ -21,7 +21,9 @@ std::string host_name() {
 }
 }  // namespace
 
-void set_error_rank(int rank) noexcept { g_rank.store(rank); }
+void set_error_rank(int rank) noexcept {
+  g_rank.store(rank);
+}
 
 std::string error_location() {
   const int r = g_rank.load();
@@ -47,8 +49,9 @@ void throw_mpi_error(int code, const char* call, const char* file, int line) {
   std::array<char, MPI_MAX_ERROR_STRING> text{};
   int len = 0;
   if (MPI_Error_string(code, text.data(), &len) != MPI_SUCCESS) len = 0;
-  throw LibraryError("MPI", call, len > 0 ? std::string(text.data(), len) : fmt::format("code {}", code),
-                     file, line);
+  throw LibraryError("MPI", call,
+                     len > 0 ? std::string(text.data(), len) : fmt::format("code {}", code), file,
+                     line);
 }
 
 namespace {

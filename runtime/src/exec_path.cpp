@@ -6,10 +6,14 @@ namespace sb {
 
 std::string_view to_string(ExecPath p) noexcept {
   switch (p) {
-    case ExecPath::single_cpu: return "single-cpu";
-    case ExecPath::multi_cpu: return "multi-cpu";
-    case ExecPath::single_gpu: return "single-gpu";
-    case ExecPath::multi_gpu: return "multi-gpu";
+    case ExecPath::single_cpu:
+      return "single-cpu";
+    case ExecPath::multi_cpu:
+      return "multi-cpu";
+    case ExecPath::single_gpu:
+      return "single-gpu";
+    case ExecPath::multi_gpu:
+      return "multi-gpu";
   }
   return "unknown";
 }
@@ -30,9 +34,12 @@ const std::vector<ExecPath>& all_exec_paths() noexcept {
 
 std::string_view to_string(Phase p) noexcept {
   switch (p) {
-    case Phase::generate: return "generate";
-    case Phase::compute: return "compute";
-    case Phase::communicate: return "communicate";
+    case Phase::generate:
+      return "generate";
+    case Phase::compute:
+      return "compute";
+    case Phase::communicate:
+      return "communicate";
   }
   return "unknown";
 }

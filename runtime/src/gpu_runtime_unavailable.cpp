@@ -6,25 +6,35 @@ namespace sb {
 
 struct GpuContext {};
 
-bool cuda_built() noexcept { return false; }
+bool cuda_built() noexcept {
+  return false;
+}
 
 int visible_gpu_count(std::string* why) noexcept {
   if (why != nullptr) *why = "scalebench was built without CUDA";
   return 0;
 }
 
-void GpuContextDeleter::operator()(GpuContext* ctx) const noexcept { delete ctx; }
+void GpuContextDeleter::operator()(GpuContext* ctx) const noexcept {
+  delete ctx;
+}
 
 GpuContextPtr create_gpu_context(int, MPI_Comm, GpuStartup*) {
   throw EnvironmentError("scalebench was built without CUDA: GPU paths are not available");
 }
 
-nlohmann::json describe_gpu(const GpuContext&) { return nlohmann::json::object(); }
+nlohmann::json describe_gpu(const GpuContext&) {
+  return nlohmann::json::object();
+}
 
-nlohmann::json gpu_library_versions() { return nlohmann::json::object(); }
+nlohmann::json gpu_library_versions() {
+  return nlohmann::json::object();
+}
 
 }  // namespace sb
 
 namespace sb {
-nlohmann::json measure_gpu_ceilings(GpuContext&) { return nlohmann::json::array(); }
+nlohmann::json measure_gpu_ceilings(GpuContext&) {
+  return nlohmann::json::array();
+}
 }  // namespace sb

@@ -13,10 +13,14 @@
 namespace sb {
 
 nlohmann::json case_spec_to_json(const CaseSpec& s) {
-  return {{"index", s.index},         {"id", s.id},
-          {"workload", s.workload},   {"path", std::string(to_string(s.path))},
-          {"params", s.params.to_json()}, {"repeats", s.repeats},
-          {"warmup", s.warmup},       {"workers", s.workers}};
+  return {{"index", s.index},
+          {"id", s.id},
+          {"workload", s.workload},
+          {"path", std::string(to_string(s.path))},
+          {"params", s.params.to_json()},
+          {"repeats", s.repeats},
+          {"warmup", s.warmup},
+          {"workers", s.workers}};
 }
 
 CaseSpec case_spec_from_json(const nlohmann::json& j) {
@@ -78,8 +82,8 @@ std::string utc_now() {
       std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
   std::tm tm{};
   gmtime_r(&secs, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900,
-                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
 }
 
 }  // namespace sb

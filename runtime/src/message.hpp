@@ -15,18 +15,18 @@
 namespace sb::detail {
 
 enum Tag : int {
-  kTagCaseBegin = 11,   ///< s->w: json {spec, rank, size, threads, device}
-  kTagReady = 12,       ///< w->s: empty
-  kTagRepeatBegin = 13, ///< s->w: int32 repeat
-  kTagRequest = 14,     ///< w->s: int32 want, outcomes
-  kTagAssign = 15,      ///< s->w: int64 task ids (empty: no more tasks this repeat)
-  kTagDone = 16,        ///< w->s: phase times, partial
-  kTagValidate = 17,    ///< s->w: empty
-  kTagValidation = 18,  ///< w->s: doubles
-  kTagCaseEnd = 19,     ///< s->w: empty
-  kTagError = 20,       ///< w->s: string
-  kTagShutdown = 21,    ///< s->w: empty
-  kTagStartup = 22,     ///< w->s: json describing the worker (start-up)
+  kTagCaseBegin = 11,    ///< s->w: json {spec, rank, size, threads, device}
+  kTagReady = 12,        ///< w->s: empty
+  kTagRepeatBegin = 13,  ///< s->w: int32 repeat
+  kTagRequest = 14,      ///< w->s: int32 want, outcomes
+  kTagAssign = 15,       ///< s->w: int64 task ids (empty: no more tasks this repeat)
+  kTagDone = 16,         ///< w->s: phase times, partial
+  kTagValidate = 17,     ///< s->w: empty
+  kTagValidation = 18,   ///< w->s: doubles
+  kTagCaseEnd = 19,      ///< s->w: empty
+  kTagError = 20,        ///< w->s: string
+  kTagShutdown = 21,     ///< s->w: empty
+  kTagStartup = 22,      ///< w->s: json describing the worker (start-up)
 };
 
 /// Appends plain values and vectors to a byte buffer.

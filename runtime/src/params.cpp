@@ -106,7 +106,9 @@ void Params::merge(const Params& other) {
   for (const auto& [k, v] : other.values_) values_[k] = v;
 }
 
-nlohmann::json Params::to_json() const { return nlohmann::json(values_); }
+nlohmann::json Params::to_json() const {
+  return nlohmann::json(values_);
+}
 
 Params Params::from_json(const nlohmann::json& j) {
   Params p;

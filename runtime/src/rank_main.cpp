@@ -38,7 +38,8 @@ std::string read_plan_text(int argc, char** argv) {
 /// node when the job was started by hand.
 void place(sb::detail::RankContext& ctx) {
   MPI_Comm node;
-  SB_MPI_CHECK(MPI_Comm_split_type(ctx.world, MPI_COMM_TYPE_SHARED, ctx.rank, MPI_INFO_NULL, &node));
+  SB_MPI_CHECK(
+      MPI_Comm_split_type(ctx.world, MPI_COMM_TYPE_SHARED, ctx.rank, MPI_INFO_NULL, &node));
   SB_MPI_CHECK(MPI_Comm_rank(node, &ctx.local_rank));
   int node_size = 1;
   SB_MPI_CHECK(MPI_Comm_size(node, &node_size));
@@ -94,7 +95,8 @@ int main(int argc, char** argv) {
     const sb::JobPlan plan = sb::JobPlan::from_json(j);
     ctx.launch_epoch = j.value("launch_epoch", 0.0);
     place(ctx);
-    SB_MPI_CHECK(MPI_Comm_split(ctx.world, ctx.rank == 0 ? MPI_UNDEFINED : 0, ctx.rank, &ctx.workers));
+    SB_MPI_CHECK(
+        MPI_Comm_split(ctx.world, ctx.rank == 0 ? MPI_UNDEFINED : 0, ctx.rank, &ctx.workers));
     if (ctx.rank == 0) {
       code = sb::detail::run_scheduler(plan, ctx);
     } else {

@@ -43,7 +43,8 @@ double median(std::vector<double> v) {
 
 class Scheduler {
  public:
-  Scheduler(const JobPlan& plan, RankContext& ctx) : plan_(plan), ctx_(ctx), out_(plan.stream_path) {}
+  Scheduler(const JobPlan& plan, RankContext& ctx)
+      : plan_(plan), ctx_(ctx), out_(plan.stream_path) {}
 
   int run() {
     gather_startup();
@@ -110,12 +111,20 @@ class Scheduler {
       }
       if (w.contains("cpu_ceilings")) {
         const auto& c = w.at("cpu_ceilings");
-        ceilings.push_back({{"scope", "cpu"}, {"host", info.host}, {"worker_rank", info.rank},
-                            {"kind", "stream_triad"}, {"unit", "B/s"},
-                            {"value", c.at("stream_triad_bytes_per_s")}, {"threads", c.at("threads")}});
-        ceilings.push_back({{"scope", "cpu"}, {"host", info.host}, {"worker_rank", info.rank},
-                            {"kind", "dgemm"}, {"unit", "flop/s"},
-                            {"value", c.at("dgemm_flop_per_s")}, {"threads", c.at("threads")}});
+        ceilings.push_back({{"scope", "cpu"},
+                            {"host", info.host},
+                            {"worker_rank", info.rank},
+                            {"kind", "stream_triad"},
+                            {"unit", "B/s"},
+                            {"value", c.at("stream_triad_bytes_per_s")},
+                            {"threads", c.at("threads")}});
+        ceilings.push_back({{"scope", "cpu"},
+                            {"host", info.host},
+                            {"worker_rank", info.rank},
+                            {"kind", "dgemm"},
+                            {"unit", "flop/s"},
+                            {"value", c.at("dgemm_flop_per_s")},
+                            {"threads", c.at("threads")}});
       }
     }
     std::sort(workers_.begin(), workers_.end(),
@@ -129,32 +138,44 @@ class Scheduler {
       } else {
         std::string why;
         const int vis = visible_gpu_count(&why);
-        gpu_skip_reason_ = vis == 0 ? "no GPU visible to the workers" + (why.empty() ? "" : ": " + why)
-                                    : "no worker is bound to a GPU";
+        gpu_skip_reason_ = vis == 0
+                               ? "no GPU visible to the workers" + (why.empty() ? "" : ": " + why)
+                               : "no worker is bound to a GPU";
       }
     }
-    const double ready = std::chrono::duration<double>(
-                             std::chrono::system_clock::now().time_since_epoch()).count();
+    const double ready =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     nlohmann::json startup = {{"mpi_init_s", mpi_init},
                               {"cuda_init_s", cuda_init},
                               {"nccl_init_s", nccl_init},
                               {"ceilings_s", ceilings_s},
                               {"total_s", ctx_.launch_epoch > 0 ? ready - ctx_.launch_epoch : 0.0}};
-    nlohmann::json system = {{"nodes", nodes}, {"gpus", gpus}, {"versions", versions},
-                             {"ceilings", ceilings}, {"topology", nvml_topology_matrix()}};
-    out_.write({{"type", "start"}, {"system", system}, {"startup", startup},
-                {"ranks", ctx_.size}, {"workers", nworkers}, {"gpu_workers", gpu_count_},
+    nlohmann::json system = {{"nodes", nodes},
+                             {"gpus", gpus},
+                             {"versions", versions},
+                             {"ceilings", ceilings},
+                             {"topology", nvml_topology_matrix()}};
+    out_.write({{"type", "start"},
+                {"system", system},
+                {"startup", startup},
+                {"ranks", ctx_.size},
+                {"workers", nworkers},
+                {"gpu_workers", gpu_count_},
                 {"nodes", static_cast<int>(nodes.size())}},
                true);
   }
 
   std::vector<WorkerInfo> participants(ExecPath path) const {
     switch (path) {
-      case ExecPath::single_cpu: return {workers_.front()};
-      case ExecPath::multi_cpu: return workers_;
+      case ExecPath::single_cpu:
+        return {workers_.front()};
+      case ExecPath::multi_cpu:
+        return workers_;
       case ExecPath::single_gpu:
-        return gpu_workers_.empty() ? std::vector<WorkerInfo>{} : std::vector<WorkerInfo>{gpu_workers_.front()};
-      case ExecPath::multi_gpu: return gpu_workers_;
+        return gpu_workers_.empty() ? std::vector<WorkerInfo>{}
+                                    : std::vector<WorkerInfo>{gpu_workers_.front()};
+      case ExecPath::multi_gpu:
+        return gpu_workers_;
     }
     return {};
   }
@@ -165,7 +186,9 @@ class Scheduler {
     Backoff backoff(500);
     while (!try_receive(ctx_.world, MPI_ANY_SOURCE, MPI_ANY_TAG, m)) {
       if (deadline > 0 && now() > deadline)
-        throw CaseFailure{"timeout", fmt::format("case exceeded --case-timeout of {} s", plan_.case_timeout_s), true};
+        throw CaseFailure{"timeout",
+                          fmt::format("case exceeded --case-timeout of {} s", plan_.case_timeout_s),
+                          true};
       backoff.pause();
     }
     if (m.tag == kTagError) {
@@ -217,8 +240,10 @@ class Scheduler {
       // Case begin: each participant builds its WorkerCase (allocation happens here, untimed).
       for (std::size_t i = 0; i < parts.size(); ++i) {
         const int t = spec.path == ExecPath::single_cpu ? 1 : parts[i].threads;
-        nlohmann::json j = {{"spec", case_spec_to_json(spec)}, {"rank", static_cast<int>(i)},
-                            {"size", spec.workers}, {"threads", t}};
+        nlohmann::json j = {{"spec", case_spec_to_json(spec)},
+                            {"rank", static_cast<int>(i)},
+                            {"size", spec.workers},
+                            {"threads", t}};
         Writer w;
         w.put_str(j.dump());
         send(ctx_.world, parts[i].rank, kTagCaseBegin, w);
@@ -226,7 +251,9 @@ class Scheduler {
       begun = true;
       for (std::size_t i = 0; i < parts.size(); ++i) {
         const Message m = wait(deadline);
-        if (m.tag != kTagReady) throw CaseFailure{"failed", fmt::format("internal: tag {} instead of ready", m.tag), true};
+        if (m.tag != kTagReady)
+          throw CaseFailure{"failed", fmt::format("internal: tag {} instead of ready", m.tag),
+                            true};
       }
 
       nlohmann::json repeats = nlohmann::json::array();
@@ -239,9 +266,15 @@ class Scheduler {
       const int total_repeats = spec.warmup + spec.repeats;
       for (int r = 0; r < total_repeats; ++r) {
         const bool measured = r >= spec.warmup;
-        out_.write({{"type", "progress"}, {"case", k}, {"cases", n}, {"id", spec.id},
-                    {"workload", spec.workload}, {"path", std::string(to_string(spec.path))},
-                    {"repeat", r - spec.warmup}, {"repeats", spec.repeats}, {"warmup", !measured}},
+        out_.write({{"type", "progress"},
+                    {"case", k},
+                    {"cases", n},
+                    {"id", spec.id},
+                    {"workload", spec.workload},
+                    {"path", std::string(to_string(spec.path))},
+                    {"repeat", r - spec.warmup},
+                    {"repeats", spec.repeats},
+                    {"warmup", !measured}},
                    false);
         sc->begin_repeat();
         const std::int64_t ntasks = sc->num_tasks();
@@ -296,15 +329,18 @@ class Scheduler {
             sc->on_worker_done(crank, rd.get_vec<double>());
             ++done;
           } else {
-            throw CaseFailure{"failed", fmt::format("internal: unexpected tag {} in a repeat", m.tag), true};
+            throw CaseFailure{"failed",
+                              fmt::format("internal: unexpected tag {} in a repeat", m.tag), true};
           }
         }
         const double total = now() - t0;
         nlohmann::json result = sc->end_repeat();
         if (measured) {
           totals.push_back(total);
-          repeats.push_back({{"generate", phases.generate}, {"compute", phases.compute},
-                             {"communicate", phases.communicate}, {"total", total}});
+          repeats.push_back({{"generate", phases.generate},
+                             {"compute", phases.compute},
+                             {"communicate", phases.communicate},
+                             {"total", total}});
           results.push_back(result);
         }
       }
@@ -320,7 +356,9 @@ class Scheduler {
       std::vector<std::vector<double>> vparts(parts.size());
       for (std::size_t i = 0; i < parts.size(); ++i) {
         const Message m = wait(deadline);
-        if (m.tag != kTagValidation) throw CaseFailure{"failed", fmt::format("internal: tag {} instead of validation", m.tag), true};
+        if (m.tag != kTagValidation)
+          throw CaseFailure{"failed", fmt::format("internal: tag {} instead of validation", m.tag),
+                            true};
         Reader rd(m.data);
         vparts[static_cast<std::size_t>(case_rank.at(m.source))] = rd.get_vec<double>();
       }
@@ -342,8 +380,11 @@ class Scheduler {
       nlohmann::json validation = nlohmann::json::array();
       std::string failed;
       for (const auto& c : checks) {
-        validation.push_back({{"name", c.name}, {"value", c.value}, {"limit", c.limit},
-                              {"pass", c.pass}, {"detail", c.detail}});
+        validation.push_back({{"name", c.name},
+                              {"value", c.value},
+                              {"limit", c.limit},
+                              {"pass", c.pass},
+                              {"detail", c.detail}});
         if (!c.pass && failed.empty())
           failed = fmt::format("validation failed: {} = {:.3g} exceeds {:.3g} ({})", c.name,
                                c.value, c.limit, c.detail);
@@ -354,7 +395,9 @@ class Scheduler {
         rec["message"] = failed;
       }
       const Work work = sc->work();
-      rec["work"] = {{"units", work.units}, {"unit", work.unit}, {"bytes", work.bytes},
+      rec["work"] = {{"units", work.units},
+                     {"unit", work.unit},
+                     {"bytes", work.bytes},
                      {"flops", work.flops},
                      {"bound", work.bound == Work::Bound::bytes ? "bytes" : "flops"}};
       const double med = median(totals);
@@ -398,7 +441,8 @@ class Scheduler {
 }  // namespace
 
 int run_scheduler(const JobPlan& plan, RankContext& ctx) {
-  if (ctx.size < 2) throw EnvironmentError("scalebench needs at least 2 MPI ranks (a scheduler and a worker)");
+  if (ctx.size < 2)
+    throw EnvironmentError("scalebench needs at least 2 MPI ranks (a scheduler and a worker)");
   Scheduler s(plan, ctx);
   return s.run();
 }

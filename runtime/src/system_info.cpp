@@ -86,8 +86,8 @@ nlohmann::json describe_node() {
   utsname u{};
   uname(&u);
   // The kernel's figure: hwloc's NUMA totals can miss memory that is not yet onlined.
-  const std::uint64_t mem =
-      static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  const std::uint64_t mem = static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                            static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
   return {{"host", host_name()},
           {"cpu_model", cpu_model()},
           {"sockets", std::max(1, topo.count(HWLOC_OBJ_PACKAGE))},

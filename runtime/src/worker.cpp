@@ -69,7 +69,8 @@ void run_repeat(RankContext& ctx, WorkerCase& wc) {
   };
   auto handle = [&](const Message& m) {
     if (m.tag == kTagCaseEnd) throw CaseAborted{};
-    if (m.tag != kTagAssign) throw Error(fmt::format("internal: worker got tag {} in a repeat", m.tag));
+    if (m.tag != kTagAssign)
+      throw Error(fmt::format("internal: worker got tag {} in a repeat", m.tag));
     --awaiting;
     Reader r(m.data);
     const auto ids = r.get_vec<std::int64_t>();
@@ -121,7 +122,8 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
   // GPU bring-up: a worker whose placement names a GPU that this process can see.
   const int visible = ctx.gpu >= 0 ? visible_gpu_count() : 0;
   const bool has_gpu = ctx.gpu >= 0 && ctx.gpu < visible;
-  SB_MPI_CHECK(MPI_Comm_split(ctx.workers, has_gpu ? 0 : MPI_UNDEFINED, ctx.rank, &ctx.gpu_workers));
+  SB_MPI_CHECK(
+      MPI_Comm_split(ctx.workers, has_gpu ? 0 : MPI_UNDEFINED, ctx.rank, &ctx.gpu_workers));
   if (has_gpu) ctx.gpu_ctx = create_gpu_context(ctx.gpu, ctx.gpu_workers, &ctx.gpu_startup);
 
   omp_set_num_threads(ctx.threads);

@@ -36,14 +36,14 @@ params = { chunk = 1000 }
 
 TEST(SuiteFile, RejectsTyposAndBadTypes) {
   const char* bad[] = {
-      "presett = \"tiny\"",           // unknown key
-      "repeats = \"five\"",           // wrong type
-      "repeats = -1",                 // out of range
-      "paths = [\"cpu1\", 3]",        // not strings
-      "paths = [\"tpu\"]",            // unknown path
-      "[[case]]\npaths = [\"cpu1\"]", // case without workload
+      "presett = \"tiny\"",            // unknown key
+      "repeats = \"five\"",            // wrong type
+      "repeats = -1",                  // out of range
+      "paths = [\"cpu1\", 3]",         // not strings
+      "paths = [\"tpu\"]",             // unknown path
+      "[[case]]\npaths = [\"cpu1\"]",  // case without workload
       "[[case]]\nworkload = \"subset-mean\"\ncolour = 1",
-      "preset = ",                    // syntax error
+      "preset = ",  // syntax error
   };
   for (const char* text : bad) {
     sb::RunRequest r;

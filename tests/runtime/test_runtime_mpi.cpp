@@ -73,9 +73,9 @@ std::vector<nlohmann::json> run_plan(const std::vector<sb::CaseSpec>& cases, int
   plan.measure_ceilings = false;
   const fs::path plan_path = dir / fmt::format("plan-{}.json", ranks);
   std::ofstream(plan_path) << plan.to_json().dump();
-  const std::string cmd = fmt::format("env -u SCALEBENCH_PLACEMENT OMP_NUM_THREADS=1 {} -n {} {} --plan {} > {}/log-{} 2>&1",
-                                      mpiexec(), ranks, SB_RANK_EXE, plan_path.string(),
-                                      dir.string(), ranks);
+  const std::string cmd = fmt::format(
+      "env -u SCALEBENCH_PLACEMENT OMP_NUM_THREADS=1 {} -n {} {} --plan {} > {}/log-{} 2>&1",
+      mpiexec(), ranks, SB_RANK_EXE, plan_path.string(), dir.string(), ranks);
   EXPECT_EQ(run(cmd), 0) << cmd;
   std::vector<nlohmann::json> out;
   std::ifstream in(plan.stream_path);
@@ -171,7 +171,8 @@ TEST(RuntimeMpi, KilledWorkerLeavesValidReportAndFailedCase) {
       "( {} run --preset small --workloads subset-mean --paths cpu1 --repeats 1000 --warmup 0 "
       "--no-ceilings --out {} > {}/stdout 2> {}/stderr; echo $? > {}/rc ) & "
       "for i in $(seq 1 300); do "
-      "  if grep -q progress {}/.scalebench-*/stream-0.jsonl 2>/dev/null; then break; fi; sleep 0.1; done; "
+      "  if grep -q progress {}/.scalebench-*/stream-0.jsonl 2>/dev/null; then break; fi; sleep "
+      "0.1; done; "
       "sleep 0.5; pkill -9 -n -f 'scalebench-rank --plan {}/' ; wait",
       SB_LAUNCHER_EXE, out.string(), dir.path.string(), dir.path.string(), dir.path.string(),
       dir.path.string(), dir.path.string());

@@ -10,8 +10,7 @@ namespace sb {
 
 /// Seconds on a steady clock (arbitrary origin).
 inline double now() noexcept {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 /// Adds the scope's duration to one phase of a PhaseTimes.
@@ -21,9 +20,15 @@ class ScopedPhase {
   ~ScopedPhase() {
     const double dt = now() - t0_;
     switch (phase_) {
-      case Phase::generate: times_.generate += dt; break;
-      case Phase::compute: times_.compute += dt; break;
-      case Phase::communicate: times_.communicate += dt; break;
+      case Phase::generate:
+        times_.generate += dt;
+        break;
+      case Phase::compute:
+        times_.compute += dt;
+        break;
+      case Phase::communicate:
+        times_.communicate += dt;
+        break;
     }
   }
   ScopedPhase(const ScopedPhase&) = delete;

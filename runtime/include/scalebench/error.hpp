@@ -68,23 +68,23 @@ namespace detail {
 }  // namespace sb
 
 /// Throws sb::UsageError(message) unless cond holds (cudf's CUDF_EXPECTS, for user input).
-#define SB_EXPECTS(cond, message)                          \
-  do {                                                     \
-    if (!(cond)) throw ::sb::UsageError(message);          \
+#define SB_EXPECTS(cond, message)                 \
+  do {                                            \
+    if (!(cond)) throw ::sb::UsageError(message); \
   } while (0)
 
 /// MPI calls: anything but MPI_SUCCESS throws sb::LibraryError (needs MPI_ERRORS_RETURN).
-#define SB_MPI_CHECK(call)                                                        \
-  do {                                                                            \
-    const int sb_mpi_rc_ = (call);                                                \
+#define SB_MPI_CHECK(call)                                                                     \
+  do {                                                                                         \
+    const int sb_mpi_rc_ = (call);                                                             \
     if (sb_mpi_rc_ != 0) ::sb::detail::throw_mpi_error(sb_mpi_rc_, #call, __FILE__, __LINE__); \
   } while (0)
 
 /// HDF5 calls returning herr_t or hid_t: a negative value throws sb::LibraryError with the
 /// HDF5 error stack's innermost message.
-#define SB_HDF5_CHECK(call)                                                        \
-  ([&]() {                                                                         \
-    auto sb_h5_rc_ = (call);                                                       \
-    if (sb_h5_rc_ < 0) ::sb::detail::throw_hdf5_error(#call, __FILE__, __LINE__);  \
-    return sb_h5_rc_;                                                              \
+#define SB_HDF5_CHECK(call)                                                       \
+  ([&]() {                                                                        \
+    auto sb_h5_rc_ = (call);                                                      \
+    if (sb_h5_rc_ < 0) ::sb::detail::throw_hdf5_error(#call, __FILE__, __LINE__); \
+    return sb_h5_rc_;                                                             \
   }())

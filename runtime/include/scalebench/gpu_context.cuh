@@ -13,10 +13,10 @@
 namespace sb {
 
 struct GpuContext {
-  int device = -1;               ///< CUDA ordinal (among visible devices)
-  cudaDeviceProp prop{};         ///< read once at start-up
-  cudaStream_t stream = nullptr; ///< the worker's main stream (non-blocking)
-  ncclComm_t nccl = nullptr;     ///< over all GPU workers (multi-gpu); nullptr when only one
+  int device = -1;                ///< CUDA ordinal (among visible devices)
+  cudaDeviceProp prop{};          ///< read once at start-up
+  cudaStream_t stream = nullptr;  ///< the worker's main stream (non-blocking)
+  ncclComm_t nccl = nullptr;      ///< over all GPU workers (multi-gpu); nullptr when only one
   int nccl_rank = 0;
   int nccl_size = 1;
 

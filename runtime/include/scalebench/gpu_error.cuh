@@ -20,48 +20,45 @@ const char* cusolver_status_string(cusolverStatus_t s);
 const char* curand_status_string(curandStatus_t s);
 }  // namespace sb::detail
 
-#define SB_CUDA_CHECK(call)                                                                 \
-  do {                                                                                      \
-    const cudaError_t sb_cuda_rc_ = (call);                                                 \
-    if (sb_cuda_rc_ != cudaSuccess)                                                         \
-      ::sb::detail::throw_library_error("CUDA", #call, cudaGetErrorString(sb_cuda_rc_),    \
-                                        __FILE__, __LINE__);                                \
+#define SB_CUDA_CHECK(call)                                                                       \
+  do {                                                                                            \
+    const cudaError_t sb_cuda_rc_ = (call);                                                       \
+    if (sb_cuda_rc_ != cudaSuccess)                                                               \
+      ::sb::detail::throw_library_error("CUDA", #call, cudaGetErrorString(sb_cuda_rc_), __FILE__, \
+                                        __LINE__);                                                \
   } while (0)
 
 /// After a kernel launch: the launch error, if any.
 #define SB_CUDA_CHECK_LAUNCH() SB_CUDA_CHECK(cudaGetLastError())
 
-#define SB_NCCL_CHECK(call)                                                                 \
-  do {                                                                                      \
-    const ncclResult_t sb_nccl_rc_ = (call);                                                \
-    if (sb_nccl_rc_ != ncclSuccess)                                                         \
-      ::sb::detail::throw_library_error("NCCL", #call, ncclGetErrorString(sb_nccl_rc_),    \
-                                        __FILE__, __LINE__);                                \
+#define SB_NCCL_CHECK(call)                                                                       \
+  do {                                                                                            \
+    const ncclResult_t sb_nccl_rc_ = (call);                                                      \
+    if (sb_nccl_rc_ != ncclSuccess)                                                               \
+      ::sb::detail::throw_library_error("NCCL", #call, ncclGetErrorString(sb_nccl_rc_), __FILE__, \
+                                        __LINE__);                                                \
   } while (0)
 
-#define SB_CUSOLVER_CHECK(call)                                                             \
-  do {                                                                                      \
-    const cusolverStatus_t sb_cs_rc_ = (call);                                              \
-    if (sb_cs_rc_ != CUSOLVER_STATUS_SUCCESS)                                               \
-      ::sb::detail::throw_library_error("cuSOLVER", #call,                                  \
-                                        ::sb::detail::cusolver_status_string(sb_cs_rc_),    \
-                                        __FILE__, __LINE__);                                \
+#define SB_CUSOLVER_CHECK(call)                                                                    \
+  do {                                                                                             \
+    const cusolverStatus_t sb_cs_rc_ = (call);                                                     \
+    if (sb_cs_rc_ != CUSOLVER_STATUS_SUCCESS)                                                      \
+      ::sb::detail::throw_library_error(                                                           \
+          "cuSOLVER", #call, ::sb::detail::cusolver_status_string(sb_cs_rc_), __FILE__, __LINE__); \
   } while (0)
 
-#define SB_CUBLAS_CHECK(call)                                                               \
-  do {                                                                                      \
-    const cublasStatus_t sb_cb_rc_ = (call);                                                \
-    if (sb_cb_rc_ != CUBLAS_STATUS_SUCCESS)                                                 \
-      ::sb::detail::throw_library_error("cuBLAS", #call,                                    \
-                                        ::sb::detail::cublas_status_string(sb_cb_rc_),      \
-                                        __FILE__, __LINE__);                                \
+#define SB_CUBLAS_CHECK(call)                                                                  \
+  do {                                                                                         \
+    const cublasStatus_t sb_cb_rc_ = (call);                                                   \
+    if (sb_cb_rc_ != CUBLAS_STATUS_SUCCESS)                                                    \
+      ::sb::detail::throw_library_error(                                                       \
+          "cuBLAS", #call, ::sb::detail::cublas_status_string(sb_cb_rc_), __FILE__, __LINE__); \
   } while (0)
 
-#define SB_CURAND_CHECK(call)                                                               \
-  do {                                                                                      \
-    const curandStatus_t sb_cr_rc_ = (call);                                                \
-    if (sb_cr_rc_ != CURAND_STATUS_SUCCESS)                                                 \
-      ::sb::detail::throw_library_error("cuRAND", #call,                                    \
-                                        ::sb::detail::curand_status_string(sb_cr_rc_),      \
-                                        __FILE__, __LINE__);                                \
+#define SB_CURAND_CHECK(call)                                                                  \
+  do {                                                                                         \
+    const curandStatus_t sb_cr_rc_ = (call);                                                   \
+    if (sb_cr_rc_ != CURAND_STATUS_SUCCESS)                                                    \
+      ::sb::detail::throw_library_error(                                                       \
+          "cuRAND", #call, ::sb::detail::curand_status_string(sb_cr_rc_), __FILE__, __LINE__); \
   } while (0)

@@ -21,9 +21,9 @@ namespace sb {
 
 struct JobPlan {
   std::vector<CaseSpec> cases;
-  std::string stream_path;      ///< where the scheduler appends records
-  double case_timeout_s = 0;    ///< 0: none
-  bool measure_ceilings = true; ///< STREAM triad / DGEMM (and GPU copy / GEMM) at start-up
+  std::string stream_path;       ///< where the scheduler appends records
+  double case_timeout_s = 0;     ///< 0: none
+  bool measure_ceilings = true;  ///< STREAM triad / DGEMM (and GPU copy / GEMM) at start-up
 
   [[nodiscard]] nlohmann::json to_json() const;
   static JobPlan from_json(const nlohmann::json& j);

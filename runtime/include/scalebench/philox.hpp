@@ -32,8 +32,8 @@ inline Words philox_words(std::uint64_t seed, std::uint64_t block, std::uint32_t
   r123::Philox4x32 gen;
   const r123::Philox4x32::key_type key = {
       {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)}};
-  const r123::Philox4x32::ctr_type ctr = {{static_cast<std::uint32_t>(block),
-                                           static_cast<std::uint32_t>(block >> 32), stream, 0u}};
+  const r123::Philox4x32::ctr_type ctr = {
+      {static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), stream, 0u}};
   const auto out = gen(ctr, key);
   return {out.v[0], out.v[1], out.v[2], out.v[3]};
 }
@@ -50,7 +50,9 @@ struct Pair {
 };
 
 /// The two uniforms of one Philox block.
-inline Pair uniform_pair(const Words& w) noexcept { return {u01(w[0], w[1]), u01(w[2], w[3])}; }
+inline Pair uniform_pair(const Words& w) noexcept {
+  return {u01(w[0], w[1]), u01(w[2], w[3])};
+}
 
 /// Box-Muller on one uniform pair: {r cos(2 pi ub), r sin(2 pi ub)} with r = sqrt(-2 ln ua).
 Pair box_muller(Pair u) noexcept;

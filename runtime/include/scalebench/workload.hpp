@@ -58,14 +58,14 @@ struct CaseEnv {
 
 /// Identity and settings of one case, the same on every rank.
 struct CaseSpec {
-  int index = 0;          ///< position in the run (0-based)
-  std::string id;         ///< "subset-mean/multi-cpu/chunk=2000,n=20000,seed=42"
+  int index = 0;   ///< position in the run (0-based)
+  std::string id;  ///< "subset-mean/multi-cpu/chunk=2000,n=20000,seed=42"
   std::string workload;
   ExecPath path = ExecPath::single_cpu;
-  Params params;          ///< complete: preset values plus overrides
+  Params params;  ///< complete: preset values plus overrides
   int repeats = 5;
   int warmup = 1;
-  int workers = 1;        ///< workers taking part in the case
+  int workers = 1;  ///< workers taking part in the case
 };
 
 /// One finished task as a worker reports it.
@@ -74,7 +74,7 @@ struct TaskOutcome {
   std::vector<double> partial;  ///< workload-defined, small
   double start = 0;             ///< seconds since this worker's repeat start
   double end = 0;
-  std::int64_t bytes = 0;       ///< bytes produced or consumed (task-stream picture)
+  std::int64_t bytes = 0;  ///< bytes produced or consumed (task-stream picture)
   Phase phase = Phase::compute;
 };
 
@@ -89,17 +89,17 @@ struct Check {
 
 /// Work done by one repeat, for throughput and efficiency against the ceiling that bounds it.
 struct Work {
-  double units = 0;     ///< count of `unit` (draws, rows, flop)
-  std::string unit;     ///< "draws", "rows", "flop"
-  double bytes = 0;     ///< bytes moved, when bytes bound the case
-  double flops = 0;     ///< floating-point operations, when flops bound the case
+  double units = 0;  ///< count of `unit` (draws, rows, flop)
+  std::string unit;  ///< "draws", "rows", "flop"
+  double bytes = 0;  ///< bytes moved, when bytes bound the case
+  double flops = 0;  ///< floating-point operations, when flops bound the case
   enum class Bound { bytes, flops } bound = Bound::bytes;
 };
 
 /// What a case's results are compared on across paths.
 struct Fingerprint {
-  nlohmann::json values;      ///< scalars, e.g. {"answer": 11.0, "full_mean": 10.0}
-  std::vector<double> data;   ///< larger vectors (singular values, per-group aggregates)
+  nlohmann::json values;     ///< scalars, e.g. {"answer": 11.0, "full_mean": 10.0}
+  std::vector<double> data;  ///< larger vectors (singular values, per-group aggregates)
 };
 
 /// Worker side of one case. Created once per case on each taking-part worker, before the
@@ -154,7 +154,7 @@ class SchedulerCase {
 
 /// A workload as the registry knows it.
 struct Workload {
-  std::string name;         ///< "subset-mean", "svd", "groupby"
+  std::string name;  ///< "subset-mean", "svd", "groupby"
   std::string description;
   /// Known parameter keys with a one-line help each; --param keys are checked against these.
   std::vector<std::pair<std::string, std::string>> keys;

@@ -10,7 +10,8 @@ nlohmann::json measure_gpu_ceilings(GpuContext& ctx) {
   std::size_t free_b = 0, total_b = 0;
   SB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   // Copy: 1 GiB each way (or an eighth of free memory), best of 5, bytes read + written.
-  const std::size_t bytes = std::min<std::size_t>(std::size_t{1} << 30, free_b / 8) & ~std::size_t{255};
+  const std::size_t bytes =
+      std::min<std::size_t>(std::size_t{1} << 30, free_b / 8) & ~std::size_t{255};
   void* a = nullptr;
   void* b = nullptr;
   SB_CUDA_CHECK(cudaMalloc(&a, bytes));
@@ -55,12 +56,18 @@ nlohmann::json measure_gpu_ceilings(GpuContext& ctx) {
   SB_CUDA_CHECK(cudaFree(a));
   SB_CUDA_CHECK(cudaFree(b));
   nlohmann::json out = nlohmann::json::array();
-  out.push_back({{"scope", "gpu"}, {"device", ctx.device}, {"kind", "copy_bandwidth"},
-                 {"unit", "B/s"}, {"value", 2.0 * static_cast<double>(bytes) / (best_copy * 1e-3)},
+  out.push_back({{"scope", "gpu"},
+                 {"device", ctx.device},
+                 {"kind", "copy_bandwidth"},
+                 {"unit", "B/s"},
+                 {"value", 2.0 * static_cast<double>(bytes) / (best_copy * 1e-3)},
                  {"bytes", static_cast<double>(bytes)}});
   if (best_gemm < 1e29f)
-    out.push_back({{"scope", "gpu"}, {"device", ctx.device}, {"kind", "fp64_gemm"},
-                   {"unit", "flop/s"}, {"value", 2.0 * n * static_cast<double>(n) * n / (best_gemm * 1e-3)},
+    out.push_back({{"scope", "gpu"},
+                   {"device", ctx.device},
+                   {"kind", "fp64_gemm"},
+                   {"unit", "flop/s"},
+                   {"value", 2.0 * n * static_cast<double>(n) * n / (best_gemm * 1e-3)},
                    {"n", n}});
   return out;
 }
