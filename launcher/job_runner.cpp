@@ -175,6 +175,7 @@ JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions
     plan.case_timeout_s = opt.case_timeout_s;
     plan.measure_ceilings = opt.measure_ceilings;
     plan.stream_path = fmt::format("{}/stream-{}.jsonl", opt.workdir, job);
+    plan.stop_path = fmt::format("{}/stop", opt.workdir);
     const std::string plan_path = fmt::format("{}/plan-{}.json", opt.workdir, job);
     nlohmann::json pj = plan.to_json();
     pj["launch_epoch"] =
@@ -193,7 +194,7 @@ JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions
     std::string err_partial;
     std::string running_id;  // from progress records
     int running_index = -1;
-    bool end_seen = false, stop_after_case = false;
+    bool end_seen = false;
     int status = 0;
     double last_activity = now();
     double term_sent = 0;
@@ -216,10 +217,7 @@ JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions
           done[rec.at("index").get<int>()] = rec;
           running_id.clear();
           running_index = -1;
-          if (stop_after_case && term_sent == 0) {
-            kill(-child.pid, SIGTERM);
-            term_sent = now();
-          }
+
         } else if (type == "end") {
           end_seen = rec.value("status", "") == "ok";
         }
@@ -256,11 +254,8 @@ JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions
         if (sig == SIGUSR1) {
           // Time-limit warning: let the running case finish, then end the job. The signal is
           // not passed on: mpiexec and srun would hand it to the ranks.
-          stop_after_case = true;
-          if (running_id.empty() && term_sent == 0) {
-            kill(-child.pid, SIGTERM);
-            term_sent = now();
-          }
+          // The scheduler checks the stop file before each case and ends the job cleanly.
+          std::ofstream(plan.stop_path) << "SIGUSR1\n";
         } else if (term_sent == 0) {
           kill(-child.pid, SIGTERM);
           term_sent = now();

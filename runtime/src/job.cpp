@@ -44,7 +44,8 @@ nlohmann::json JobPlan::to_json() const {
   return {{"cases", c},
           {"stream", stream_path},
           {"case_timeout_s", case_timeout_s},
-          {"measure_ceilings", measure_ceilings}};
+          {"measure_ceilings", measure_ceilings},
+          {"stop_path", stop_path}};
 }
 
 JobPlan JobPlan::from_json(const nlohmann::json& j) {
@@ -53,6 +54,7 @@ JobPlan JobPlan::from_json(const nlohmann::json& j) {
   p.stream_path = j.at("stream").get<std::string>();
   p.case_timeout_s = j.value("case_timeout_s", 0.0);
   p.measure_ceilings = j.value("measure_ceilings", true);
+  p.stop_path = j.value("stop_path", std::string());
   return p;
 }
 

@@ -1,5 +1,7 @@
 // Rank 0: plans participants, hands out tasks dynamically, folds results, times repeats,
 // validates, cross-checks paths, and streams every finished case.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -50,6 +52,12 @@ class Scheduler {
     gather_startup();
     const int n = static_cast<int>(plan_.cases.size());
     for (int k = 0; k < n; ++k) {
+      // The launcher asks for a stop between cases (batch time-limit warning).
+      if (!plan_.stop_path.empty() && access(plan_.stop_path.c_str(), F_OK) == 0) {
+        for (const auto& w : workers_) send_empty(ctx_.world, w.rank, kTagShutdown);
+        out_.write({{"type", "end"}, {"status", "stopped"}}, true);
+        return 0;
+      }
       const CaseSpec& spec = plan_.cases[static_cast<std::size_t>(k)];
       bool restart = false;
       nlohmann::json record = run_case(spec, k, n, restart);

@@ -188,4 +188,30 @@ TEST(RuntimeMpi, KilledWorkerLeavesValidReportAndFailedCase) {
   EXPECT_NE(c.at("message").get<std::string>().find("job"), std::string::npos) << c.at("message");
 }
 
+TEST(RuntimeMpi, TimeLimitWarningFinishesTheRunningCaseAndSkipsTheRest) {
+  TempDir dir;
+  const fs::path out = dir.path / "usr1.h5";
+  const std::string cmd = fmt::format(
+      "{} run --preset small --workloads subset-mean --paths cpu1,cpuN --repeats 6 --warmup 0 "
+      "--no-ceilings --out {} > {}/stdout 2> {}/stderr & pid=$!; "
+      "for i in $(seq 1 300); do "
+      "  if grep -q progress {}/.scalebench-*/stream-0.jsonl 2>/dev/null; then break; fi; sleep "
+      "0.1; done; "
+      "kill -USR1 $pid; wait $pid; echo $? > {}/rc",
+      SB_LAUNCHER_EXE, out.string(), dir.path.string(), dir.path.string(), dir.path.string(),
+      dir.path.string());
+  run(cmd);
+  std::ifstream rc_in(dir.path / "rc");
+  int rc = -1;
+  rc_in >> rc;
+  EXPECT_EQ(rc, 1);
+  const auto model = sb::results::read_report(out.string());
+  ASSERT_EQ(model.at("cases").size(), 2u);
+  EXPECT_EQ(model.at("cases")[0].at("status"), "ok");  // the running case finished
+  EXPECT_EQ(model.at("cases")[1].at("status"), "skipped");
+  EXPECT_NE(model.at("cases")[1].at("message").get<std::string>().find("SIGUSR1"),
+            std::string::npos);
+  EXPECT_EQ(model.at("attrs").at("status"), "stopped by SIGUSR1");
+}
+
 }  // namespace

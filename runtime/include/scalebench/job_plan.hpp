@@ -24,6 +24,7 @@ struct JobPlan {
   std::string stream_path;       ///< where the scheduler appends records
   double case_timeout_s = 0;     ///< 0: none
   bool measure_ceilings = true;  ///< STREAM triad / DGEMM (and GPU copy / GEMM) at start-up
+  std::string stop_path;         ///< when this file exists, stop before the next case
 
   [[nodiscard]] nlohmann::json to_json() const;
   static JobPlan from_json(const nlohmann::json& j);
