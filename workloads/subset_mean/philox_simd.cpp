@@ -206,7 +206,10 @@ const Kernels& kernels(Isa isa, Math math) {
 }
 
 const Kernels& best_kernels() {
-  return kernels(best_isa(), Math::own);
+  // The scalar variant takes SLEEF's math (the reference itself): its own math leans on fused
+  // multiply-adds, which baseline x86-64 lacks (std::fma in software).
+  const Isa isa = best_isa();
+  return kernels(isa, isa == Isa::scalar ? Math::sleef : Math::own);
 }
 
 namespace {

@@ -41,7 +41,7 @@ namespace sb::data::simd {
 
 /// A variant's kernels; throws sb::EnvironmentError when `isa` is not available here.
 [[nodiscard]] const Kernels& kernels(Isa isa, Math math = Math::own);
-/// kernels(best_isa(), Math::own).
+/// kernels(best_isa(), Math::own); Math::sleef (the reference itself) when the best is scalar.
 [[nodiscard]] const Kernels& best_kernels();
 
 /// Elements first..first+count-1 of the uniform stream (any start, any length).
