@@ -595,11 +595,14 @@ NormalSums k_normal_sums(std::uint64_t seed, std::uint32_t stream, std::uint64_t
   const std::size_t steps = (count + L - 1) / L;
   vd ua;
   vd ub;
-  uniforms_of_blocks<V>(V::iota(first), stream, rk, ua, ub);
+  typename V::vi b = V::iota(first);
+  const typename V::vi step = V::set1(L);
+  uniforms_of_blocks<V>(b, stream, rk, ua, ub);
   for (std::size_t s = 0; s + 1 < steps; ++s) {
     const vd ca = ua;
     const vd cb = ub;
-    uniforms_of_blocks<V>(V::iota(first + (s + 1) * L), stream, rk, ua, ub);
+    b = V::add(b, step);
+    uniforms_of_blocks<V>(b, stream, rk, ua, ub);
     bm.sum_terms(ca, cb, z0, z1);
     acc0 = V::add(acc0, z0);
     acc1 = V::add(acc1, z1);
@@ -623,11 +626,14 @@ double k_normal_pair_total(std::uint64_t seed, std::uint32_t stream, std::uint64
   const std::size_t steps = (count + L - 1) / L;
   vd ua;
   vd ub;
-  uniforms_of_blocks<V>(V::iota(first), stream, rk, ua, ub);
+  typename V::vi b = V::iota(first);
+  const typename V::vi step = V::set1(L);
+  uniforms_of_blocks<V>(b, stream, rk, ua, ub);
   for (std::size_t s = 0; s + 1 < steps; ++s) {  // software-pipelined as k_normal_sums
     const vd ca = ua;
     const vd cb = ub;
-    uniforms_of_blocks<V>(V::iota(first + (s + 1) * L), stream, rk, ua, ub);
+    b = V::add(b, step);
+    uniforms_of_blocks<V>(b, stream, rk, ua, ub);
     acc = V::add(acc, bm.pair_total(ca, cb));
   }
   const int n = static_cast<int>(count - (steps - 1) * L);
