@@ -83,9 +83,13 @@ void run_repeat(RankContext& ctx, WorkerCase& wc) {
   Message m;
   while (true) {
     while (awaiting > 0 && try_receive(ctx.world, 0, MPI_ANY_TAG, m)) handle(m);
+    // After every submit: a synchronous (CPU) task is already done, and asking for its
+    // replacement at once keeps the next task on its way while this worker computes.
     while (!queue.empty() && static_cast<int>(wc.in_flight()) < depth) {
       wc.submit(queue.front());
       queue.pop_front();
+      while (auto o = wc.poll(false)) finished.push_back(std::move(*o));
+      if (!finished.empty()) send_request(no_more ? 0 : static_cast<int>(finished.size()));
     }
     while (auto o = wc.poll(false)) finished.push_back(std::move(*o));
     if (!finished.empty()) send_request(no_more ? 0 : static_cast<int>(finished.size()));
