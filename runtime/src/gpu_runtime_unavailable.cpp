@@ -38,3 +38,9 @@ nlohmann::json measure_gpu_ceilings(GpuContext&) {
   return nlohmann::json::array();
 }
 }  // namespace sb
+
+namespace sb {
+GpuMemoryInfo gpu_memory_info(const GpuContext&) {
+  return {};
+}
+}  // namespace sb

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "memory_check.hpp"
 #include "message.hpp"
 #include "rank.hpp"
 #include "scalebench/clock.hpp"
@@ -129,6 +130,8 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
   SB_MPI_CHECK(
       MPI_Comm_split(ctx.workers, has_gpu ? 0 : MPI_UNDEFINED, ctx.rank, &ctx.gpu_workers));
   if (has_gpu) ctx.gpu_ctx = create_gpu_context(ctx.gpu, ctx.gpu_workers, &ctx.gpu_startup);
+  // Workers sharing this node's host memory (a multi-* case runs them all at once).
+  const NodeWorkers on_node = node_workers(ctx.workers, has_gpu);
 
   omp_set_num_threads(ctx.threads);
   openblas_set_num_threads(ctx.threads);
@@ -163,7 +166,24 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
           omp_set_num_threads(env.threads);
           openblas_set_num_threads(env.threads);
           wc.reset();
-          wc = find_workload(spec.workload).make_worker(spec, env);
+          const Workload& wl = find_workload(spec.workload);
+          if (wl.memory_needed) {
+            // Before anything is allocated: a case too large for this worker fails alone.
+            MemoryBudget budget;
+            budget.host_sharers =
+                env.size <= 1 ? 1
+                              : std::max(1, env.device == Device::gpu ? on_node.gpu : on_node.all);
+            budget.host_total = host_memory_available();
+            if (budget.host_total >= 0)
+              budget.host_available = budget.host_total / budget.host_sharers;
+            if (env.gpu != nullptr) {
+              const GpuMemoryInfo gm = gpu_memory_info(*env.gpu);
+              budget.gpu = gm.device;
+              budget.gpu_free = gm.free_bytes;
+            }
+            check_memory(spec.workload, wl.memory_needed(spec, env), budget);
+          }
+          wc = wl.make_worker(spec, env);
           send_empty(ctx.world, 0, kTagReady);
           break;
         }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "groupby/config.hpp"
+#include "groupby/memory_estimate.hpp"
 #include "groupby/protocol.hpp"
 #include "groupby/validation.hpp"
 #include "groupby/worker_cpu.hpp"
@@ -173,6 +174,9 @@ Workload groupby_workload() {
   };
   w.cross_check = [](const Fingerprint& a, const Fingerprint& b) {
     return cross_check_fingerprints(a, b);
+  };
+  w.memory_needed = [](const CaseSpec& spec, const CaseEnv& env) {
+    return groupby::memory_needed(spec, env);
   };
   return w;
 }

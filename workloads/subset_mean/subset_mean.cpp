@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scalebench/error.hpp"
+#include "subset_mean/memory_estimate.hpp"
 #include "subset_mean/subset_mean_cpu.hpp"
 #include "subset_mean/subset_mean_plan.hpp"
 
@@ -227,6 +228,9 @@ Workload subset_mean_workload() {
   };
   w.cross_check = [](const Fingerprint& reference, const Fingerprint& other) {
     return subset_mean::cross_check(reference, other);
+  };
+  w.memory_needed = [](const CaseSpec& spec, const CaseEnv& env) {
+    return subset_mean::memory_needed(spec, env);
   };
   return w;
 }

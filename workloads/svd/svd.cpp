@@ -1,6 +1,7 @@
 #include "svd/svd.hpp"
 
 #include "scalebench/error.hpp"
+#include "svd/memory_estimate.hpp"
 #include "svd/svd_config.hpp"
 #include "svd/svd_scheduler.hpp"
 #include "svd/svd_worker_cpu.hpp"
@@ -36,6 +37,9 @@ Workload svd_workload() {
   };
   w.cross_check = [](const Fingerprint& ref, const Fingerprint& other) {
     return svd::cross_check(ref, other);
+  };
+  w.memory_needed = [](const CaseSpec& spec, const CaseEnv& env) {
+    return svd::memory_needed(spec, env);
   };
   return w;
 }

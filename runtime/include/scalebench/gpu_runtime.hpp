@@ -56,3 +56,16 @@ namespace sb {
 [[nodiscard]] nlohmann::json measure_gpu_ceilings(GpuContext& ctx);
 
 }  // namespace sb
+
+namespace sb {
+
+/// Free and total memory of a worker's GPU, in bytes (cudaMemGetInfo on its device), and the
+/// device's ordinal. In a build without CUDA: all zero.
+struct GpuMemoryInfo {
+  int device = -1;
+  double free_bytes = 0;
+  double total_bytes = 0;
+};
+[[nodiscard]] GpuMemoryInfo gpu_memory_info(const GpuContext& ctx);
+
+}  // namespace sb

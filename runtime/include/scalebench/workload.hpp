@@ -152,6 +152,14 @@ class SchedulerCase {
   [[nodiscard]] virtual Work work() const = 0;
 };
 
+/// Memory one worker of a case needs (an estimate from the parameters, made before anything is
+/// allocated): host bytes and, on GPU paths, device bytes. The runtime compares it with what the
+/// worker has and fails the case alone, with both figures, when it does not fit.
+struct MemoryNeed {
+  double host_bytes = 0;
+  double device_bytes = 0;
+};
+
 /// A workload as the registry knows it.
 struct Workload {
   std::string name;  ///< "subset-mean", "svd", "groupby"
@@ -169,6 +177,9 @@ struct Workload {
   /// Compares a case's fingerprint with the reference case's (single-cpu when present).
   std::function<std::vector<Check>(const Fingerprint& reference, const Fingerprint& other)>
       cross_check;
+  /// Optional: memory a worker needs for the case (env as make_worker would get it, without the
+  /// GPU context). Empty: no check.
+  std::function<MemoryNeed(const CaseSpec&, const CaseEnv&)> memory_needed;
 };
 
 /// Every workload compiled in, in suite order.
