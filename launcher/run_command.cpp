@@ -173,6 +173,21 @@ int run_command(RunOptions& o, const std::string& command_line) {
   std::vector<CaseSpec> to_run;
   for (const auto& c : cases)
     if (kept.count(c.id) == 0) to_run.push_back(c);
+  // Cases of the resumed report that this run does not plan (other options than the first
+  // run's) are kept after the planned ones, so that resuming into the same file loses nothing.
+  std::vector<nlohmann::json> unplanned;
+  if (!o.resume.empty()) {
+    std::set<std::string> planned;
+    for (const auto& c : cases) planned.insert(c.id);
+    for (const auto& c : previous.value("cases", nlohmann::json::array()))
+      if (planned.count(c.value("id", "")) == 0) unplanned.push_back(c);
+    if (!unplanned.empty())
+      fmt::print(stderr,
+                 "scalebench: --resume: {} case(s) of {} are not in this run's plan and are kept "
+                 "as they are (give the first run's --preset/--workloads/--paths/--param to "
+                 "resume them)\n",
+                 unplanned.size(), o.resume);
+  }
 
   // Where are we, and how is the job laid out?
   std::string gpu_why;
@@ -233,7 +248,8 @@ int run_command(RunOptions& o, const std::string& command_line) {
         {"status", "running"}}},
       {"system", previous.is_null() ? nlohmann::json::object()
                                     : previous.value("system", nlohmann::json::object())},
-      {"startup", nlohmann::json::object()},
+      {"startup", previous.is_null() ? nlohmann::json::object()
+                                     : previous.value("startup", nlohmann::json::object())},
       {"cases", nlohmann::json::array()}};
   // Cases in plan order: kept ones from --resume, the others as they finish.
   std::map<int, nlohmann::json> by_index;
@@ -246,6 +262,11 @@ int run_command(RunOptions& o, const std::string& command_line) {
   auto rebuild_cases = [&] {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& [i, rec] : by_index) arr.push_back(rec);
+    int next = static_cast<int>(cases.size());
+    for (auto rec : unplanned) {
+      rec["index"] = next++;
+      arr.push_back(rec);
+    }
     model["cases"] = arr;
   };
 
