@@ -12,3 +12,15 @@ if(SCALEBENCH_SANITIZE)
     $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
   target_link_options(sb_options INTERFACE -fsanitize=address,undefined)
 endif()
+
+# Fuzzing (tools/fuzz): clang only; every target gets libFuzzer's coverage instrumentation and
+# AddressSanitizer + UBSan, the fuzz programs link -fsanitize=fuzzer (cmake/ScalebenchFuzz.cmake).
+option(SCALEBENCH_FUZZ "Build libFuzzer targets (clang only; see tools/fuzz)" OFF)
+if(SCALEBENCH_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "SCALEBENCH_FUZZ=ON needs clang (CXX=clang++), not ${CMAKE_CXX_COMPILER_ID}")
+  endif()
+  target_compile_options(sb_options INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g>)
+  target_link_options(sb_options INTERFACE -fsanitize=address,undefined)
+endif()

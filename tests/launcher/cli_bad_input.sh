@@ -45,4 +45,34 @@ check 2 "resume from missing report" run --resume "$tmp/none.h5"
 printf 'not hdf5' >"$tmp/junk.h5"
 check 2 "resume from a non-HDF5 file" run --resume "$tmp/junk.h5"
 check 2 "info bad format" info --format xml
+# Sizes whose element counts overflow 64 bits, zero and negative sizes of every workload.
+check 2 "svd m*n overflows int64" run --workloads svd --param svd.m=4611686018427387904 --param svd.n=50 --param svd.chunk=64
+check 2 "svd zero chunk" run --workloads svd --param svd.chunk=0
+check 2 "svd chunk < n" run --workloads svd --preset tiny --param svd.chunk=10
+check 2 "groupby rows beyond 2^40" run --workloads groupby --param groupby.rows=99999999999999
+check 2 "groupby zero partition" run --workloads groupby --param groupby.partition=0
+check 2 "groupby negative cardinality" run --workloads groupby --param groupby.cardinality=-1
+# Bad report files, for run --resume, report and compare. The seed report of the fuzz corpus is
+# a valid one-case report; a truncated copy, and a copy of another schema version (when h5py is
+# there to write one).
+good=$(dirname "$0")/../fuzz/corpus/report/one_case.h5
+head -c 3000 "$good" >"$tmp/truncated.h5"
+check 2 "resume from a truncated report" run --resume "$tmp/truncated.h5" --out "$tmp/partial.h5"
+check 2 "report of a truncated file" report "$tmp/truncated.h5"
+check 2 "report of a non-HDF5 file" report "$tmp/junk.h5"
+check 2 "compare with a truncated file" compare "$good" "$tmp/truncated.h5"
+if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
+  cp "$good" "$tmp/v99.h5"
+  /usr/bin/python3 -c "import h5py, sys; f = h5py.File(sys.argv[1], 'r+'); f.attrs['schema_version'] = 99; f.close()" "$tmp/v99.h5"
+  check 2 "resume from a report of another schema version" run --resume "$tmp/v99.h5" --out "$tmp/partial.h5"
+  check 2 "report of another schema version" report "$tmp/v99.h5"
+else
+  echo "skip: schema version checks (no h5py)"
+fi
+check 2 "report output folder missing" report "$good" --out /nonexistent-dir/r.txt
+check 2 "report folder is a file" run --preset tiny --out "$tmp/junk.h5/r.h5"
+# No partial report is ever left by a refused command line.
+if [ -e "$tmp/partial.h5" ] || ls "$tmp"/.scalebench-* >/dev/null 2>&1; then
+  echo "FAIL: a refused run left a report or a work folder behind"; fail=1
+fi
 exit $fail
