@@ -152,8 +152,9 @@ void BM_AggregateDense(benchmark::State& state) {
 }
 
 /// by-key: 10^8 rows into 10^7 groups: table clear + aggregation (+ compaction to records).
-/// mode 0: direct global-table atomics; 1: the same + compaction; 2: L2-blocked (rows staged
-/// by table region, then aggregated region by region) + compaction.
+/// mode 0: direct global-table atomics; 1: the same + compaction; 2: partitioned (rows staged
+/// by table region, split into shared-memory slices, aggregated slice by slice) + compaction;
+/// 3: staged by region and aggregated region by region in L2 (no slices) + compaction.
 void BM_AggregateByKey(benchmark::State& state) {
   const int mode = static_cast<int>(state.range(0));
   const bool with_compact = mode != 0;
@@ -166,11 +167,11 @@ void BM_AggregateByKey(benchmark::State& state) {
   long long counts[1], offsets[1];
   std::int64_t groups = 0;
   gb::gpu::HashStage stage;
-  if (mode == 2) stage = gb::gpu::make_stage(t, g.ctx.prop, kRows);
+  if (mode >= 2) stage = gb::gpu::make_stage(t, g.ctx.prop, kRows, 0, mode == 2);
   for (auto _ : state) {
     state.SetIterationTime(1e-3 * g.time_ms([&] {
       gb::gpu::hash_clear(t, g.ctx.stream);
-      if (mode == 2) {
+      if (mode >= 2) {
         gb::gpu::stage_rows(t, stage, in, kRows, g.ctx.stream);
         gb::gpu::stage_flush(t, stage, g.ctx.stream);
       } else {
@@ -179,8 +180,10 @@ void BM_AggregateByKey(benchmark::State& state) {
       if (with_compact) groups = gb::gpu::hash_compact(t, 1, out, counts, offsets, g.ctx.stream);
     }));
   }
-  if (mode == 2) {
+  if (mode >= 2) {
     state.counters["regions"] = static_cast<double>(1 << stage.region_bits);
+    state.counters["slices"] =
+        static_cast<double>(stage.slices_per_region) * static_cast<double>(1 << stage.region_bits);
     gb::gpu::free_stage(stage);
   }
   finish(state, kRows, static_cast<double>(def.bytes_per_row()) * kRows);
@@ -253,6 +256,7 @@ BENCHMARK(BM_AggregateByKey)
     ->Arg(0)
     ->Arg(1)
     ->Arg(2)
+    ->Arg(3)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.3);

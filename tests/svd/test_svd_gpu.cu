@@ -117,7 +117,8 @@ void compare_engines(GpuContext& ctx, const Config& cfg) {
         worst = std::max(worst, std::fabs(g[r] - sign * uc[r]));
     }
   }
-  EXPECT_LT(worst, 1e-8) << cfg.gpu_svd;
+  EXPECT_LT(worst, 1e-8) << cfg.gpu_svd << " " << cfg.gpu_local;
+  EXPECT_EQ(gpu.stacked(), cfg.gpu_stack());
   const auto v = gpu.validate();
   ASSERT_EQ(v.size(), 3u);
   EXPECT_LT(std::sqrt(v[0] / v[1]), 1e-12) << cfg.gpu_svd;
@@ -131,6 +132,23 @@ TEST_F(SvdGpu, TinyMatchesCpuWithEverySvdRoutine) {
     Config cfg = parse(preset("tiny"));
     cfg.gpu_svd = method;
     compare_engines(*ctx_, cfg);
+  }
+}
+
+TEST_F(SvdGpu, StackedAndPerBlockFirstLevelsMatchCpu) {
+  // Square blocks (auto stacks them) and tall blocks (auto factors each), both ways.
+  for (const char* local : {"stack", "blocks"}) {
+    for (const char* preset_name : {"tiny", "small"}) {
+      Config cfg = parse(preset(preset_name));
+      cfg.gpu_local = local;
+      compare_engines(*ctx_, cfg);
+    }
+    Config square;
+    square.m = 1200;
+    square.n = 100;
+    square.chunk = 100;
+    square.gpu_local = local;
+    compare_engines(*ctx_, square);
   }
 }
 

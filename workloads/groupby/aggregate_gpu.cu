@@ -409,7 +409,7 @@ constexpr int kMaxRegions = 1024;
 
 __global__ void __launch_bounds__(kStageThreads)
     stage_rows_kernel(unsigned long long* __restrict__ slots, std::uint64_t mask, int width,
-                      unsigned fields, int shift, int regions,
+                      unsigned fields, int shift, unsigned sub_mask, int regions,
                       const std::int64_t* __restrict__ keys, const double* __restrict__ x,
                       const double* __restrict__ y, std::int64_t n, std::int64_t* __restrict__ skey,
                       double* __restrict__ sx, double* __restrict__ sy, std::int64_t rcap,
@@ -427,7 +427,7 @@ __global__ void __launch_bounds__(kStageThreads)
     const long long k = valid ? keys[i] : 0;
     const double xv = valid ? x[i] : 0.0;
     const double yv = (valid && ry) ? y[i] : 0.0;
-    const int r = valid ? static_cast<int>((slot_hash(k) & mask) >> shift) : 0;
+    const int r = valid ? static_cast<int>(((slot_hash(k) & mask) >> shift) & sub_mask) : 0;
     const unsigned long long mine = warp_claim(s_cnt, r, valid);
     __syncthreads();
     for (int q = threadIdx.x; q < regions; q += blockDim.x) {
@@ -447,6 +447,113 @@ __global__ void __launch_bounds__(kStageThreads)
         if (s != nullptr) accumulate(s, fields, 1ull, xv, yv, xv * xv, xv, xv);
       }
     }
+  }
+}
+
+/// accumulate() for a slot in shared memory (plain reads instead of L2 loads).
+__device__ __forceinline__ void accumulate_shared(unsigned long long* s, unsigned fields, double x,
+                                                  double y) {
+  atomicAdd(s + 1, 1ull);
+  int w = 2;
+  if (fields & kSumX) atomicAdd(reinterpret_cast<double*>(s + w++), x);
+  if (fields & kSumY) atomicAdd(reinterpret_cast<double*>(s + w++), y);
+  if (fields & kSumSqX) atomicAdd(reinterpret_cast<double*>(s + w++), x * x);
+  if (fields & kMinX) {
+    double* p = reinterpret_cast<double*>(s + w++);
+    if (x < *reinterpret_cast<volatile double*>(p)) atomic_min_double(p, x);
+  }
+  if (fields & kMaxX) {
+    double* p = reinterpret_cast<double*>(s + w++);
+    if (x > *reinterpret_cast<volatile double*>(p)) atomic_max_double(p, x);
+  }
+}
+
+constexpr int kSliceThreads = 512;
+constexpr std::size_t kSliceBytes = 100 * 1024;  // two blocks per SM
+
+/// One block per slice of 2^slice_bits slots: the slice is loaded into shared memory, the
+/// slice's rows are aggregated there, and the slice is written back. A row whose linear probe
+/// reaches the end of the slice is written back, compacted, to the front of its own bucket
+/// (safe: in every round all rows are read before any is written, and the writes land below
+/// the round's first row) and counted in spilled[slice].
+__global__ void __launch_bounds__(kSliceThreads)
+    slice_aggregate_kernel(unsigned long long* __restrict__ slots, std::uint64_t mask, int width,
+                           unsigned fields, int slice_bits, std::int64_t* __restrict__ keys,
+                           double* __restrict__ x, double* __restrict__ y, std::int64_t cap,
+                           const unsigned long long* __restrict__ cursor,
+                           unsigned long long* __restrict__ spilled) {
+  extern __shared__ unsigned long long s_slice[];
+  __shared__ unsigned s_spill;
+  const int slots_per_slice = 1 << slice_bits;
+  const std::uint64_t slice = blockIdx.x;
+  const std::uint64_t first = slice << slice_bits;
+  unsigned long long* g = slots + first * static_cast<std::uint64_t>(width);
+  const int words = slots_per_slice * width;
+  for (int j = threadIdx.x; j < words; j += blockDim.x) s_slice[j] = __ldcg(g + j);
+  if (threadIdx.x == 0) s_spill = 0;
+  __syncthreads();
+  const std::int64_t n = min(static_cast<std::int64_t>(cursor[slice]), cap);
+  std::int64_t* kin = keys + static_cast<std::int64_t>(slice) * cap;
+  double* xin = x + static_cast<std::int64_t>(slice) * cap;
+  const bool ry = (fields & kSumY) != 0;
+  double* yin = ry ? y + static_cast<std::int64_t>(slice) * cap : nullptr;
+  for (std::int64_t r0 = 0; r0 < n; r0 += blockDim.x) {
+    const std::int64_t i = r0 + threadIdx.x;
+    const bool valid = i < n;
+    long long k = 0;
+    double xv = 0.0, yv = 0.0;
+    if (valid) {
+      k = kin[i];
+      xv = xin[i];
+      if (ry) yv = yin[i];
+    }
+    __syncthreads();
+    if (!valid) continue;
+    unsigned long long* hit = nullptr;
+    for (int p = static_cast<int>((slot_hash(k) & mask) - first); p < slots_per_slice; ++p) {
+      unsigned long long* c = s_slice + p * width;
+      const unsigned long long cur = *reinterpret_cast<volatile unsigned long long*>(c);
+      if (cur == static_cast<unsigned long long>(k)) {
+        hit = c;
+        break;
+      }
+      if (cur == kEmptyKey) {
+        const unsigned long long prev = atomicCAS(c, kEmptyKey, static_cast<unsigned long long>(k));
+        if (prev == kEmptyKey || prev == static_cast<unsigned long long>(k)) {
+          hit = c;
+          break;
+        }
+      }
+    }
+    if (hit != nullptr) {
+      accumulate_shared(hit, fields, xv, yv);
+    } else {
+      const unsigned q = atomicAdd(&s_spill, 1u);
+      kin[q] = k;
+      xin[q] = xv;
+      if (ry) yin[q] = yv;
+    }
+  }
+  __syncthreads();
+  for (int j = threadIdx.x; j < words; j += blockDim.x) g[j] = s_slice[j];
+  if (threadIdx.x == 0) spilled[slice] = s_spill;
+}
+
+/// The rows slice_aggregate_kernel could not place, into the global table (one block per slice).
+__global__ void spill_rows_kernel(unsigned long long* __restrict__ slots, std::uint64_t mask,
+                                  int width, unsigned fields, const std::int64_t* __restrict__ keys,
+                                  const double* __restrict__ x, const double* __restrict__ y,
+                                  std::int64_t cap, const unsigned long long* __restrict__ spilled,
+                                  int* overflow) {
+  const std::int64_t slice = blockIdx.x;
+  const auto n = static_cast<std::int64_t>(spilled[slice]);
+  const bool ry = (fields & kSumY) != 0;
+  for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const std::int64_t o = slice * cap + i;
+    const double xv = x[o];
+    const double yv = ry ? y[o] : 0.0;
+    unsigned long long* s = upsert_slot(slots, mask, width, keys[o], overflow);
+    if (s != nullptr) accumulate(s, fields, 1ull, xv, yv, xv * xv, xv, xv);
   }
 }
 
@@ -650,10 +757,43 @@ bool stage_pays(const HashTable& t, const cudaDeviceProp& prop) {
   return bytes > 4.0 * static_cast<double>(prop.l2CacheSize) && t.capacity >= 1 << 16;
 }
 
+namespace {
+
+int log2_capacity(const HashTable& t) {
+  int b = 0;
+  while ((std::int64_t{1} << b) < t.capacity) ++b;
+  return b;
+}
+
+/// Slice size for shared memory: the largest power of two of slots within kSliceBytes.
+int slice_bits_for(int width) {
+  int b = 0;
+  while ((std::size_t{2} << b) * static_cast<std::size_t>(width) * 8 <= kSliceBytes) ++b;
+  return b;
+}
+
+void stage_launch(const HashTable& t, int shift, unsigned sub_mask, int regions,
+                  const std::int64_t* key, const double* x, const double* y, std::int64_t n,
+                  std::int64_t* okey, double* ox, double* oy, std::int64_t cap,
+                  unsigned long long* cursor, cudaStream_t stream) {
+  if (n <= 0) return;
+  stage_rows_kernel<<<grid_for(n, kStageThreads, 8), kStageThreads, 0, stream>>>(
+      reinterpret_cast<unsigned long long*>(t.slots), static_cast<std::uint64_t>(t.capacity - 1),
+      t.width, t.fields, shift, sub_mask, regions, key, x, y, n, okey, ox, oy, cap, cursor,
+      t.overflow);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+double stage_bytes(std::int64_t rows, bool with_y) {
+  // Both levels hold every row once (plus headroom); 16 or 24 bytes a row.
+  return 2.3 * (with_y ? 24.0 : 16.0) * static_cast<double>(rows) + 64.0 * (1 << 20);
+}
+
 HashStage make_stage(const HashTable& t, const cudaDeviceProp& prop, std::int64_t rows,
-                     int region_bits) {
-  int log2cap = 0;
-  while ((std::int64_t{1} << log2cap) < t.capacity) ++log2cap;
+                     int region_bits, bool slices) {
+  const int log2cap = log2_capacity(t);
   if (region_bits <= 0) {
     const double bytes = static_cast<double>(t.capacity) * t.width * 8.0;
     const double region = std::max(1.0, static_cast<double>(prop.l2CacheSize) / 4.0);
@@ -671,30 +811,64 @@ HashStage make_stage(const HashTable& t, const cudaDeviceProp& prop, std::int64_
   if (t.fields & kSumY) SB_CUDA_CHECK(cudaMalloc(&s.y, sizeof(double) * total));
   SB_CUDA_CHECK(cudaMalloc(&s.cursor, sizeof(unsigned long long) * regions));
   SB_CUDA_CHECK(cudaMemset(s.cursor, 0, sizeof(unsigned long long) * regions));
+  const int sb = slice_bits_for(t.width);
+  const int split = log2cap - region_bits - sb;  // log2 of slices per region
+  if (slices && sb >= 6 && split >= 0 && split <= 10) {
+    s.slice_bits = sb;
+    s.slices_per_region = 1 << split;
+    const std::int64_t count = regions << split;
+    if (split == 0) {
+      // A region is a slice: the first level's buckets are the slices' buckets.
+      s.slice_capacity = s.region_capacity;
+      s.skey = s.key;
+      s.sx = s.x;
+      s.sy = s.y;
+      s.scursor = s.cursor;
+    } else {
+      s.slice_capacity = rows / count + rows / count / 10 + 1024;
+      const auto stotal = static_cast<std::size_t>(count * s.slice_capacity);
+      SB_CUDA_CHECK(cudaMalloc(&s.skey, sizeof(std::int64_t) * stotal));
+      SB_CUDA_CHECK(cudaMalloc(&s.sx, sizeof(double) * stotal));
+      if (t.fields & kSumY) SB_CUDA_CHECK(cudaMalloc(&s.sy, sizeof(double) * stotal));
+      SB_CUDA_CHECK(cudaMalloc(&s.scursor, sizeof(unsigned long long) * count));
+      SB_CUDA_CHECK(cudaMemset(s.scursor, 0, sizeof(unsigned long long) * count));
+    }
+    SB_CUDA_CHECK(cudaMalloc(&s.spilled, sizeof(unsigned long long) * count));
+    SB_CUDA_CHECK(cudaFuncSetAttribute(slice_aggregate_kernel,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(kSliceBytes)));
+  }
   return s;
 }
 
 void free_stage(HashStage& s) {
+  const bool own_slices = s.skey != nullptr && s.skey != s.key;
   for (void* p : {static_cast<void*>(s.key), static_cast<void*>(s.x), static_cast<void*>(s.y),
-                  static_cast<void*>(s.cursor)})
+                  static_cast<void*>(s.cursor), static_cast<void*>(s.spilled)})
     if (p != nullptr) (void)cudaFree(p);
+  if (own_slices)
+    for (void* p : {static_cast<void*>(s.skey), static_cast<void*>(s.sx), static_cast<void*>(s.sy),
+                    static_cast<void*>(s.scursor)})
+      if (p != nullptr) (void)cudaFree(p);
   s = HashStage{};
 }
 
 void stage_clear(const HashStage& s, cudaStream_t stream) {
   SB_CUDA_CHECK(cudaMemsetAsync(s.cursor, 0, sizeof(unsigned long long) << s.region_bits, stream));
+  if (s.scursor != nullptr && s.scursor != s.cursor)
+    SB_CUDA_CHECK(
+        cudaMemsetAsync(s.scursor, 0,
+                        sizeof(unsigned long long) *
+                            (static_cast<std::size_t>(s.slices_per_region) << s.region_bits),
+                        stream));
 }
 
 void stage_rows(const HashTable& t, const HashStage& s, const ColumnPtrs& in, std::int64_t n,
                 cudaStream_t stream) {
-  if (n <= 0) return;
-  int log2cap = 0;
-  while ((std::int64_t{1} << log2cap) < t.capacity) ++log2cap;
-  stage_rows_kernel<<<grid_for(n, kStageThreads, 8), kStageThreads, 0, stream>>>(
-      reinterpret_cast<unsigned long long*>(t.slots), static_cast<std::uint64_t>(t.capacity - 1),
-      t.width, t.fields, log2cap - s.region_bits, 1 << s.region_bits, in.key, in.x, in.y, n, s.key,
-      s.x, s.y, s.region_capacity, s.cursor, t.overflow);
-  SB_CUDA_CHECK_LAUNCH();
+  const int log2cap = log2_capacity(t);
+  const int regions = 1 << s.region_bits;
+  stage_launch(t, log2cap - s.region_bits, static_cast<unsigned>(regions - 1), regions, in.key,
+               in.x, in.y, n, s.key, s.x, s.y, s.region_capacity, s.cursor, stream);
 }
 
 void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream) {
@@ -703,15 +877,42 @@ void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream) {
   SB_CUDA_CHECK(cudaMemcpyAsync(cursor.data(), s.cursor, sizeof(unsigned long long) * regions,
                                 cudaMemcpyDeviceToHost, stream));
   SB_CUDA_CHECK(cudaStreamSynchronize(stream));
-  for (int r = 0; r < regions; ++r) {
-    const auto n = static_cast<std::int64_t>(std::min<unsigned long long>(
-        cursor[r], static_cast<unsigned long long>(s.region_capacity)));
-    if (n == 0) continue;
-    const std::int64_t o = static_cast<std::int64_t>(r) * s.region_capacity;
-    hash_rows_kernel<<<grid_for(n, 256, 16), 256, 0, stream>>>(
-        reinterpret_cast<unsigned long long*>(t.slots), static_cast<std::uint64_t>(t.capacity - 1),
-        t.width, t.fields, s.key + o, s.x + o, s.y != nullptr ? s.y + o : nullptr, n, t.overflow);
+  auto* slots = reinterpret_cast<unsigned long long*>(t.slots);
+  const auto mask = static_cast<std::uint64_t>(t.capacity - 1);
+  if (s.slice_bits > 0) {
+    // Second level: every region's rows into its slices' buckets.
+    const auto per = static_cast<std::int64_t>(s.slices_per_region);
+    if (s.skey != s.key) {
+      for (int r = 0; r < regions; ++r) {
+        const auto n = static_cast<std::int64_t>(std::min<unsigned long long>(
+            cursor[r], static_cast<unsigned long long>(s.region_capacity)));
+        const std::int64_t o = static_cast<std::int64_t>(r) * s.region_capacity;
+        const std::int64_t so = static_cast<std::int64_t>(r) * per * s.slice_capacity;
+        stage_launch(t, s.slice_bits, static_cast<unsigned>(per - 1), static_cast<int>(per),
+                     s.key + o, s.x + o, s.y != nullptr ? s.y + o : nullptr, n, s.skey + so,
+                     s.sx + so, s.sy != nullptr ? s.sy + so : nullptr, s.slice_capacity,
+                     s.scursor + static_cast<std::int64_t>(r) * per, stream);
+      }
+    }
+    const auto count = static_cast<unsigned>(per * regions);
+    slice_aggregate_kernel<<<count, kSliceThreads, kSliceBytes, stream>>>(
+        slots, mask, t.width, t.fields, s.slice_bits, s.skey, s.sx, s.sy, s.slice_capacity,
+        s.scursor, s.spilled);
     SB_CUDA_CHECK_LAUNCH();
+    spill_rows_kernel<<<count, 128, 0, stream>>>(slots, mask, t.width, t.fields, s.skey, s.sx, s.sy,
+                                                 s.slice_capacity, s.spilled, t.overflow);
+    SB_CUDA_CHECK_LAUNCH();
+  } else {
+    for (int r = 0; r < regions; ++r) {
+      const auto n = static_cast<std::int64_t>(std::min<unsigned long long>(
+          cursor[r], static_cast<unsigned long long>(s.region_capacity)));
+      if (n == 0) continue;
+      const std::int64_t o = static_cast<std::int64_t>(r) * s.region_capacity;
+      hash_rows_kernel<<<grid_for(n, 256, 16), 256, 0, stream>>>(
+          slots, mask, t.width, t.fields, s.key + o, s.x + o, s.y != nullptr ? s.y + o : nullptr, n,
+          t.overflow);
+      SB_CUDA_CHECK_LAUNCH();
+    }
   }
   stage_clear(s, stream);
 }

@@ -89,13 +89,17 @@ void summarize_records(const HashTable& t, const std::uint64_t* records, std::in
 /// True when a probe overflowed (synchronises).
 [[nodiscard]] bool hash_overflowed(const HashTable& t, cudaStream_t stream);
 
-/// L2-blocked high-cardinality aggregation. A table far larger than L2 makes every row a
-/// random DRAM read-modify-write of its slot. Staging first appends each row (key, x, y) to
+/// Partitioned high-cardinality aggregation. A table far larger than L2 makes every row a
+/// random DRAM read-modify-write of its slot. Staging instead appends each row (key, x, y) to
 /// the bucket of the table region its key hashes to (2^region_bits regions of consecutive
-/// slots, each a fraction of L2; block-aggregated cursors, one global atomic per block and
-/// region); the flush then aggregates bucket after bucket, so the region being updated stays
-/// in L2 and its lines go to DRAM once. Rows that find their bucket full are aggregated into
-/// the table directly, so any key distribution is correct.
+/// slots; block-aggregated cursors, one global atomic per block and region). The flush then
+/// splits every region's bucket again, into slices of 2^slice_bits slots small enough for
+/// shared memory, and one thread block per slice loads the slice, aggregates the slice's rows
+/// with shared-memory atomics and writes the slice back: every slot goes through DRAM once and
+/// no row touches global atomics. Rows whose bucket is full, or whose linear probe runs past
+/// the end of its slice, are aggregated into the table directly (after the slice pass), so any
+/// key distribution is correct. Without slices (tables too small to split) the flush
+/// aggregates region after region with L2-resident global atomics.
 struct HashStage {
   int region_bits = 0;
   std::int64_t region_capacity = 0;  ///< rows per bucket
@@ -103,13 +107,24 @@ struct HashStage {
   double* x = nullptr;
   double* y = nullptr;                   ///< only when the table keeps sum y
   unsigned long long* cursor = nullptr;  ///< [regions] rows appended (may pass the capacity)
+  // Second level (shared-memory slices); slice_bits == 0 when off.
+  int slice_bits = 0;
+  int slices_per_region = 0;        ///< 2^(log2 capacity - region_bits - slice_bits)
+  std::int64_t slice_capacity = 0;  ///< rows per slice bucket
+  std::int64_t* skey = nullptr;     ///< [regions * slices_per_region][slice_capacity]
+  double* sx = nullptr;
+  double* sy = nullptr;
+  unsigned long long* scursor = nullptr;  ///< [slices] rows appended
+  unsigned long long* spilled = nullptr;  ///< [slices] rows left for the global table
 };
 /// Whether staging pays for this table on this GPU (the table is several times L2).
 [[nodiscard]] bool stage_pays(const HashTable& t, const cudaDeviceProp& prop);
 /// Buckets for `rows` rows in total (5% + 4096 rows of headroom per bucket); region_bits <= 0
-/// picks regions of about L2 / 4.
+/// picks regions of about L2 / 4. slices = false keeps the one-level (L2) flush.
 [[nodiscard]] HashStage make_stage(const HashTable& t, const cudaDeviceProp& prop,
-                                   std::int64_t rows, int region_bits = 0);
+                                   std::int64_t rows, int region_bits = 0, bool slices = true);
+/// Device bytes make_stage allocates for `rows` rows (both levels).
+[[nodiscard]] double stage_bytes(std::int64_t rows, bool with_y);
 void free_stage(HashStage& s);
 void stage_clear(const HashStage& s, cudaStream_t stream);
 /// Appends rows [0, n) (in.key, in.x, in.y) to the buckets (overflow goes to the table).

@@ -46,11 +46,11 @@ class GpuWorker final : public WorkerCase {
     if (c.def.high_cardinality) {
       const std::int64_t groups = c.max_groups(c.rows);
       table_ = gpu::make_hash(groups, c.def.fields);
-      // L2-blocked aggregation when the table is much larger than L2 and the buckets for every
+      // Partitioned aggregation when the table is much larger than L2 and the buckets for every
       // row of the case fit comfortably (a worker may be handed every task).
       std::size_t free_b = 0, total_b = 0;
       SB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-      const double stage_bytes = 1.1 * 24.0 * static_cast<double>(c.rows);
+      const double stage_bytes = gpu::stage_bytes(c.rows, (c.def.fields & kSumY) != 0);
       if (gpu::stage_pays(table_, ctx_->prop) && stage_bytes < 0.5 * static_cast<double>(free_b))
         stage_ = gpu::make_stage(table_, ctx_->prop, c.rows);
       records_cap_ = groups;

@@ -27,6 +27,10 @@ const std::vector<std::pair<std::string, std::string>>& keys() {
       {"gpu_svd",
        "SVD of R on GPUs: auto (default: eigen-decomposition of R^T R when cond(R) <= 100, "
        "else gesvdj), gesvdj, gesvd or gesvdp"},
+      {"gpu_local",
+       "first QR level on GPUs: auto (default: stack when chunk < 4n), blocks (geqrf of every "
+       "block, then of the stacked R factors) or stack (one geqrf of the worker's stacked "
+       "blocks)"},
   };
   return k;
 }
@@ -69,6 +73,10 @@ Config parse(const Params& params) {
   if (c.gpu_svd != "auto" && c.gpu_svd != "gesvdj" && c.gpu_svd != "gesvd" && c.gpu_svd != "gesvdp")
     throw UsageError(
         fmt::format("svd: gpu_svd must be auto, gesvdj, gesvd or gesvdp (got '{}')", c.gpu_svd));
+  if (params.has("gpu_local")) c.gpu_local = params.str("gpu_local");
+  if (c.gpu_local != "auto" && c.gpu_local != "blocks" && c.gpu_local != "stack")
+    throw UsageError(
+        fmt::format("svd: gpu_local must be auto, blocks or stack (got '{}')", c.gpu_local));
   constexpr std::int64_t int_max = std::numeric_limits<int>::max();
   if (c.chunk < c.n)
     throw UsageError(fmt::format(

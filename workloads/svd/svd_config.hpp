@@ -23,6 +23,15 @@ struct Config {
   /// SVD of R on GPUs: auto (Gram eigen-decomposition when cond(R) <= 100, else gesvdj),
   /// gesvdj (Jacobi), gesvd (QR iteration) or gesvdp (polar decomposition).
   std::string gpu_svd = "auto";
+  /// A GPU worker's first QR level: blocks (cuSOLVER geqrf of every block, then of the stacked
+  /// R factors), stack (the worker's blocks are generated into one tall matrix and factored
+  /// by one geqrf) or auto (stack when chunk < 4n: short blocks make the stacked R factors
+  /// nearly as large as the blocks themselves, so factoring each block is work done twice).
+  std::string gpu_local = "auto";
+  /// Whether a GPU worker factors its blocks as one stacked matrix (gpu_local resolved).
+  [[nodiscard]] bool gpu_stack() const {
+    return gpu_local == "stack" || (gpu_local == "auto" && chunk < 4 * n);
+  }
 
   [[nodiscard]] std::int64_t blocks() const { return m / chunk; }
   /// Flops counted per repeat (SPEC 4.2): 2mn^2 (QR) + 2mn^2 (forming Q) + 2mn^2 (U).

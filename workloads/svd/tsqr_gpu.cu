@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "scalebench/error.hpp"
@@ -82,8 +83,11 @@ GpuTsqr::GpuTsqr(const Config& cfg, GpuContext& ctx, MPI_Comm comm, int rank, in
   const std::size_t fixed = aligned(n * sizeof(double)) * 4 + aligned(nn * sizeof(double)) * 6 +
                             aligned(2 * nn * sizeof(double)) * (1 + receives) +
                             aligned(n * sizeof(double)) * receives + aligned(64 * sizeof(int));
-  const std::size_t per_block = 2 * aligned(static_cast<std::size_t>(chunk * n) * sizeof(double)) +
-                                aligned(n * sizeof(double)) + 2 * nn * sizeof(double);
+  stack_ = cfg_.gpu_stack() && cfg_.m <= std::int64_t{std::numeric_limits<int>::max()};
+  const std::size_t per_block =
+      stack_ ? 2 * static_cast<std::size_t>(chunk * n) * sizeof(double)
+             : 2 * aligned(static_cast<std::size_t>(chunk * n) * sizeof(double)) +
+                   aligned(n * sizeof(double)) + 2 * nn * sizeof(double);
   std::size_t free_b = 0, total_b = 0;
   SB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   const double budget = 0.85 * static_cast<double>(free_b) - static_cast<double>(fixed) -
@@ -101,13 +105,26 @@ GpuTsqr::GpuTsqr(const Config& cfg, GpuContext& ctx, MPI_Comm comm, int rank, in
   SB_CUDA_CHECK(cudaMalloc(&arena_, fixed + per_block * cap + 16 * kAlign));
   Carver c(arena_);
   scales_ = c.take<double>(static_cast<std::size_t>(n));
-  for (std::size_t i = 0; i < cap; ++i) {
-    a_.push_back(c.take<double>(static_cast<std::size_t>(chunk * n)));
-    u_.push_back(c.take<double>(static_cast<std::size_t>(chunk * n)));
-    tau_.push_back(c.take<double>(static_cast<std::size_t>(n)));
+  if (stack_) {
+    // One tall matrix for the blocks and one for U; block i is rows [i chunk, (i+1) chunk).
+    lda_ = static_cast<std::int64_t>(cap) * chunk;
+    double* a = c.take<double>(cap * static_cast<std::size_t>(chunk * n));
+    double* u = c.take<double>(cap * static_cast<std::size_t>(chunk * n));
+    for (std::size_t i = 0; i < cap; ++i) {
+      a_.push_back(a + i * static_cast<std::size_t>(chunk));
+      u_.push_back(u + i * static_cast<std::size_t>(chunk));
+      tau_.push_back(nullptr);
+    }
+  } else {
+    lda_ = chunk;
+    for (std::size_t i = 0; i < cap; ++i) {
+      a_.push_back(c.take<double>(static_cast<std::size_t>(chunk * n)));
+      u_.push_back(c.take<double>(static_cast<std::size_t>(chunk * n)));
+      tau_.push_back(c.take<double>(static_cast<std::size_t>(n)));
+    }
+    rstack_ = c.take<double>(cap * nn);
+    xstack_ = c.take<double>(cap * nn);
   }
-  rstack_ = c.take<double>(cap * nn);
-  xstack_ = c.take<double>(cap * nn);
   tau_stack_ = c.take<double>(static_cast<std::size_t>(n));
   own_r_ = c.take<double>(nn);
   x_ = c.take<double>(nn);
@@ -138,15 +155,20 @@ GpuTsqr::GpuTsqr(const Config& cfg, GpuContext& ctx, MPI_Comm comm, int rank, in
                                                 as_int(chunk), tau_[0], u_[0], as_int(chunk), &lw));
   lwork_stream_ = std::max(lwork_stream_, lw);
   std::size_t main_doubles = 1;
-  for (std::int64_t rows : {static_cast<std::int64_t>(cap) * n, 2 * n}) {
-    double* m = rows == 2 * n ? cbuf_ : rstack_;
-    double* x = rows == 2 * n ? cbuf_ : xstack_;
-    SB_CUSOLVER_CHECK(
-        cusolverDnDgeqrf_bufferSize(main_solver_, as_int(rows), as_int(n), m, as_int(rows), &lw));
+  struct Shape {
+    std::int64_t rows, ld;
+    double *m, *x;
+  };
+  const std::int64_t stack_rows = stack_ ? lda_ : static_cast<std::int64_t>(cap) * n;
+  for (const Shape& sh : {Shape{2 * n, 2 * n, cbuf_, cbuf_},
+                          stack_ ? Shape{stack_rows, lda_, a_[0], u_[0]}
+                                 : Shape{stack_rows, stack_rows, rstack_, xstack_}}) {
+    SB_CUSOLVER_CHECK(cusolverDnDgeqrf_bufferSize(main_solver_, as_int(sh.rows), as_int(n), sh.m,
+                                                  as_int(sh.ld), &lw));
     main_doubles = std::max(main_doubles, static_cast<std::size_t>(lw));
-    SB_CUSOLVER_CHECK(cusolverDnDormqr_bufferSize(main_solver_, CUBLAS_SIDE_LEFT, CUBLAS_OP_N,
-                                                  as_int(rows), as_int(n), as_int(n), m,
-                                                  as_int(rows), tau_stack_, x, as_int(rows), &lw));
+    SB_CUSOLVER_CHECK(cusolverDnDormqr_bufferSize(
+        main_solver_, CUBLAS_SIDE_LEFT, CUBLAS_OP_N, as_int(sh.rows), as_int(n), as_int(n), sh.m,
+        as_int(sh.ld), tau_stack_, sh.x, as_int(sh.ld), &lw));
     main_doubles = std::max(main_doubles, static_cast<std::size_t>(lw));
   }
   std::size_t main_bytes = 0;
@@ -246,11 +268,12 @@ int GpuTsqr::submit(std::int64_t block) {
   const auto i = static_cast<std::size_t>(slot);
   const auto n = cfg_.n, chunk = cfg_.chunk;
   SB_CUDA_CHECK(cudaEventRecord(ev_start_[i], st));
-  gpu::generate_rows(a_[i], chunk, block * chunk, chunk, n, cfg_.seed, scales_, st);
+  gpu::generate_rows(a_[i], lda_, block * chunk, chunk, n, cfg_.seed, scales_, st);
   SB_CUDA_CHECK(cudaEventRecord(ev_gen_[i], st));
-  SB_CUSOLVER_CHECK(cusolverDnDgeqrf(solvers_[s], as_int(chunk), as_int(n), a_[i], as_int(chunk),
-                                     tau_[i], work_[s], lwork_stream_,
-                                     infos_ + kMainInfos + static_cast<int>(s)));
+  if (!stack_)
+    SB_CUSOLVER_CHECK(cusolverDnDgeqrf(solvers_[s], as_int(chunk), as_int(n), a_[i], as_int(chunk),
+                                       tau_[i], work_[s], lwork_stream_,
+                                       infos_ + kMainInfos + static_cast<int>(s)));
   SB_CUDA_CHECK(cudaEventRecord(ev_end_[i], st));
   return slot;
 }
@@ -351,6 +374,11 @@ void GpuTsqr::finish(PhaseTimes& times) {
   const std::int64_t ks = static_cast<std::int64_t>(k) * n;
   if (k == 0) {
     SB_CUDA_CHECK(cudaMemsetAsync(own_r_, 0, nn * sizeof(double), main));
+  } else if (stack_) {
+    SB_CUSOLVER_CHECK(cusolverDnDgeqrf(
+        main_solver_, as_int(k * chunk), in, a_[0], as_int(lda_), tau_stack_, work_main_,
+        static_cast<int>(work_main_bytes_ / sizeof(double)), infos_ + kInfoStack));
+    gpu::pad_copy(own_r_, n, n, n, a_[0], lda_, n, true, main);
   } else if (k == 1) {
     gpu::pad_copy(own_r_, n, n, n, a_[0], chunk, n, true, main);
   } else {
@@ -405,29 +433,40 @@ void GpuTsqr::finish(PhaseTimes& times) {
     comm_end();
   }
 
-  // 5. Every block's X_i, then U_i = Q_i [X_i; 0] over the streams.
-  const double* xs = x_;
-  std::int64_t ldx = n;
-  if (k >= 2) {
-    gpu::pad_copy(xstack_, ks, ks, n, x_, n, n, false, main);
-    SB_CUSOLVER_CHECK(cusolverDnDormqr(main_solver_, CUBLAS_SIDE_LEFT, CUBLAS_OP_N, as_int(ks), in,
-                                       in, rstack_, as_int(ks), tau_stack_, xstack_, as_int(ks),
-                                       work_main_, lwork_main, infos_ + kInfoLocal));
-    xs = xstack_;
-    ldx = ks;
-  }
-  SB_CUDA_CHECK(cudaEventRecord(ev_x_ready_, main));
-  for (int s = 0; s < std::min(S, k); ++s)
-    SB_CUDA_CHECK(cudaStreamWaitEvent(streams_[static_cast<std::size_t>(s)], ev_x_ready_, 0));
-  for (int i = 0; i < k; ++i) {
-    const auto s = static_cast<std::size_t>(i % S);
-    const auto bi = static_cast<std::size_t>(i);
-    gpu::pad_copy(u_[bi], chunk, chunk, n, xs + static_cast<std::int64_t>(i) * n, ldx, n, false,
-                  streams_[s]);
-    SB_CUSOLVER_CHECK(cusolverDnDormqr(solvers_[s], CUBLAS_SIDE_LEFT, CUBLAS_OP_N, as_int(chunk),
-                                       in, in, a_[bi], as_int(chunk), tau_[bi], u_[bi],
-                                       as_int(chunk), work_[s], lwork_stream_,
-                                       infos_ + kMainInfos + static_cast<int>(s)));
+  // 5. Every block's X_i, then U_i = Q_i [X_i; 0] over the streams (stack mode: U = Q [X; 0]
+  // for the whole stack at once).
+  if (stack_) {
+    if (k > 0) {
+      gpu::pad_copy(u_[0], lda_, k * chunk, n, x_, n, n, false, main);
+      SB_CUSOLVER_CHECK(cusolverDnDormqr(main_solver_, CUBLAS_SIDE_LEFT, CUBLAS_OP_N,
+                                         as_int(k * chunk), in, in, a_[0], as_int(lda_), tau_stack_,
+                                         u_[0], as_int(lda_), work_main_, lwork_main,
+                                         infos_ + kInfoLocal));
+    }
+  } else {
+    const double* xs = x_;
+    std::int64_t ldx = n;
+    if (k >= 2) {
+      gpu::pad_copy(xstack_, ks, ks, n, x_, n, n, false, main);
+      SB_CUSOLVER_CHECK(cusolverDnDormqr(main_solver_, CUBLAS_SIDE_LEFT, CUBLAS_OP_N, as_int(ks),
+                                         in, in, rstack_, as_int(ks), tau_stack_, xstack_,
+                                         as_int(ks), work_main_, lwork_main, infos_ + kInfoLocal));
+      xs = xstack_;
+      ldx = ks;
+    }
+    SB_CUDA_CHECK(cudaEventRecord(ev_x_ready_, main));
+    for (int s = 0; s < std::min(S, k); ++s)
+      SB_CUDA_CHECK(cudaStreamWaitEvent(streams_[static_cast<std::size_t>(s)], ev_x_ready_, 0));
+    for (int i = 0; i < k; ++i) {
+      const auto s = static_cast<std::size_t>(i % S);
+      const auto bi = static_cast<std::size_t>(i);
+      gpu::pad_copy(u_[bi], chunk, chunk, n, xs + static_cast<std::int64_t>(i) * n, ldx, n, false,
+                    streams_[s]);
+      SB_CUSOLVER_CHECK(cusolverDnDormqr(solvers_[s], CUBLAS_SIDE_LEFT, CUBLAS_OP_N, as_int(chunk),
+                                         in, in, a_[bi], as_int(chunk), tau_[bi], u_[bi],
+                                         as_int(chunk), work_[s], lwork_stream_,
+                                         infos_ + kMainInfos + static_cast<int>(s)));
+    }
   }
   for (int s = 0; s < S; ++s) {
     SB_CUDA_CHECK(cudaEventRecord(ev_stream_[static_cast<std::size_t>(s)],
@@ -463,8 +502,10 @@ void GpuTsqr::finish(PhaseTimes& times) {
 std::vector<double> GpuTsqr::u_host(int i) const {
   SB_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream));
   std::vector<double> h(static_cast<std::size_t>(cfg_.chunk * cfg_.n));
-  SB_CUDA_CHECK(cudaMemcpy(h.data(), u_.at(static_cast<std::size_t>(i)), h.size() * sizeof(double),
-                           cudaMemcpyDeviceToHost));
+  const auto row_bytes = static_cast<std::size_t>(cfg_.chunk) * sizeof(double);
+  SB_CUDA_CHECK(cudaMemcpy2D(h.data(), row_bytes, u_.at(static_cast<std::size_t>(i)),
+                             static_cast<std::size_t>(lda_) * sizeof(double), row_bytes,
+                             static_cast<std::size_t>(cfg_.n), cudaMemcpyDeviceToHost));
   return h;
 }
 
@@ -502,24 +543,34 @@ std::vector<double> GpuTsqr::validate() {
   SB_CUBLAS_CHECK(cublasSetStream(h, main));
   double resid = 0, a_sq = 0;
   const double one = 1.0, minus_one = -1.0;
-  const int in = as_int(n), ic = as_int(chunk), elems = as_int(chunk * n);
+  const int in = as_int(n), ic = as_int(chunk), elems = as_int(chunk * n), lu = as_int(lda_);
+  // Blocks are regenerated contiguously (stack mode overwrote its matrix with reflectors).
+  double* scratch = nullptr;
+  if (stack_ && used_ > 0)
+    SB_CUDA_CHECK(cudaMalloc(&scratch, static_cast<std::size_t>(chunk * n) * sizeof(double)));
   try {
     for (int i = 0; i < used_; ++i) {
       const auto bi = static_cast<std::size_t>(i);
-      gpu::generate_rows(a_[bi], chunk, blocks_[bi] * chunk, chunk, n, cfg_.seed, scales_, main);
+      double* a = stack_ ? scratch : a_[bi];
+      gpu::generate_rows(a, chunk, blocks_[bi] * chunk, chunk, n, cfg_.seed, scales_, main);
       double nrm = 0;
-      SB_CUBLAS_CHECK(cublasDnrm2(h, elems, a_[bi], 1, &nrm));
+      SB_CUBLAS_CHECK(cublasDnrm2(h, elems, a, 1, &nrm));
       a_sq += nrm * nrm;
-      SB_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, in, in, ic, &one, u_[bi], ic, u_[bi],
-                                  ic, &one, stage_, in));
-      SB_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, ic, in, in, &minus_one, u_[bi], ic,
-                                  svd_in_, in, &one, a_[bi], ic));
-      SB_CUBLAS_CHECK(cublasDnrm2(h, elems, a_[bi], 1, &nrm));
+      SB_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, in, in, ic, &one, u_[bi], lu, u_[bi],
+                                  lu, &one, stage_, in));
+      SB_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, ic, in, in, &minus_one, u_[bi], lu,
+                                  svd_in_, in, &one, a, ic));
+      SB_CUBLAS_CHECK(cublasDnrm2(h, elems, a, 1, &nrm));
       resid += nrm * nrm;
     }
   } catch (...) {
     (void)cublasDestroy(h);
+    if (scratch != nullptr) (void)cudaFree(scratch);
     throw;
+  }
+  if (scratch != nullptr) {
+    SB_CUDA_CHECK(cudaStreamSynchronize(main));
+    SB_CUDA_CHECK(cudaFree(scratch));
   }
   std::vector<double> sums(2 + nn, 0.0);
   SB_CUDA_CHECK(cudaStreamSynchronize(main));

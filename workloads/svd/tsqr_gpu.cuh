@@ -12,6 +12,12 @@
 /// each merge applies its Q to [X; 0] (ormqr) and sends the lower half on, the stacked
 /// reflectors give every block its X_i, and U_i = Q_i [X_i; 0] by ormqr with the block's own
 /// reflectors, again overlapped over the streams. U stays on the device.
+///
+/// Stack mode (Config::gpu_stack(), short blocks): blocks are only generated per task, into
+/// rows of one tall column-major matrix (leading dimension capacity * chunk); finish() factors
+/// the worker's stacked rows with one geqrf (its R goes up the same tree) and forms the
+/// worker's U with one ormqr. With square blocks this halves the QR work: factoring every
+/// block and then the stack of their R factors, which is as large as the blocks, is gone.
 
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -54,6 +60,8 @@ class GpuTsqr {
   [[nodiscard]] int streams() const { return static_cast<int>(streams_.size()); }
   [[nodiscard]] int blocks_owned() const { return used_; }
   [[nodiscard]] int capacity() const { return capacity_; }
+  /// Whether the blocks are factored as one stacked matrix (see the file comment).
+  [[nodiscard]] bool stacked() const { return stack_; }
   /// The routine that took the last SVD of R on rank 0 ("gram", "gesvdj", "gesvd", "gesvdp").
   [[nodiscard]] const char* svd_routine() const { return svd_routine_; }
   [[nodiscard]] std::int64_t block_of(int i) const {
@@ -74,6 +82,8 @@ class GpuTsqr {
   int size_;
   int capacity_ = 0;
   int used_ = 0;
+  bool stack_ = false;
+  std::int64_t lda_ = 0;  ///< leading dimension of a_[i] and u_[i]: chunk, or capacity * chunk
   std::vector<std::int64_t> blocks_;
   std::vector<cudaStream_t> streams_;
   std::vector<cusolverDnHandle_t> solvers_;   ///< one per stream
@@ -88,7 +98,7 @@ class GpuTsqr {
   void* arena_ = nullptr;      ///< all data buffers
   void* workspace_ = nullptr;  ///< cuSOLVER workspaces
   double* scales_ = nullptr;
-  std::vector<double*> a_, u_, tau_;  ///< per slot
+  std::vector<double*> a_, u_, tau_;  ///< per slot (stack mode: row offsets into one matrix)
   double* rstack_ = nullptr;          ///< capacity*n x n
   double* xstack_ = nullptr;
   double* tau_stack_ = nullptr;
