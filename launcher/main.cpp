@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "batch/submit.hpp"
+#include "datagen_command.hpp"
 #include "run_command.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/report_cli.hpp"
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   sb::results::add_report_command(app, exit_code);
   sb::results::add_compare_command(app, exit_code);
   sb::add_info_command(app, exit_code);
+  sb::add_datagen_command(app, exit_code, command_line);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

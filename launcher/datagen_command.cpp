@@ -1,0 +1,430 @@
+// `scalebench datagen`: a case's exact inputs and answer in an HDF5 file (docs/datagen.md).
+#include "datagen_command.hpp"
+
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "case_plan.hpp"
+#include "input_export.hpp"
+#include "scalebench/error.hpp"
+#include "scalebench/version.hpp"
+
+namespace sb {
+namespace {
+
+using json = nlohmann::json;
+
+/// Owns an HDF5 identifier.
+class H5Id {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  H5Id(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+  H5Id(const H5Id&) = delete;
+  H5Id& operator=(const H5Id&) = delete;
+  H5Id(H5Id&& o) noexcept : id_(std::exchange(o.id_, -1)), closer_(o.closer_) {}
+  H5Id& operator=(H5Id&& o) noexcept {
+    if (this != &o) {
+      reset();
+      id_ = std::exchange(o.id_, -1);
+      closer_ = o.closer_;
+    }
+    return *this;
+  }
+  ~H5Id() { reset(); }
+  void reset() noexcept {
+    if (id_ >= 0) closer_(id_);
+    id_ = -1;
+  }
+  /// Closes now, reporting failure (the file: its data reaches the disk).
+  void close() {
+    const hid_t id = std::exchange(id_, -1);
+    if (id >= 0) SB_HDF5_CHECK(closer_(id));
+  }
+  [[nodiscard]] hid_t get() const { return id_; }
+
+ private:
+  hid_t id_;
+  Closer closer_;
+};
+
+H5Id scalar_space() {
+  return {SB_HDF5_CHECK(H5Screate(H5S_SCALAR)), H5Sclose};
+}
+
+H5Id utf8_string_type() {
+  H5Id t(SB_HDF5_CHECK(H5Tcopy(H5T_C_S1)), H5Tclose);
+  SB_HDF5_CHECK(H5Tset_size(t.get(), H5T_VARIABLE));
+  SB_HDF5_CHECK(H5Tset_cset(t.get(), H5T_CSET_UTF8));
+  return t;
+}
+
+/// The group at `path` below `parent` ("a/b"), created when missing.
+H5Id open_or_create_group(hid_t parent, const std::string& path) {
+  H5Id g(SB_HDF5_CHECK(H5Gopen2(parent, ".", H5P_DEFAULT)), H5Gclose);
+  std::size_t start = 0;
+  while (start < path.size()) {
+    const std::size_t slash = path.find('/', start);
+    const std::string name = path.substr(start, slash == std::string::npos ? slash : slash - start);
+    start = slash == std::string::npos ? path.size() : slash + 1;
+    if (name.empty()) continue;
+    const hid_t id = SB_HDF5_CHECK(H5Lexists(g.get(), name.c_str(), H5P_DEFAULT)) > 0
+                         ? H5Gopen2(g.get(), name.c_str(), H5P_DEFAULT)
+                         : H5Gcreate2(g.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    g = H5Id(SB_HDF5_CHECK(id), H5Gclose);
+  }
+  return g;
+}
+
+void write_string_attr(hid_t obj, const std::string& name, const std::string& value) {
+  if (SB_HDF5_CHECK(H5Aexists(obj, name.c_str())) > 0) SB_HDF5_CHECK(H5Adelete(obj, name.c_str()));
+  H5Id type = utf8_string_type();
+  H5Id space = scalar_space();
+  H5Id a(SB_HDF5_CHECK(
+             H5Acreate2(obj, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT)),
+         H5Aclose);
+  const char* p = value.c_str();
+  SB_HDF5_CHECK(H5Awrite(a.get(), type.get(), &p));
+}
+
+/// A scalar JSON value as an attribute: strings, integers (int64 or uint64), reals, booleans
+/// (int64 0/1); null is skipped.
+void write_attr(hid_t obj, const std::string& name, const json& v) {
+  if (v.is_null()) return;
+  if (v.is_string()) return write_string_attr(obj, name, v.get<std::string>());
+  if (SB_HDF5_CHECK(H5Aexists(obj, name.c_str())) > 0) SB_HDF5_CHECK(H5Adelete(obj, name.c_str()));
+  H5Id space = scalar_space();
+  hid_t type = H5T_NATIVE_DOUBLE;
+  std::int64_t i = 0;
+  std::uint64_t u = 0;
+  double d = 0;
+  const void* data = &d;
+  if (v.is_boolean()) {
+    i = v.get<bool>() ? 1 : 0;
+    type = H5T_NATIVE_INT64;
+    data = &i;
+  } else if (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX) {
+    u = v.get<std::uint64_t>();
+    type = H5T_NATIVE_UINT64;
+    data = &u;
+  } else if (v.is_number_integer()) {
+    i = v.get<std::int64_t>();
+    type = H5T_NATIVE_INT64;
+    data = &i;
+  } else if (v.is_number()) {
+    d = v.get<double>();
+  } else {
+    return write_string_attr(obj, name, v.dump());
+  }
+  const hid_t file_type = type == H5T_NATIVE_DOUBLE  ? H5T_IEEE_F64LE
+                          : type == H5T_NATIVE_INT64 ? H5T_STD_I64LE
+                                                     : H5T_STD_U64LE;
+  H5Id a(SB_HDF5_CHECK(
+             H5Acreate2(obj, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT)),
+         H5Aclose);
+  SB_HDF5_CHECK(H5Awrite(a.get(), type, data));
+}
+
+/// A JSON array of numbers (int64 when all are integers, else float64) or strings as a 1-D
+/// dataset.
+void write_array(hid_t parent, const std::string& name, const json& arr) {
+  const hsize_t n = arr.size();
+  H5Id space(SB_HDF5_CHECK(H5Screate_simple(1, &n, nullptr)), H5Sclose);
+  const bool strings = !arr.empty() && arr.front().is_string();
+  if (strings) {
+    H5Id type = utf8_string_type();
+    std::vector<std::string> keep;
+    std::vector<const char*> ptrs;
+    keep.reserve(arr.size());
+    for (const auto& v : arr) keep.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+    for (const auto& s : keep) ptrs.push_back(s.c_str());
+    H5Id d(SB_HDF5_CHECK(H5Dcreate2(parent, name.c_str(), type.get(), space.get(), H5P_DEFAULT,
+                                    H5P_DEFAULT, H5P_DEFAULT)),
+           H5Dclose);
+    if (n > 0)
+      SB_HDF5_CHECK(H5Dwrite(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()));
+    return;
+  }
+  const bool ints =
+      std::all_of(arr.begin(), arr.end(), [](const json& v) { return v.is_number_integer(); });
+  if (ints) {
+    std::vector<std::int64_t> v;
+    v.reserve(arr.size());
+    for (const auto& x : arr) v.push_back(x.get<std::int64_t>());
+    H5Id d(SB_HDF5_CHECK(H5Dcreate2(parent, name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT,
+                                    H5P_DEFAULT, H5P_DEFAULT)),
+           H5Dclose);
+    if (n > 0)
+      SB_HDF5_CHECK(H5Dwrite(d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
+    return;
+  }
+  std::vector<double> v;
+  v.reserve(arr.size());
+  for (const auto& x : arr) v.push_back(x.is_number() ? x.get<double>() : NAN);
+  H5Id d(SB_HDF5_CHECK(H5Dcreate2(parent, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
+                                  H5P_DEFAULT, H5P_DEFAULT)),
+         H5Dclose);
+  if (n > 0)
+    SB_HDF5_CHECK(H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
+}
+
+/// An object: scalars as attributes, arrays as datasets, objects as groups.
+void write_tree(hid_t group, const json& object) {
+  for (const auto& [key, v] : object.items()) {
+    if (v.is_object()) {
+      H5Id g = open_or_create_group(group, key);
+      write_tree(g.get(), v);
+    } else if (v.is_array()) {
+      write_array(group, key, v);
+    } else {
+      write_attr(group, key, v);
+    }
+  }
+}
+
+hid_t file_type_of(InputDtype t) {
+  switch (t) {
+    case InputDtype::i32:
+      return H5T_STD_I32LE;
+    case InputDtype::i64:
+      return H5T_STD_I64LE;
+    default:
+      return H5T_IEEE_F64LE;
+  }
+}
+
+hid_t memory_type_of(InputDtype t) {
+  switch (t) {
+    case InputDtype::i32:
+      return H5T_NATIVE_INT32;
+    case InputDtype::i64:
+      return H5T_NATIVE_INT64;
+    default:
+      return H5T_NATIVE_DOUBLE;
+  }
+}
+
+/// One exported array, generated and written `rows_per_fill` rows at a time.
+void write_input_array(hid_t file, const InputArray& a, int threads) {
+  const std::size_t slash = a.path.rfind('/');
+  H5Id parent =
+      open_or_create_group(file, slash == std::string::npos ? "" : a.path.substr(0, slash));
+  const std::string name = slash == std::string::npos ? a.path : a.path.substr(slash + 1);
+  const int rank = static_cast<int>(a.shape.size());
+  std::vector<hsize_t> dims(a.shape.begin(), a.shape.end());
+  H5Id space(SB_HDF5_CHECK(H5Screate_simple(rank, dims.data(), nullptr)), H5Sclose);
+  H5Id d(SB_HDF5_CHECK(H5Dcreate2(parent.get(), name.c_str(), file_type_of(a.dtype), space.get(),
+                                  H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
+         H5Dclose);
+  const std::int64_t rows = a.shape.front();
+  const std::int64_t cols = rank == 2 ? a.shape[1] : 1;
+  const std::int64_t step = std::max<std::int64_t>(1, std::min(a.rows_per_fill, rows));
+  std::vector<unsigned char> buffer(static_cast<std::size_t>(step * cols * dtype_size(a.dtype)));
+  for (std::int64_t r0 = 0; r0 < rows; r0 += step) {
+    const std::int64_t n = std::min(step, rows - r0);
+    a.fill(r0, n, buffer.data(), threads);
+    std::vector<hsize_t> start(static_cast<std::size_t>(rank), 0), count(dims);
+    start[0] = static_cast<hsize_t>(r0);
+    count[0] = static_cast<hsize_t>(n);
+    H5Id memspace(SB_HDF5_CHECK(H5Screate_simple(rank, count.data(), nullptr)), H5Sclose);
+    SB_HDF5_CHECK(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                                      count.data(), nullptr));
+    SB_HDF5_CHECK(H5Dwrite(d.get(), memory_type_of(a.dtype), memspace.get(), space.get(),
+                           H5P_DEFAULT, buffer.data()));
+  }
+  write_tree(d.get(), a.attrs);
+}
+
+/// The parameters the variants agree on (groupby's variants differ only in `query`; a key
+/// only some variants have, such as by-key's cardinality, is kept).
+Params common_params(const std::vector<Params>& variants) {
+  Params common;
+  for (const Params& v : variants)
+    for (const auto& [k, value] : v.items()) {
+      const bool same = std::all_of(variants.begin(), variants.end(), [&](const Params& w) {
+        return !w.has(k) || w.str(k) == value;
+      });
+      if (same) common.set(k, value);
+    }
+  return common;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  while (b >= 1024 && u < 5) {
+    b /= 1024;
+    ++u;
+  }
+  return fmt::format("{:.3g} {}", b, units[u]);
+}
+
+void write_file(const std::string& path, const InputExport& e, const std::vector<CaseSpec>& cases,
+                const DatagenOptions& o, const std::string& command_line, int threads) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  H5Id file(SB_HDF5_CHECK(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)),
+            H5Fclose);
+  const hid_t root = file.get();
+  json attrs = e.attrs;
+  attrs["format"] = "scalebench-datagen";
+  attrs["format_version"] = 1;
+  attrs["workload"] = e.workload;
+  attrs["preset"] = o.preset;
+  const Params common = common_params(e.variants);
+  attrs["params"] = common.canonical();
+  attrs["scalebench_version"] = version();
+  attrs["git_sha"] = git_sha();
+  attrs["command_line"] = command_line;
+  attrs["created_utc"] = utc_now();
+  write_tree(root, attrs);
+  {
+    H5Id params = open_or_create_group(root, "params");
+    for (const auto& [k, v] : common.items()) write_string_attr(params.get(), k, v);
+  }
+  json ids = json::array();
+  for (const auto& c : cases) ids.push_back(c.id);
+  write_array(root, "case_ids", ids);
+  write_tree(root, e.constants);
+  for (const auto& a : e.arrays) write_input_array(root, a, threads);
+  if (e.answer) {
+    json answer = e.answer(threads);
+    answer["computed_by"] = "scalebench's CPU code (the single-cpu path's kernels)";
+    H5Id g = open_or_create_group(root, "answer");
+    write_tree(g.get(), answer);
+  }
+  file.close();
+}
+
+}  // namespace
+
+std::int64_t parse_byte_size(const std::string& text) {
+  std::size_t i = 0;
+  while (i < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' || text[i] == 'e' ||
+          text[i] == 'E' || text[i] == '+' || text[i] == '_' || text[i] == '^'))
+    ++i;
+  std::string number = text.substr(0, i);
+  std::string unit = text.substr(i);
+  unit.erase(std::remove(unit.begin(), unit.end(), ' '), unit.end());
+  for (auto& ch : unit) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::pair<const char*, double> units[] = {{"", 1},
+                                                  {"b", 1},
+                                                  {"k", 1e3},
+                                                  {"kb", 1e3},
+                                                  {"m", 1e6},
+                                                  {"mb", 1e6},
+                                                  {"g", 1e9},
+                                                  {"gb", 1e9},
+                                                  {"t", 1e12},
+                                                  {"tb", 1e12},
+                                                  {"kib", 1024.0},
+                                                  {"mib", 1048576.0},
+                                                  {"gib", 1073741824.0},
+                                                  {"tib", 1099511627776.0}};
+  const std::string what = fmt::format("--max-bytes '{}'", text);
+  for (const auto& [name, scale] : units) {
+    if (unit != name) continue;
+    if (number.empty()) break;
+    const bool plain = number.find_first_of(".eE") == std::string::npos;
+    const double v = plain ? static_cast<double>(parse_int(number, what)) * scale
+                           : parse_double(number, what) * scale;
+    if (!(v >= 1) || v > 9.2e18)
+      throw UsageError(fmt::format("{}: expected a positive size such as 2GiB", what));
+    return static_cast<std::int64_t>(std::llround(v));
+  }
+  throw UsageError(
+      fmt::format("{}: expected bytes, optionally with a unit (KB, MB, GB, KiB, MiB, GiB)", what));
+}
+
+std::int64_t run_datagen(const DatagenOptions& o, const std::string& command_line) {
+  if (o.out.empty()) throw UsageError("datagen: --out FILE.h5 is required");
+  RunRequest req;
+  req.preset = o.preset;
+  req.workloads = {o.workload};
+  req.paths = {ExecPath::single_cpu};
+  req.params = o.params;
+  const std::vector<CaseSpec> cases = plan_cases(req);
+  SB_EXPECTS(!cases.empty(), fmt::format("datagen: no case of '{}' to export", o.workload));
+  std::vector<Params> variants;
+  for (const auto& c : cases) variants.push_back(c.params);
+  const InputExport e = export_inputs(cases.front().workload, variants);
+
+  const std::int64_t bytes = e.bytes();
+  if (bytes > o.max_bytes)
+    throw UsageError(fmt::format(
+        "datagen: {} {} needs {} bytes ({}), above the limit of {} bytes ({}); use a smaller "
+        "--preset or --param, or raise --max-bytes",
+        e.workload, common_params(variants).canonical(), bytes,
+        human_bytes(static_cast<double>(bytes)), o.max_bytes,
+        human_bytes(static_cast<double>(o.max_bytes))));
+
+  namespace fs = std::filesystem;
+  const fs::path out(o.out);
+  const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw UsageError(fmt::format("datagen: folder '{}' of --out does not exist", dir.string()));
+  if (fs::is_directory(out, ec))
+    throw UsageError(fmt::format("datagen: --out '{}' is a folder", o.out));
+
+  const int threads = o.threads > 0
+                          ? o.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const std::string tmp = o.out + ".tmp-" + std::to_string(::getpid());
+  try {
+    write_file(tmp, e, cases, o, command_line, threads);
+    fs::rename(tmp, out);
+  } catch (...) {
+    fs::remove(tmp, ec);
+    throw;
+  }
+  return bytes;
+}
+
+void add_datagen_command(CLI::App& app, int& exit_code, const std::string& command_line) {
+  auto o = std::make_shared<DatagenOptions>();
+  auto max_bytes = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand(
+      "datagen", "Write a case's exact inputs and answer to an HDF5 file (docs/datagen.md)");
+  cmd->add_option("workload", o->workload, "subset-mean, svd or groupby")->required();
+  cmd->add_option("--out", o->out, "HDF5 file to write")->required();
+  cmd->add_option("--preset", o->preset, "tiny, small (default), seed or large");
+  cmd->add_option("--param", o->params, "workload.key=value (repeatable)");
+  cmd->add_option("--max-bytes", *max_bytes,
+                  "Refuse to write more than this (default 2GiB; units KB MB GB KiB MiB GiB)");
+  cmd->add_option("--threads", o->threads, "Threads for generation (default: all)");
+  cmd->callback([o, max_bytes, &exit_code, command_line] {
+    if (!max_bytes->empty()) o->max_bytes = parse_byte_size(*max_bytes);
+    const std::int64_t bytes = run_datagen(*o, command_line);
+    std::printf("scalebench: %s inputs (%s) written to %s\n", o->workload.c_str(),
+                human_bytes(static_cast<double>(bytes)).c_str(), o->out.c_str());
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace sb
