@@ -1,9 +1,9 @@
 // A main for the fuzz targets in ordinary (non-libFuzzer) builds: feeds every file of the given
 // files and folders to LLVMFuzzerTestOneInput once, so CI replays the committed corpus. A crash
 // or an escaping exception fails the test.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
