@@ -2,6 +2,7 @@
 /// Google Benchmark's compare.py read scalebench results. One family per case; one
 /// "iteration" entry per repeat (iterations = 1, times in ms); mean/median/stddev aggregates
 /// when a case has 2 or more repeats. scalebench measures wall time only: cpu_time = real_time.
+/// A timed case that is not ok (failed validation) carries error_occurred / error_message.
 
 #include <fmt/format.h>
 
@@ -88,7 +89,11 @@ std::string format_gbench(const json& model, const json& /*summary*/) {
         if (std::isfinite(p)) e[std::string(phase) + "_ms"] = p * 1e3;
       }
       add_counters(e, c, t);
-      if (str(c, "status", "ok") != "ok") e["label"] = str(c, "status");
+      if (str(c, "status", "ok") != "ok") {  // Google Benchmark's fields for a failed run
+        e["label"] = str(c, "status");
+        e["error_occurred"] = true;
+        e["error_message"] = str(c, "message").empty() ? str(c, "status") : str(c, "message");
+      }
       benchmarks.push_back(std::move(e));
     }
     if (n >= 2) {

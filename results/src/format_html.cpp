@@ -100,12 +100,58 @@ LogAxis log_axis(double vmin, double vmax, double x0, double width) {
   return a;
 }
 
-/// Case label without its workload prefix, at most 40 characters, plus the worker count.
-std::string short_label(const json& row, const std::string& workload) {
-  std::string l = str(row, "case");
-  if (l.rfind(workload + "/", 0) == 0) l = l.substr(workload.size() + 1);
-  if (l.size() > 40) l = l.substr(0, 39) + "~";
-  return fmt::format("{} ({}w)", l, row.value("workers", 0));
+/// "path/k=v,k=v" of a case id "workload/path/k=v,...", split into the path and its parameters.
+std::pair<std::string, std::vector<std::string>> id_parts(const std::string& id,
+                                                          const std::string& workload) {
+  std::string rest = id.rfind(workload + "/", 0) == 0 ? id.substr(workload.size() + 1) : id;
+  const std::size_t slash = rest.find('/');
+  std::vector<std::string> params;
+  if (slash == std::string::npos) return {rest, params};
+  const std::string list = rest.substr(slash + 1);
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = list.find(',', start);
+    const std::string p = list.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (!p.empty()) params.push_back(p);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return {rest.substr(0, slash), params};
+}
+
+/// Bar labels of one workload's rows: the path, the parameters that differ between the rows
+/// (those all rows share are said once, in the chart's title), and the worker count; at most
+/// kMaxLabel characters.
+constexpr std::size_t kMaxLabel = 56;
+std::vector<std::string> short_labels(const std::vector<const json*>& rows,
+                                      const std::string& workload, std::string* common) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> parts;
+  for (const json* r : rows) parts.push_back(id_parts(str(*r, "case"), workload));
+  std::vector<std::string> shared;
+  if (!parts.empty())
+    for (const auto& p : parts.front().second) {
+      bool all = true;
+      for (const auto& q : parts)
+        all = all && std::find(q.second.begin(), q.second.end(), p) != q.second.end();
+      if (all) shared.push_back(p);
+    }
+  if (common != nullptr) {
+    common->clear();
+    for (const auto& p : shared) *common += (common->empty() ? "" : ",") + p;
+  }
+  std::vector<std::string> labels;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::string l = parts[i].first;
+    std::string own;
+    for (const auto& p : parts[i].second)
+      if (std::find(shared.begin(), shared.end(), p) == shared.end())
+        own += (own.empty() ? "" : ",") + p;
+    if (!own.empty()) l += " " + own;
+    l += fmt::format(" ({}w)", rows[i]->value("workers", 0));
+    if (l.size() > kMaxLabel) l = l.substr(0, kMaxLabel - 1) + "~";
+    labels.push_back(l);
+  }
+  return labels;
 }
 
 std::string tick_label(double v) {
@@ -122,10 +168,18 @@ std::string speedup_charts(const json& summary) {
     bool any_cpu = false;
     for (const json* r : rows) any_cpu = any_cpu || std::isfinite(num(*r, "speedup_vs_single_cpu"));
     const char* key = any_cpu ? "speedup_vs_single_cpu" : "speedup_vs_single_gpu";
-    std::vector<std::pair<std::string, double>> bars;
+    std::vector<const json*> shown;
     for (const json* r : rows) {
       const double s = num(*r, key);
-      if (std::isfinite(s) && s > 0) bars.emplace_back(short_label(*r, wl), s);
+      if (std::isfinite(s) && s > 0) shown.push_back(r);
+    }
+    std::string common;
+    const std::vector<std::string> labels = short_labels(shown, wl, &common);
+    std::vector<std::pair<std::string, double>> bars;
+    std::size_t longest = 0;
+    for (std::size_t i = 0; i < shown.size(); ++i) {
+      bars.emplace_back(labels[i], num(*shown[i], key));
+      longest = std::max(longest, labels[i].size());
     }
     if (bars.empty()) continue;
     double lo = 1, hi = 1;
@@ -133,14 +187,17 @@ std::string speedup_charts(const json& summary) {
       lo = std::min(lo, b.second);
       hi = std::max(hi, b.second);
     }
-    const double left = 230, width = 440, bar_h = 18, gap = 6, top = 24;
+    // Room for the longest label at 11px (about 6.5px per character).
+    const double left = std::max(120.0, 6.5 * static_cast<double>(longest) + 12);
+    const double width = 440, bar_h = 18, gap = 6, top = 24;
     const LogAxis ax = log_axis(lo, hi, left, width);
     const double height = top + bars.size() * (bar_h + gap) + 24;
     out += fmt::format("<h3>{} — speedup vs {}</h3>\n", html_escape(wl),
                        any_cpu ? "single-cpu" : "single-gpu");
+    if (!common.empty()) out += fmt::format("<p class=\"note\">{}</p>\n", html_escape(common));
     out += fmt::format(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
-        "role=\"img\">\n",
+        "role=\"img\" class=\"chart\" data-chart=\"speedup\">\n",
         left + width + 80, height);
     for (double e = ax.lo10; e <= ax.hi10 + 1e-9; e += 1) {
       for (double m : {1.0, 2.0, 5.0}) {
@@ -188,6 +245,35 @@ std::string scaling_chart(const json& model, const json& summary) {
     double x, y;
     std::string label;
   };
+  // Parameters whose values differ between a workload's cases (groupby's query) split its
+  // series: one line per variant.
+  std::map<std::string, std::map<std::string, std::set<std::string>>> values;  // wl -> k -> v
+  std::map<std::string, std::size_t> count;
+  for (const auto& c : cases.is_array() ? cases : json::array()) {
+    const std::string wl = str(c, "workload");
+    ++count[wl];
+    const json& ps = sub(c, "params");
+    if (ps.is_object())
+      for (const auto& [k, v] : ps.items())
+        values[wl][k].insert(v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  auto variant = [&](const json& c) {
+    const std::string wl = str(c, "workload");
+    const json& ps = sub(c, "params");
+    std::string out;
+    if (!ps.is_object()) return out;
+    for (const auto& [k, v] : ps.items()) {
+      std::size_t with = 0;
+      for (const auto& d : cases)
+        if (str(d, "workload") == wl && sub(d, "params").is_object() &&
+            sub(d, "params").contains(k))
+          ++with;
+      if (values[wl][k].size() > 1 || with < count[wl])
+        out +=
+            (out.empty() ? " " : ",") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    }
+    return out;
+  };
   std::map<std::string, std::vector<Point>> series;
   for (std::size_t i = 0; i < summary.size() && i < cases.size(); ++i) {
     const json& r = summary[i];
@@ -197,7 +283,7 @@ std::string scaling_chart(const json& model, const json& summary) {
     if (!std::isfinite(s) || s <= 0) continue;
     const double w = std::max(1.0, num(c, "workers", 1.0));
     const double units = gpu ? w : w * std::max(1.0, num(c, "threads_per_worker", 1.0));
-    series[fmt::format("{} {}", str(c, "workload"), gpu ? "GPU" : "CPU")].push_back(
+    series[fmt::format("{} {}{}", str(c, "workload"), gpu ? "GPU" : "CPU", variant(c))].push_back(
         {units, s, case_label(c)});
   }
   if (series.empty()) return "<p class=\"note\">no scaling data</p>\n";
@@ -208,6 +294,9 @@ std::string scaling_chart(const json& model, const json& summary) {
       ymin = std::min(ymin, p.y);
       ymax = std::max(ymax, p.y);
     }
+  std::size_t longest = 0;
+  for (const auto& [k, pts] : series) longest = std::max(longest, k.size());
+  const double legend = std::max(220.0, 6.5 * static_cast<double>(longest) + 40);
   const double left = 60, top = 16, w = 480, h = 300;
   const double lx = std::log2(xmax);
   auto X = [&](double x) { return left + std::log2(x) / lx * w; };
@@ -215,8 +304,8 @@ std::string scaling_chart(const json& model, const json& summary) {
   auto Y = [&](double y) { return top + h - (std::log10(y) - ya.lo10) / (ya.hi10 - ya.lo10) * h; };
   std::string out = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
-      "role=\"img\">\n",
-      left + w + 220, top + h + 44);
+      "role=\"img\" class=\"chart\" data-chart=\"scaling\">\n",
+      left + w + legend, top + h + 44);
   for (double x = 1; x <= xmax * 1.0001; x *= 2) {
     out += fmt::format(
         "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#eee\"/>"
@@ -287,11 +376,19 @@ std::string phase_chart(const json& model) {
     bars.push_back(std::move(b));
   }
   if (bars.empty()) return "<p class=\"note\">no timed cases</p>\n";
-  const double left = 330, w = 480, bar_h = 16, gap = 5, top = 22;
+  // Room for the longest case id at 11px (about 6.5px per character), at most 600px; longer
+  // ids are cut with "~" (the summary table above has them whole).
+  std::size_t longest = 0;
+  for (const Bar& b : bars) longest = std::max(longest, b.label.size());
+  const double left = std::clamp(6.5 * static_cast<double>(longest) + 12, 120.0, 600.0);
+  const auto max_chars = static_cast<std::size_t>((left - 12) / 6.5);
+  for (Bar& b : bars)
+    if (b.label.size() > max_chars) b.label = b.label.substr(0, max_chars - 1) + "~";
+  const double w = 480, bar_h = 16, gap = 5, top = 22;
   const double height = top + bars.size() * (bar_h + gap) + 8;
   std::string out = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
-      "role=\"img\">\n",
+      "role=\"img\" class=\"chart\" data-chart=\"phases\">\n",
       left + w + 90, height);
   double lx = left;
   for (const char* p : {"generate", "compute", "communicate", "other"}) {
@@ -362,14 +459,15 @@ std::string task_stream(const json& c, std::size_t max_events) {
   }
   if (idx.empty() || !(t1 > t0)) return {};
   const std::vector<long long> wl(workers.begin(), workers.end());
-  const double left = 80, w = 820, row_h = 18, top = 8;
+  // The right margin holds half of the last tick's label ("54.23 ms").
+  const double left = 80, w = 800, row_h = 18, top = 8;
   const double height = top + wl.size() * row_h + 30;
   auto X = [&](double t) { return left + (t - t0) / (t1 - t0) * w; };
   std::string out = fmt::format("<h3>{}</h3>\n", html_escape(case_label(c)));
   out += fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
-      "role=\"img\">\n",
-      left + w + 20, height);
+      "role=\"img\" class=\"chart\" data-chart=\"task-stream\">\n",
+      left + w + 40, height);
   for (std::size_t k = 0; k < wl.size(); ++k)
     out += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\">worker {}</text>\n",
                        left - 6, top + k * row_h + row_h * 0.7, wl[k]);

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# `scalebench report --format html` in a real headless browser (Debian's chromium): the charts
+# (speedup, scaling, phase breakdown, task streams) are laid out with shapes and no text cut off,
+# no script error, and a screenshot shows them (check_html_render.py).
+# usage: html_in_browser.sh SCALEBENCH PYTHON3      (exit 77: skipped, no chromium)
+set -u
+sb=$1 py=$2
+browser=""
+for b in chromium chromium-browser google-chrome; do
+  if command -v "$b" >/dev/null; then browser=$(command -v "$b"); break; fi
+done
+if [ -z "$browser" ] || [ -z "$py" ]; then echo "SKIP: needs chromium and python3"; exit 77; fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$sb" run --preset tiny --workloads subset-mean,groupby --paths cpu1,cpuN --repeats 2 --warmup 0 \
+  --out "$tmp/r.h5" >"$tmp/run.log" 2>&1 || { cat "$tmp/run.log"; exit 1; }
+"$sb" report "$tmp/r.h5" --format html --out "$tmp/r.html" || exit 1
+"$py" "$(dirname "$0")/check_html_render.py" "$browser" "$tmp/r.html" "$tmp"
