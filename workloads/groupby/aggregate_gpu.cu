@@ -259,16 +259,15 @@ struct SlotPattern {
   unsigned long long w[8];
 };
 
+/// Every word of the table set to its slot pattern, the table seen as one flat array so that
+/// a warp writes consecutive words.
 __global__ void hash_clear_kernel(unsigned long long* __restrict__ slots, std::int64_t capacity,
                                   int width, SlotPattern pattern) {
+  const std::int64_t words = capacity * width;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       k < capacity; k += stride) {
-    unsigned long long* s = slots + k * width;
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-      if (j < width) s[j] = pattern.w[j];
-  }
+  for (std::int64_t w = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; w < words;
+       w += stride)
+    slots[w] = pattern.w[static_cast<int>(w % width)];
 }
 
 __global__ void hash_rows_kernel(unsigned long long* __restrict__ slots, std::uint64_t mask,
@@ -407,6 +406,12 @@ __global__ void __launch_bounds__(kCompactThreads)
 constexpr int kStageThreads = 256;
 constexpr int kMaxRegions = 1024;
 
+constexpr int kStageRows = 8;  // rows per thread per tile
+
+/// Appends rows to the buckets of their regions, a tile of kStageRows * blockDim rows at a
+/// time: positions inside the tile come from shared-memory counters, and each region's
+/// cursor takes one global atomic per tile (not per warp or per row), so the cursors of a
+/// few dozen regions do not become a hot spot and each region receives a contiguous run.
 __global__ void __launch_bounds__(kStageThreads)
     stage_rows_kernel(unsigned long long* __restrict__ slots, std::uint64_t mask, int width,
                       unsigned fields, int shift, unsigned sub_mask, int regions,
@@ -414,39 +419,50 @@ __global__ void __launch_bounds__(kStageThreads)
                       const double* __restrict__ y, std::int64_t n, std::int64_t* __restrict__ skey,
                       double* __restrict__ sx, double* __restrict__ sy, std::int64_t rcap,
                       unsigned long long* __restrict__ cursor, int* overflow) {
-  __shared__ unsigned long long s_cnt[kMaxRegions];
+  __shared__ unsigned s_cnt[kMaxRegions];
   __shared__ unsigned long long s_base[kMaxRegions];
   const bool ry = (fields & kSumY) != 0;
-  for (int r = threadIdx.x; r < regions; r += blockDim.x) s_cnt[r] = 0;
-  __syncthreads();
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * blockDim.x; base < n;
-       base += stride) {
-    const std::int64_t i = base + threadIdx.x;
-    const bool valid = i < n;
-    const long long k = valid ? keys[i] : 0;
-    const double xv = valid ? x[i] : 0.0;
-    const double yv = (valid && ry) ? y[i] : 0.0;
-    const int r = valid ? static_cast<int>(((slot_hash(k) & mask) >> shift) & sub_mask) : 0;
-    const unsigned long long mine = warp_claim(s_cnt, r, valid);
+  const std::int64_t tile = static_cast<std::int64_t>(blockDim.x) * kStageRows;
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * tile; base < n;
+       base += static_cast<std::int64_t>(gridDim.x) * tile) {
+    for (int q = threadIdx.x; q < regions; q += blockDim.x) s_cnt[q] = 0;
     __syncthreads();
-    for (int q = threadIdx.x; q < regions; q += blockDim.x) {
-      s_base[q] = s_cnt[q] != 0 ? atomicAdd(&cursor[q], s_cnt[q]) : 0;
-      s_cnt[q] = 0;
+    long long k[kStageRows];
+    double xv[kStageRows], yv[kStageRows];
+    int r[kStageRows];
+    unsigned pos[kStageRows];
+#pragma unroll
+    for (int u = 0; u < kStageRows; ++u) {
+      const std::int64_t i = base + u * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+      const bool valid = i < n;
+      k[u] = valid ? keys[i] : 0;
+      xv[u] = valid ? x[i] : 0.0;
+      yv[u] = (valid && ry) ? y[i] : 0.0;
+      r[u] = valid ? static_cast<int>(((slot_hash(k[u]) & mask) >> shift) & sub_mask) : -1;
     }
+#pragma unroll
+    for (int u = 0; u < kStageRows; ++u) pos[u] = r[u] >= 0 ? atomicAdd(&s_cnt[r[u]], 1u) : 0u;
     __syncthreads();
-    if (valid) {
-      const unsigned long long pos = s_base[r] + mine;
-      if (pos < static_cast<unsigned long long>(rcap)) {
-        const std::int64_t o = static_cast<std::int64_t>(r) * rcap + static_cast<std::int64_t>(pos);
-        skey[o] = k;
-        sx[o] = xv;
-        if (ry) sy[o] = yv;
+    for (int q = threadIdx.x; q < regions; q += blockDim.x)
+      s_base[q] =
+          s_cnt[q] != 0 ? atomicAdd(&cursor[q], static_cast<unsigned long long>(s_cnt[q])) : 0;
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < kStageRows; ++u) {
+      if (r[u] < 0) continue;
+      const unsigned long long p = s_base[r[u]] + pos[u];
+      if (p < static_cast<unsigned long long>(rcap)) {
+        const std::int64_t o =
+            static_cast<std::int64_t>(r[u]) * rcap + static_cast<std::int64_t>(p);
+        skey[o] = k[u];
+        sx[o] = xv[u];
+        if (ry) sy[o] = yv[u];
       } else {
-        unsigned long long* s = upsert_slot(slots, mask, width, k, overflow);
-        if (s != nullptr) accumulate(s, fields, 1ull, xv, yv, xv * xv, xv, xv);
+        unsigned long long* sl = upsert_slot(slots, mask, width, k[u], overflow);
+        if (sl != nullptr) accumulate(sl, fields, 1ull, xv[u], yv[u], xv[u] * xv[u], xv[u], xv[u]);
       }
     }
+    __syncthreads();  // s_cnt is cleared for the next tile
   }
 }
 
@@ -469,7 +485,27 @@ __device__ __forceinline__ void accumulate_shared(unsigned long long* s, unsigne
 }
 
 constexpr int kSliceThreads = 512;
+constexpr int kSliceRows = 4;                    // rows per thread per round (loads in flight)
 constexpr std::size_t kSliceBytes = 100 * 1024;  // two blocks per SM
+
+/// Places one row in the shared-memory slice (linear probing from its home slot, never past
+/// the slice's end); false when the probe runs off the end.
+__device__ __forceinline__ bool slice_add(unsigned long long* slice, int slots_per_slice, int width,
+                                          unsigned fields, int home, long long k, double xv,
+                                          double yv) {
+  for (int p = home; p < slots_per_slice; ++p) {
+    unsigned long long* c = slice + p * width;
+    const unsigned long long cur = *reinterpret_cast<volatile unsigned long long*>(c);
+    if (cur != static_cast<unsigned long long>(k)) {
+      if (cur != kEmptyKey) continue;
+      const unsigned long long prev = atomicCAS(c, kEmptyKey, static_cast<unsigned long long>(k));
+      if (prev != kEmptyKey && prev != static_cast<unsigned long long>(k)) continue;
+    }
+    accumulate_shared(c, fields, xv, yv);
+    return true;
+  }
+  return false;
+}
 
 /// One block per slice of 2^slice_bits slots: the slice is loaded into shared memory, the
 /// slice's rows are aggregated there, and the slice is written back. A row whose linear probe
@@ -489,7 +525,18 @@ __global__ void __launch_bounds__(kSliceThreads)
   const std::uint64_t first = slice << slice_bits;
   unsigned long long* g = slots + first * static_cast<std::uint64_t>(width);
   const int words = slots_per_slice * width;
-  for (int j = threadIdx.x; j < words; j += blockDim.x) s_slice[j] = __ldcg(g + j);
+  {
+    constexpr int kU = 8;  // words in flight per thread
+    int j = threadIdx.x;
+    for (; j + (kU - 1) * static_cast<int>(blockDim.x) < words; j += kU * blockDim.x) {
+      unsigned long long v[kU];
+#pragma unroll
+      for (int u = 0; u < kU; ++u) v[u] = __ldcg(g + j + u * blockDim.x);
+#pragma unroll
+      for (int u = 0; u < kU; ++u) s_slice[j + u * blockDim.x] = v[u];
+    }
+    for (; j < words; j += blockDim.x) s_slice[j] = __ldcg(g + j);
+  }
   if (threadIdx.x == 0) s_spill = 0;
   __syncthreads();
   const std::int64_t n = min(static_cast<std::int64_t>(cursor[slice]), cap);
@@ -497,41 +544,29 @@ __global__ void __launch_bounds__(kSliceThreads)
   double* xin = x + static_cast<std::int64_t>(slice) * cap;
   const bool ry = (fields & kSumY) != 0;
   double* yin = ry ? y + static_cast<std::int64_t>(slice) * cap : nullptr;
-  for (std::int64_t r0 = 0; r0 < n; r0 += blockDim.x) {
-    const std::int64_t i = r0 + threadIdx.x;
-    const bool valid = i < n;
-    long long k = 0;
-    double xv = 0.0, yv = 0.0;
-    if (valid) {
-      k = kin[i];
-      xv = xin[i];
-      if (ry) yv = yin[i];
+  const std::int64_t round = static_cast<std::int64_t>(blockDim.x) * kSliceRows;
+  for (std::int64_t r0 = 0; r0 < n; r0 += round) {
+    long long k[kSliceRows];
+    double xv[kSliceRows], yv[kSliceRows];
+#pragma unroll
+    for (int u = 0; u < kSliceRows; ++u) {
+      const std::int64_t i = r0 + u * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+      const bool valid = i < n;
+      k[u] = valid ? kin[i] : static_cast<long long>(kEmptyKey);
+      xv[u] = valid ? xin[i] : 0.0;
+      yv[u] = (valid && ry) ? yin[i] : 0.0;
     }
     __syncthreads();
-    if (!valid) continue;
-    unsigned long long* hit = nullptr;
-    for (int p = static_cast<int>((slot_hash(k) & mask) - first); p < slots_per_slice; ++p) {
-      unsigned long long* c = s_slice + p * width;
-      const unsigned long long cur = *reinterpret_cast<volatile unsigned long long*>(c);
-      if (cur == static_cast<unsigned long long>(k)) {
-        hit = c;
-        break;
+#pragma unroll
+    for (int u = 0; u < kSliceRows; ++u) {
+      if (k[u] == static_cast<long long>(kEmptyKey)) continue;
+      const int home = static_cast<int>((slot_hash(k[u]) & mask) - first);
+      if (!slice_add(s_slice, slots_per_slice, width, fields, home, k[u], xv[u], yv[u])) {
+        const unsigned q = atomicAdd(&s_spill, 1u);
+        kin[q] = k[u];
+        xin[q] = xv[u];
+        if (ry) yin[q] = yv[u];
       }
-      if (cur == kEmptyKey) {
-        const unsigned long long prev = atomicCAS(c, kEmptyKey, static_cast<unsigned long long>(k));
-        if (prev == kEmptyKey || prev == static_cast<unsigned long long>(k)) {
-          hit = c;
-          break;
-        }
-      }
-    }
-    if (hit != nullptr) {
-      accumulate_shared(hit, fields, xv, yv);
-    } else {
-      const unsigned q = atomicAdd(&s_spill, 1u);
-      kin[q] = k;
-      xin[q] = xv;
-      if (ry) yin[q] = yv;
     }
   }
   __syncthreads();
