@@ -418,7 +418,7 @@ void add_datagen_command(CLI::App& app, int& exit_code, const std::string& comma
   cmd->add_option("--max-bytes", *max_bytes,
                   "Refuse to write more than this (default 2GiB; units KB MB GB KiB MiB GiB)");
   cmd->add_option("--threads", o->threads, "Threads for generation (default: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 1 << 16));
   cmd->callback([o, max_bytes, &exit_code, command_line] {
     if (!max_bytes->empty()) o->max_bytes = parse_byte_size(*max_bytes);
     const std::int64_t bytes = run_datagen(*o, command_line);
