@@ -406,12 +406,11 @@ __global__ void __launch_bounds__(kCompactThreads)
 constexpr int kStageThreads = 256;
 constexpr int kMaxRegions = 1024;
 
-constexpr int kStageRows = 8;  // rows per thread per tile
-
-/// Appends rows to the buckets of their regions, a tile of kStageRows * blockDim rows at a
-/// time: positions inside the tile come from shared-memory counters, and each region's
-/// cursor takes one global atomic per tile (not per warp or per row), so the cursors of a
-/// few dozen regions do not become a hot spot and each region receives a contiguous run.
+/// Appends rows to the buckets of their regions. Each block takes one contiguous range of
+/// rows and reads it twice: first the keys, to count its rows per region in shared memory and
+/// reserve each region's run with one global atomic; then every row, placed by a shared-memory
+/// counter inside its region's run. No barrier or global atomic sits inside the row loops, so
+/// many loads stay in flight, and each region receives one contiguous run per block.
 __global__ void __launch_bounds__(kStageThreads)
     stage_rows_kernel(unsigned long long* __restrict__ slots, std::uint64_t mask, int width,
                       unsigned fields, int shift, unsigned sub_mask, int regions,
@@ -422,47 +421,37 @@ __global__ void __launch_bounds__(kStageThreads)
   __shared__ unsigned s_cnt[kMaxRegions];
   __shared__ unsigned long long s_base[kMaxRegions];
   const bool ry = (fields & kSumY) != 0;
-  const std::int64_t tile = static_cast<std::int64_t>(blockDim.x) * kStageRows;
-  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * tile; base < n;
-       base += static_cast<std::int64_t>(gridDim.x) * tile) {
-    for (int q = threadIdx.x; q < regions; q += blockDim.x) s_cnt[q] = 0;
-    __syncthreads();
-    long long k[kStageRows];
-    double xv[kStageRows], yv[kStageRows];
-    int r[kStageRows];
-    unsigned pos[kStageRows];
-#pragma unroll
-    for (int u = 0; u < kStageRows; ++u) {
-      const std::int64_t i = base + u * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-      const bool valid = i < n;
-      k[u] = valid ? keys[i] : 0;
-      xv[u] = valid ? x[i] : 0.0;
-      yv[u] = (valid && ry) ? y[i] : 0.0;
-      r[u] = valid ? static_cast<int>(((slot_hash(k[u]) & mask) >> shift) & sub_mask) : -1;
+  const std::int64_t per = (n + gridDim.x - 1) / gridDim.x;
+  const std::int64_t b0 = static_cast<std::int64_t>(blockIdx.x) * per;
+  const std::int64_t b1 = min(n, b0 + per);
+  for (int q = threadIdx.x; q < regions; q += blockDim.x) s_cnt[q] = 0;
+  __syncthreads();
+#pragma unroll 4
+  for (std::int64_t i = b0 + threadIdx.x; i < b1; i += blockDim.x)
+    atomicAdd(&s_cnt[((slot_hash(keys[i]) & mask) >> shift) & sub_mask], 1u);
+  __syncthreads();
+  for (int q = threadIdx.x; q < regions; q += blockDim.x) {
+    s_base[q] =
+        s_cnt[q] != 0 ? atomicAdd(&cursor[q], static_cast<unsigned long long>(s_cnt[q])) : 0;
+    s_cnt[q] = 0;
+  }
+  __syncthreads();
+#pragma unroll 4
+  for (std::int64_t i = b0 + threadIdx.x; i < b1; i += blockDim.x) {
+    const long long k = keys[i];
+    const double xv = x[i];
+    const double yv = ry ? y[i] : 0.0;
+    const auto r = static_cast<int>(((slot_hash(k) & mask) >> shift) & sub_mask);
+    const unsigned long long p = s_base[r] + atomicAdd(&s_cnt[r], 1u);
+    if (p < static_cast<unsigned long long>(rcap)) {
+      const std::int64_t o = static_cast<std::int64_t>(r) * rcap + static_cast<std::int64_t>(p);
+      skey[o] = k;
+      sx[o] = xv;
+      if (ry) sy[o] = yv;
+    } else {
+      unsigned long long* sl = upsert_slot(slots, mask, width, k, overflow);
+      if (sl != nullptr) accumulate(sl, fields, 1ull, xv, yv, xv * xv, xv, xv);
     }
-#pragma unroll
-    for (int u = 0; u < kStageRows; ++u) pos[u] = r[u] >= 0 ? atomicAdd(&s_cnt[r[u]], 1u) : 0u;
-    __syncthreads();
-    for (int q = threadIdx.x; q < regions; q += blockDim.x)
-      s_base[q] =
-          s_cnt[q] != 0 ? atomicAdd(&cursor[q], static_cast<unsigned long long>(s_cnt[q])) : 0;
-    __syncthreads();
-#pragma unroll
-    for (int u = 0; u < kStageRows; ++u) {
-      if (r[u] < 0) continue;
-      const unsigned long long p = s_base[r[u]] + pos[u];
-      if (p < static_cast<unsigned long long>(rcap)) {
-        const std::int64_t o =
-            static_cast<std::int64_t>(r[u]) * rcap + static_cast<std::int64_t>(p);
-        skey[o] = k[u];
-        sx[o] = xv[u];
-        if (ry) sy[o] = yv[u];
-      } else {
-        unsigned long long* sl = upsert_slot(slots, mask, width, k[u], overflow);
-        if (sl != nullptr) accumulate(sl, fields, 1ull, xv[u], yv[u], xv[u] * xv[u], xv[u], xv[u]);
-      }
-    }
-    __syncthreads();  // s_cnt is cleared for the next tile
   }
 }
 
@@ -512,7 +501,7 @@ __device__ __forceinline__ bool slice_add(unsigned long long* slice, int slots_p
 /// reaches the end of the slice is written back, compacted, to the front of its own bucket
 /// (safe: in every round all rows are read before any is written, and the writes land below
 /// the round's first row) and counted in spilled[slice].
-__global__ void __launch_bounds__(kSliceThreads)
+__global__ void __launch_bounds__(kSliceThreads, 4)
     slice_aggregate_kernel(unsigned long long* __restrict__ slots, std::uint64_t mask, int width,
                            unsigned fields, int slice_bits, std::int64_t* __restrict__ keys,
                            double* __restrict__ x, double* __restrict__ y, std::int64_t cap,
