@@ -59,7 +59,10 @@ class CpuWorker final : public WorkerCase {
   }
 
   void submit(std::int64_t task) override {
-    const auto [b, e] = cfg_.task_rows(task);
+    // Not a structured binding: b is used inside an OpenMP region below (clang < 16 rejects
+    // captured bindings there).
+    const auto rows = cfg_.task_rows(task);
+    const std::int64_t b = rows.first, e = rows.second;
     const std::int64_t n = e - b;
     TaskOutcome out;
     out.task = task;
