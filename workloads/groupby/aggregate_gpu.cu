@@ -1,5 +1,7 @@
 // GPU aggregation of groupby: privatised shared-memory tables for low cardinality, a global
 // open-addressing hash table for high cardinality (see gpu_kernels.cuh).
+#include <cub/block/block_scan.cuh>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -406,10 +408,14 @@ __global__ void __launch_bounds__(kCompactThreads)
 constexpr int kStageThreads = 256;
 constexpr int kMaxRegions = 1024;
 
-/// Appends rows to the buckets of their regions: a warp's rows with the same region claim
-/// consecutive places (one shared-memory atomic per region and warp), and each region's
-/// cursor takes one global atomic per block iteration. (Measured on an H200: a two-read
-/// variant without barriers in the row loops and a variant with 8-row tiles were both slower.)
+constexpr int kStageRows = 4;  // rows per thread per tile
+
+/// Appends rows to the buckets of their regions, a tile of kStageRows * kStageThreads rows at a
+/// time, the way radix-sort partitions do it: the tile is counted by region in shared memory,
+/// the counts are scanned, the rows are placed region by region in a shared-memory copy of the
+/// tile, each region's run is reserved with one global atomic, and consecutive threads then
+/// write consecutive rows of a run. A warp's stores thus land on a few lines instead of one
+/// line per row (the direct scatter measured about 0.9 TB/s on an H200).
 __global__ void __launch_bounds__(kStageThreads)
     stage_rows_kernel(unsigned long long* __restrict__ slots, std::uint64_t mask, int width,
                       unsigned fields, int shift, unsigned sub_mask, int regions,
@@ -417,39 +423,86 @@ __global__ void __launch_bounds__(kStageThreads)
                       const double* __restrict__ y, std::int64_t n, std::int64_t* __restrict__ skey,
                       double* __restrict__ sx, double* __restrict__ sy, std::int64_t rcap,
                       unsigned long long* __restrict__ cursor, int* overflow) {
-  __shared__ unsigned long long s_cnt[kMaxRegions];
+  constexpr int kTile = kStageThreads * kStageRows;
+  constexpr int kPer = kMaxRegions / kStageThreads;  // regions scanned per thread
+  using Scan = cub::BlockScan<unsigned, kStageThreads>;
+  __shared__ typename Scan::TempStorage scan_tmp;
+  __shared__ unsigned s_off[kMaxRegions];  // counts, then the tile's offsets
   __shared__ unsigned long long s_base[kMaxRegions];
+  __shared__ long long s_k[kTile];
+  __shared__ double s_x[kTile];
+  __shared__ double s_y[kTile];
+  __shared__ unsigned short s_r[kTile];
   const bool ry = (fields & kSumY) != 0;
-  for (int r = threadIdx.x; r < regions; r += blockDim.x) s_cnt[r] = 0;
-  __syncthreads();
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * blockDim.x; base < n;
-       base += stride) {
-    const std::int64_t i = base + threadIdx.x;
-    const bool valid = i < n;
-    const long long k = valid ? keys[i] : 0;
-    const double xv = valid ? x[i] : 0.0;
-    const double yv = (valid && ry) ? y[i] : 0.0;
-    const int r = valid ? static_cast<int>(((slot_hash(k) & mask) >> shift) & sub_mask) : 0;
-    const unsigned long long mine = warp_claim(s_cnt, r, valid);
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * kTile; base < n;
+       base += static_cast<std::int64_t>(gridDim.x) * kTile) {
+    for (int q = threadIdx.x; q < regions; q += kStageThreads) s_off[q] = 0;
     __syncthreads();
-    for (int q = threadIdx.x; q < regions; q += blockDim.x) {
-      s_base[q] = s_cnt[q] != 0 ? atomicAdd(&cursor[q], s_cnt[q]) : 0;
-      s_cnt[q] = 0;
+    long long k[kStageRows];
+    double xv[kStageRows], yv[kStageRows];
+    int r[kStageRows];
+    unsigned pos[kStageRows];
+#pragma unroll
+    for (int u = 0; u < kStageRows; ++u) {
+      const std::int64_t i = base + u * kStageThreads + threadIdx.x;
+      const bool valid = i < n;
+      k[u] = valid ? keys[i] : 0;
+      xv[u] = valid ? x[i] : 0.0;
+      yv[u] = (valid && ry) ? y[i] : 0.0;
+      r[u] = valid ? static_cast<int>(((slot_hash(k[u]) & mask) >> shift) & sub_mask) : -1;
+    }
+#pragma unroll
+    for (int u = 0; u < kStageRows; ++u) pos[u] = r[u] >= 0 ? atomicAdd(&s_off[r[u]], 1u) : 0u;
+    __syncthreads();
+    // Offsets of the regions inside the tile (exclusive scan), and their global runs.
+    unsigned cnt[kPer];
+    unsigned sum = 0;
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) {
+      const int q = threadIdx.x * kPer + e;
+      cnt[e] = q < regions ? s_off[q] : 0u;
+      sum += cnt[e];
+    }
+    unsigned start = 0;
+    Scan(scan_tmp).ExclusiveSum(sum, start);
+    __syncthreads();  // every count is read before offsets overwrite them
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) {
+      const int q = threadIdx.x * kPer + e;
+      if (q < regions) {
+        s_off[q] = start;
+        s_base[q] =
+            cnt[e] != 0 ? atomicAdd(&cursor[q], static_cast<unsigned long long>(cnt[e])) : 0;
+      }
+      start += cnt[e];
     }
     __syncthreads();
-    if (valid) {
-      const unsigned long long pos = s_base[r] + mine;
-      if (pos < static_cast<unsigned long long>(rcap)) {
-        const std::int64_t o = static_cast<std::int64_t>(r) * rcap + static_cast<std::int64_t>(pos);
-        skey[o] = k;
-        sx[o] = xv;
-        if (ry) sy[o] = yv;
+#pragma unroll
+    for (int u = 0; u < kStageRows; ++u) {
+      if (r[u] < 0) continue;
+      const unsigned j = s_off[r[u]] + pos[u];
+      s_k[j] = k[u];
+      s_x[j] = xv[u];
+      if (ry) s_y[j] = yv[u];
+      s_r[j] = static_cast<unsigned short>(r[u]);
+    }
+    __syncthreads();
+    const int rows = static_cast<int>(min(static_cast<std::int64_t>(kTile), n - base));
+    for (int j = threadIdx.x; j < rows; j += kStageThreads) {
+      const int q = s_r[j];
+      const unsigned long long p = s_base[q] + static_cast<unsigned long long>(j - s_off[q]);
+      if (p < static_cast<unsigned long long>(rcap)) {
+        const std::int64_t o = static_cast<std::int64_t>(q) * rcap + static_cast<std::int64_t>(p);
+        skey[o] = s_k[j];
+        sx[o] = s_x[j];
+        if (ry) sy[o] = s_y[j];
       } else {
-        unsigned long long* s = upsert_slot(slots, mask, width, k, overflow);
-        if (s != nullptr) accumulate(s, fields, 1ull, xv, yv, xv * xv, xv, xv);
+        const double xj = s_x[j], yj = ry ? s_y[j] : 0.0;
+        unsigned long long* sl = upsert_slot(slots, mask, width, s_k[j], overflow);
+        if (sl != nullptr) accumulate(sl, fields, 1ull, xj, yj, xj * xj, xj, xj);
       }
     }
+    __syncthreads();  // the tile's shared copies are reused by the next tile
   }
 }
 
