@@ -405,7 +405,7 @@ __global__ void __launch_bounds__(kCompactThreads)
   }
 }
 
-constexpr int kStageThreads = 256;
+constexpr int kStageThreads = 512;
 constexpr int kMaxRegions = 1024;
 
 constexpr int kStageRows = 4;  // rows per thread per tile
@@ -519,7 +519,8 @@ __global__ void __launch_bounds__(kStageThreads)
                       const double* __restrict__ y, std::int64_t n, std::int64_t* __restrict__ skey,
                       double* __restrict__ sx, double* __restrict__ sy, std::int64_t rcap,
                       unsigned long long* __restrict__ cursor, int* overflow) {
-  __shared__ StageShared sh;
+  extern __shared__ unsigned char stage_smem[];
+  StageShared& sh = *reinterpret_cast<StageShared*>(stage_smem);
   constexpr std::int64_t kTile = kStageThreads * kStageRows;
   for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * kTile; base < n;
        base += static_cast<std::int64_t>(gridDim.x) * kTile)
@@ -538,7 +539,8 @@ __global__ void __launch_bounds__(kStageThreads)
                    const unsigned long long* __restrict__ rcursor, std::int64_t* __restrict__ skey,
                    double* __restrict__ sx, double* __restrict__ sy, std::int64_t scap,
                    unsigned long long* __restrict__ scursor, int* overflow) {
-  __shared__ StageShared sh;
+  extern __shared__ unsigned char stage_smem[];
+  StageShared& sh = *reinterpret_cast<StageShared*>(stage_smem);
   constexpr std::int64_t kTile = kStageThreads * kStageRows;
   if (threadIdx.x == 0) {
     int t = 0;
@@ -975,15 +977,29 @@ int slice_bits_for(int width) {
   return std::clamp(b, 9, 11);
 }
 
+/// Dynamic shared memory of the staging kernels (the opt-in above 48 KB is set once).
+std::size_t stage_shared() {
+  static const std::size_t bytes = [] {
+    const auto b = static_cast<int>(sizeof(StageShared));
+    SB_CUDA_CHECK(
+        cudaFuncSetAttribute(stage_rows_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+    SB_CUDA_CHECK(
+        cudaFuncSetAttribute(restage_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+    return sizeof(StageShared);
+  }();
+  return bytes;
+}
+
 void stage_launch(const HashTable& t, int shift, unsigned sub_mask, int regions,
                   const std::int64_t* key, const double* x, const double* y, std::int64_t n,
                   std::int64_t* okey, double* ox, double* oy, std::int64_t cap,
                   unsigned long long* cursor, cudaStream_t stream) {
   if (n <= 0) return;
-  stage_rows_kernel<<<grid_for(n, kStageThreads, 8), kStageThreads, 0, stream>>>(
-      reinterpret_cast<unsigned long long*>(t.slots), static_cast<std::uint64_t>(t.capacity - 1),
-      t.width, t.fields, shift, sub_mask, regions, key, x, y, n, okey, ox, oy, cap, cursor,
-      t.overflow);
+  stage_rows_kernel<<<grid_for(n, kStageThreads * kStageRows, 3), kStageThreads, stage_shared(),
+                      stream>>>(reinterpret_cast<unsigned long long*>(t.slots),
+                                static_cast<std::uint64_t>(t.capacity - 1), t.width, t.fields,
+                                shift, sub_mask, regions, key, x, y, n, okey, ox, oy, cap, cursor,
+                                t.overflow);
   SB_CUDA_CHECK_LAUNCH();
 }
 
@@ -1092,11 +1108,11 @@ void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream) {
     const auto per = static_cast<std::int64_t>(s.slices_per_region);
     if (s.skey != s.key) {
       restage_kernel<<<grid_for(static_cast<std::int64_t>(regions) * s.region_capacity,
-                                kStageThreads * kStageRows, 4),
-                       kStageThreads, 0, stream>>>(slots, mask, t.width, t.fields, s.slice_bits,
-                                                   static_cast<int>(per), regions, s.key, s.x, s.y,
-                                                   s.region_capacity, s.cursor, s.skey, s.sx, s.sy,
-                                                   s.slice_capacity, s.scursor, t.overflow);
+                                kStageThreads * kStageRows, 3),
+                       kStageThreads, stage_shared(), stream>>>(
+          slots, mask, t.width, t.fields, s.slice_bits, static_cast<int>(per), regions, s.key, s.x,
+          s.y, s.region_capacity, s.cursor, s.skey, s.sx, s.sy, s.slice_capacity, s.scursor,
+          t.overflow);
       SB_CUDA_CHECK_LAUNCH();
     }
     const auto count = static_cast<unsigned>(per * regions);
