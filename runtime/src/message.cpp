@@ -35,8 +35,8 @@ bool try_receive(MPI_Comm comm, int source, int tag, Message& out) {
   return true;
 }
 
-bool receive(MPI_Comm comm, int source, int tag, Message& out, double deadline) {
-  Backoff backoff(2000);
+bool receive(MPI_Comm comm, int source, int tag, Message& out, double deadline, int max_sleep_us) {
+  Backoff backoff(max_sleep_us);
   while (!try_receive(comm, source, tag, out)) {
     if (deadline > 0 && now() > deadline) return false;
     backoff.pause();

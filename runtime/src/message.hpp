@@ -114,9 +114,15 @@ void send_empty(MPI_Comm comm, int dest, int tag);
 /// one is waiting; never blocks.
 bool try_receive(MPI_Comm comm, int source, int tag, Message& out);
 
-/// Waits for a message matching (source, tag), sleeping with back-off between probes.
-/// `deadline` (seconds on sb::now(), 0 = none) makes it return false when passed.
-bool receive(MPI_Comm comm, int source, int tag, Message& out, double deadline = 0);
+/// Waits for a message matching (source, tag), sleeping with back-off between probes (at most
+/// `max_sleep_us` microseconds at a time). `deadline` (seconds on sb::now(), 0 = none) makes it
+/// return false when passed.
+bool receive(MPI_Comm comm, int source, int tag, Message& out, double deadline = 0,
+             int max_sleep_us = 2000);
+
+/// Longest sleep between probes while a GPU case runs (the host is idle then, and repeats last
+/// milliseconds: a longer sleep would show up in their times).
+constexpr int kGpuPollUs = 20;
 
 /// Back-off sleeper for polling loops: short at first, up to `max_us` microseconds.
 class Backoff {

@@ -191,7 +191,7 @@ class Scheduler {
   /// Waits for one message from a participant; throws CaseFailure on a worker error or timeout.
   Message wait(double deadline) {
     Message m;
-    Backoff backoff(500);
+    Backoff backoff(wait_sleep_us_);
     while (!try_receive(ctx_.world, MPI_ANY_SOURCE, MPI_ANY_TAG, m)) {
       if (deadline > 0 && now() > deadline)
         throw CaseFailure{"timeout",
@@ -211,6 +211,8 @@ class Scheduler {
     const std::vector<WorkerInfo> parts = participants(spec.path);
     spec.workers = static_cast<int>(parts.size());
     const Device device = device_of(spec.path);
+    // GPU cases: the host is idle and repeats are short, so poll the workers closely.
+    wait_sleep_us_ = device == Device::gpu ? kGpuPollUs : 500;
     nlohmann::json rec = {{"type", "case"},
                           {"index", spec.index},
                           {"id", spec.id},
@@ -444,6 +446,7 @@ class Scheduler {
   int gpu_count_ = 0;
   std::string gpu_skip_reason_;
   std::map<std::string, std::pair<std::string, Fingerprint>> references_;
+  int wait_sleep_us_ = 500;  ///< longest sleep between probes in wait() (short for GPU cases)
 };
 
 }  // namespace
