@@ -256,7 +256,10 @@ void write_input_array(hid_t file, const InputArray& a, int threads) {
 Params common_params(const std::vector<Params>& variants) {
   Params common;
   for (const Params& v : variants)
-    for (const auto& [k, value] : v.items()) {
+    for (const auto& item : v.items()) {
+      // Not a structured binding: lambdas capture bindings only from clang 16 (tools/fuzz).
+      const auto& k = item.first;
+      const auto& value = item.second;
       const bool same = std::all_of(variants.begin(), variants.end(), [&](const Params& w) {
         return !w.has(k) || w.str(k) == value;
       });
