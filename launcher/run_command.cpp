@@ -161,7 +161,7 @@ int run_command(RunOptions& o, const std::string& command_line) {
   nlohmann::json previous;
   std::map<std::string, nlohmann::json> kept;
   if (!o.resume.empty()) {
-    previous = results::read_report(o.resume);
+    previous = results::read_report_isolated(o.resume);
     for (const auto& c : previous.value("cases", nlohmann::json::array()))
       if (c.value("status", "") == "ok") kept[c.value("id", "")] = c;
     if (o.out.empty()) o.out = o.resume;

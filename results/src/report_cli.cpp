@@ -82,7 +82,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   sub->add_option("--out", o->out, "write to this file instead of standard output");
   sub->callback([o, &exit_code] {
-    const nlohmann::json model = read_report(o->file);
+    const nlohmann::json model = read_report_isolated(o->file);
     emit(format_report(model, o->format), o->out);
     exit_code = kExitOk;
   });
@@ -119,8 +119,8 @@ void add_compare_command(CLI::App& app, int& exit_code) {
     if (o->format != "table" && o->format != "markdown" && o->format != "junit")
       throw UsageError(
           fmt::format("unknown compare format '{}'; use one of table, markdown, junit", o->format));
-    const nlohmann::json baseline = read_report(o->baseline);
-    const nlohmann::json current = read_report(o->current);
+    const nlohmann::json baseline = read_report_isolated(o->baseline);
+    const nlohmann::json current = read_report_isolated(o->current);
     const Comparison c = compare_reports(baseline, current, opts);
     emit(format_comparison(c, o->format), o->out);
     exit_code = comparison_exit_code(c);

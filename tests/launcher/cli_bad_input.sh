@@ -69,6 +69,11 @@ if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
 else
   echo "skip: schema version checks (no h5py)"
 fi
+# A fuzzed report whose damaged internals crash HDF5 1.10 itself (under ASan; tools/fuzz found
+# it): the command line reads reports in a child process and answers with one line.
+damaged="$(cd "$(dirname "$0")/../fuzz/damaged" && pwd)/hdf5-library-crash.h5"
+check 2 "report whose internals crash the HDF5 library" report "$damaged"
+check 2 "resume from a report whose internals crash the HDF5 library" run --resume "$damaged" --out "$tmp/partial.h5"
 check 2 "report output folder missing" report "$good" --out /nonexistent-dir/r.txt
 check 2 "report folder is a file" run --preset tiny --out "$tmp/junk.h5/r.h5"
 # No partial report is ever left by a refused command line.

@@ -34,6 +34,12 @@ void write_report(const nlohmann::json& model, const std::string& path);
 /// missing, not HDF5, truncated, or of another schema version.
 [[nodiscard]] nlohmann::json read_report(const std::string& path);
 
+/// read_report in a forked child process, the model passed back through a pipe: a file whose
+/// damaged internals crash the HDF5 library itself (seen with fuzzed files and HDF5 1.10) gives
+/// sb::UsageError naming the signal instead of killing the caller. For the command line
+/// (report, compare, run --resume); same errors as read_report otherwise.
+[[nodiscard]] nlohmann::json read_report_isolated(const std::string& path);
+
 /// One summary row per case: median, min, max, stddev of total time, throughput, speedups vs
 /// single-cpu and single-gpu of the same workload and parameters, efficiency vs ceiling.
 [[nodiscard]] nlohmann::json summarize(const nlohmann::json& model);

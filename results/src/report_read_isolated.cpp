@@ -1,0 +1,90 @@
+// read_report_isolated: read_report in a child process (report.hpp).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "scalebench/error.hpp"
+#include "scalebench/report.hpp"
+
+namespace sb::results {
+
+namespace {
+
+bool write_all(int fd, const void* data, std::size_t n) {
+  const auto* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+}  // namespace
+
+nlohmann::json read_report_isolated(const std::string& path) {
+  int fds[2];
+  if (::pipe(fds) != 0)
+    throw EnvironmentError(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw EnvironmentError(fmt::format("cannot fork to read {}: {}", path, std::strerror(errno)));
+  }
+  if (pid == 0) {
+    // Child: one status byte ('J' model as CBOR, 'E' one-line error), then the payload.
+    ::close(fds[0]);
+    char status = 'J';
+    std::vector<std::uint8_t> payload;
+    try {
+      payload = nlohmann::json::to_cbor(read_report(path));
+    } catch (const std::exception& e) {
+      status = 'E';
+      const std::string msg = e.what();
+      payload.assign(msg.begin(), msg.end());
+    }
+    const bool ok =
+        write_all(fds[1], &status, 1) && write_all(fds[1], payload.data(), payload.size());
+    ::close(fds[1]);
+    ::_exit(ok ? 0 : 3);
+  }
+  ::close(fds[1]);
+  std::vector<std::uint8_t> data;
+  char buf[1 << 16];
+  while (true) {
+    const ssize_t r = ::read(fds[0], buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    data.insert(data.end(), buf, buf + r);
+  }
+  ::close(fds[0]);
+  int wstatus = 0;
+  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  // The child ends with status 0 after writing its answer; anything else (a signal, or a
+  // sanitizer's exit after a fault inside the HDF5 library) means reading the file crashed.
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0 || data.empty()) {
+    const std::string how =
+        WIFSIGNALED(wstatus)
+            ? fmt::format("signal {}, {}", WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)))
+            : fmt::format("exit status {}", WEXITSTATUS(wstatus));
+    throw UsageError(fmt::format(
+        "report {} is damaged: reading it crashed the HDF5 library ({}); re-run to write it again",
+        path, how));
+  }
+  const std::vector<std::uint8_t> payload(data.begin() + 1, data.end());
+  if (data[0] == 'E') throw UsageError(std::string(payload.begin(), payload.end()));
+  return nlohmann::json::from_cbor(payload);
+}
+
+}  // namespace sb::results
