@@ -1,9 +1,14 @@
 // read_report_isolated: read_report in a child process (report.hpp).
+#include <poll.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -59,15 +64,48 @@ nlohmann::json read_report_isolated(const std::string& path) {
     ::_exit(ok ? 0 : 3);
   }
   ::close(fds[1]);
+  // Damaged files can also make the HDF5 library loop for ever (a fuzzed global heap did): the
+  // child gets a minute plus one second per 20 MB of file (SCALEBENCH_REPORT_READ_TIMEOUT_S
+  // overrides it), then it is killed.
+  struct stat st {};
+  const double size = ::stat(path.c_str(), &st) == 0 ? static_cast<double>(st.st_size) : 0.0;
+  int limit_s = 60 + static_cast<int>(size / 20e6);
+  if (const char* env = std::getenv("SCALEBENCH_REPORT_READ_TIMEOUT_S"); env != nullptr) {
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && v > 0 && v < 1000000) limit_s = static_cast<int>(v);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(limit_s);
   std::vector<std::uint8_t> data;
   char buf[1 << 16];
+  bool hung = false;
   while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    if (left <= 0) {
+      hung = true;
+      break;
+    }
+    pollfd pfd{fds[0], POLLIN, 0};
+    const int pr = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, 1000)));
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr == 0) continue;
     const ssize_t r = ::read(fds[0], buf, sizeof buf);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) break;
     data.insert(data.end(), buf, buf + r);
   }
   ::close(fds[0]);
+  if (hung) {
+    ::kill(pid, SIGKILL);
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    throw UsageError(fmt::format(
+        "report {} is damaged: reading it did not finish within {} s (the HDF5 library looped on "
+        "it); re-run to write it again",
+        path, limit_s));
+  }
   int wstatus = 0;
   while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
   }

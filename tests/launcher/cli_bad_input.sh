@@ -74,6 +74,10 @@ fi
 damaged="$(cd "$(dirname "$0")/../fuzz/damaged" && pwd)/hdf5-library-crash.h5"
 check 2 "report whose internals crash the HDF5 library" report "$damaged"
 check 2 "resume from a report whose internals crash the HDF5 library" run --resume "$damaged" --out "$tmp/partial.h5"
+# One that makes HDF5 loop for ever: the child reader is killed after its time limit.
+export SCALEBENCH_REPORT_READ_TIMEOUT_S=3
+check 2 "report whose internals make the HDF5 library loop" report "$(dirname "$damaged")/hdf5-library-hang.h5"
+unset SCALEBENCH_REPORT_READ_TIMEOUT_S
 check 2 "report output folder missing" report "$good" --out /nonexistent-dir/r.txt
 check 2 "report folder is a file" run --preset tiny --out "$tmp/junk.h5/r.h5"
 # No partial report is ever left by a refused command line.
