@@ -1,5 +1,6 @@
 // subset-mean's inputs for `scalebench datagen`: X row by row, and the answer by the CPU path.
 #include "subset_mean/export_inputs.hpp"
+#include "subset_mean/neumaier.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,21 +14,6 @@
 #include "subset_mean/subset_mean_plan.hpp"
 
 namespace sb::subset_mean {
-namespace {
-
-/// Neumaier's compensated sum in task order, as the scheduler folds the task partials.
-double neumaier_sum(const std::vector<double>& x) {
-  double s = 0;
-  double c = 0;
-  for (double v : x) {
-    const double t = s + v;
-    c += (std::fabs(s) >= std::fabs(v)) ? (s - t) + v : (v - t) + s;
-    s = t;
-  }
-  return s + c;
-}
-
-}  // namespace
 
 InputExport export_inputs(const std::vector<Params>& variants) {
   SB_EXPECTS(variants.size() == 1, "subset-mean: datagen expects one case");

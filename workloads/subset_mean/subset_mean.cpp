@@ -1,5 +1,6 @@
 // subset-mean: the workload's registry entry and its scheduler side.
 #include "subset_mean/subset_mean.hpp"
+#include "subset_mean/neumaier.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -23,18 +24,6 @@
 namespace sb {
 namespace subset_mean {
 namespace {
-
-/// Neumaier's compensated sum, in the order given.
-double neumaier_sum(const std::vector<double>& x) {
-  double s = 0;
-  double c = 0;
-  for (double v : x) {
-    const double t = s + v;
-    c += (std::fabs(s) >= std::fabs(v)) ? (s - t) + v : (v - t) + s;
-    s = t;
-  }
-  return s + c;
-}
 
 double relative_difference(double a, double reference) {
   if (a == reference) return 0;
