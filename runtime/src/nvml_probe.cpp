@@ -70,6 +70,8 @@ struct Nvml {
   nvmlReturn_t (*nvlink_state)(nvmlDevice_t, unsigned int, int*) = nullptr;
   nvmlReturn_t (*nvlink_remote_pci)(nvmlDevice_t, unsigned int, NvmlPciInfo*) = nullptr;
   nvmlReturn_t (*common_ancestor)(nvmlDevice_t, nvmlDevice_t, int*) = nullptr;
+  /// nvmlDeviceGetNvLinkRemoteDeviceType: 0 GPU, 1 IBMNPU, 2 NVSwitch (newer drivers).
+  nvmlReturn_t (*nvlink_remote_type)(nvmlDevice_t, unsigned int, int*) = nullptr;
   bool initialized = false;
 
   Nvml() {
@@ -90,6 +92,7 @@ struct Nvml {
     bind(nvlink_state, "nvmlDeviceGetNvLinkState");
     bind(nvlink_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
     bind(common_ancestor, "nvmlDeviceGetTopologyCommonAncestor");
+    bind(nvlink_remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType");
     initialized = init != nullptr && shutdown != nullptr && device_count != nullptr &&
                   handle_by_index != nullptr && init() == kNvmlSuccess;
   }
@@ -221,18 +224,35 @@ std::string nvml_topology_matrix() {
     if (n == 0) return {};
     std::vector<std::string> bus(n);
     for (std::size_t i = 0; i < n; ++i) bus[i] = nvml.bus_id(devs[i]);
-    // NVLink counts per ordered pair, from each GPU's active links' remote bus ids.
+    // NVLink counts per ordered pair, from each GPU's active links' remote bus ids. On NVSwitch
+    // systems (HGX) a link's far end is a switch, not the peer: every two GPUs with switch
+    // links are joined through the switches by as many links as the smaller side has (what
+    // nvidia-smi topo -m prints as NV18 on an H100/H200 HGX board).
     std::vector<std::vector<int>> nv(n, std::vector<int>(n, 0));
+    std::vector<int> via_switch(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
       for (const auto& [link, remote] : nvml.nvlinks(devs[i], true)) {
-        (void)link;
+        bool to_gpu = false;
         for (std::size_t j = 0; j < n; ++j)
-          if (j != i && !remote.empty() && remote == bus[j]) ++nv[i][j];
+          if (j != i && !remote.empty() && remote == bus[j]) {
+            ++nv[i][j];
+            to_gpu = true;
+          }
+        if (to_gpu) continue;
+        int type = -1;
+        if (nvml.nvlink_remote_type != nullptr &&
+            nvml.nvlink_remote_type(devs[i], link, &type) == kNvmlSuccess) {
+          if (type == 2) ++via_switch[i];
+        } else if (!remote.empty()) {
+          ++via_switch[i];  // an older driver: a far end that is no GPU here is a switch
+        }
       }
     }
     auto cell = [&](std::size_t i, std::size_t j) -> std::string {
       if (i == j) return "X";
       if (nv[i][j] > 0) return "NV" + std::to_string(nv[i][j]);
+      if (via_switch[i] > 0 && via_switch[j] > 0)
+        return "NV" + std::to_string(std::min(via_switch[i], via_switch[j]));
       int level = -1;
       if (nvml.common_ancestor == nullptr || devs[i] == nullptr || devs[j] == nullptr ||
           nvml.common_ancestor(devs[i], devs[j], &level) != kNvmlSuccess)
