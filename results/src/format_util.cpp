@@ -66,10 +66,16 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
-std::string html_escape(const std::string& s) {
+namespace {
+
+/// The five markup characters as entities (the apostrophe as `apos`); control characters other
+/// than tab and line breaks dropped when `drop_controls` (XML 1.0 forbids them).
+std::string escape_markup(const std::string& s, const char* apos, bool drop_controls) {
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (drop_controls && u < 0x20 && c != '\t' && c != '\n' && c != '\r') continue;
     switch (c) {
       case '&':
         out += "&amp;";
@@ -84,7 +90,7 @@ std::string html_escape(const std::string& s) {
         out += "&quot;";
         break;
       case '\'':
-        out += "&#39;";
+        out += apos;
         break;
       default:
         out += c;
@@ -93,33 +99,14 @@ std::string html_escape(const std::string& s) {
   return out;
 }
 
+}  // namespace
+
+std::string html_escape(const std::string& s) {
+  return escape_markup(s, "&#39;", false);
+}
+
 std::string xml_escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 && c != '\t' && c != '\n' && c != '\r') continue;  // not allowed in XML 1.0
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
+  return escape_markup(s, "&apos;", true);
 }
 
 std::string markdown_cell(const std::string& s) {

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "format_util.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/report.hpp"
 #include "scalebench/stats.hpp"
@@ -185,3 +186,11 @@ TEST(Formats, UnknownFormatIsAUsageError) {
 }
 
 }  // namespace
+
+TEST(Formats, HtmlAndXmlEscapeMarkupAndXmlDropsControlCharacters) {
+  using sb::results::detail::html_escape;
+  using sb::results::detail::xml_escape;
+  const std::string in = std::string("a<b>&\"c'\x01\td\n");
+  EXPECT_EQ(html_escape(in), std::string("a&lt;b&gt;&amp;&quot;c&#39;\x01\td\n"));
+  EXPECT_EQ(xml_escape(in), "a&lt;b&gt;&amp;&quot;c&apos;\td\n");
+}
