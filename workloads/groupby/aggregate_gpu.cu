@@ -40,6 +40,19 @@ __device__ __forceinline__ double warp_sum(double v) {
 
 // ---- low cardinality -------------------------------------------------------------------------
 
+/// Which sums a dense kernel keeps and their slots (sum x, then sum y, then sum x^2).
+struct FieldSlots {
+  bool fx, fy, fxx;
+  int nf, iy, ixx;
+  __device__ explicit FieldSlots(unsigned fields)
+      : fx((fields & kSumX) != 0),
+        fy((fields & kSumY) != 0),
+        fxx((fields & kSumSqX) != 0),
+        nf((fx ? 1 : 0) + (fy ? 1 : 0) + (fxx ? 1 : 0)),
+        iy(fx ? 1 : 0),
+        ixx((fx ? 1 : 0) + (fy ? 1 : 0)) {}
+};
+
 /// Per-thread private counters and sums in shared memory ([field][D][threads] doubles, then
 /// [D][threads] uint32 counts); one partial per block.
 template <class K>
@@ -48,13 +61,9 @@ __global__ void __launch_bounds__(kPrivThreads)
                          const double* __restrict__ y, std::int64_t n, std::int64_t lo, int D,
                          unsigned fields, double* __restrict__ partials, int words) {
   extern __shared__ double smem_d[];
-  const bool fx = (fields & kSumX) != 0;
-  const bool fy = (fields & kSumY) != 0;
-  const bool fxx = (fields & kSumSqX) != 0;
-  const int nf = (fx ? 1 : 0) + (fy ? 1 : 0) + (fxx ? 1 : 0);
-  const int ix = 0;
-  const int iy = fx ? 1 : 0;
-  const int ixx = (fx ? 1 : 0) + (fy ? 1 : 0);
+  const FieldSlots fs(fields);
+  const bool fx = fs.fx, fy = fs.fy, fxx = fs.fxx;
+  const int nf = fs.nf, ix = 0, iy = fs.iy, ixx = fs.ixx;
   constexpr int T = kPrivThreads;
   double* sums = smem_d;
   auto* cnt = reinterpret_cast<unsigned*>(smem_d + static_cast<std::size_t>(nf) * D * T);
@@ -110,13 +119,9 @@ __global__ void __launch_bounds__(kSharedThreads)
                         const double* __restrict__ y, std::int64_t n, std::int64_t lo, int D,
                         unsigned fields, double* __restrict__ partials, int words) {
   extern __shared__ double smem_d[];
-  const bool fx = (fields & kSumX) != 0;
-  const bool fy = (fields & kSumY) != 0;
-  const bool fxx = (fields & kSumSqX) != 0;
-  const int nf = (fx ? 1 : 0) + (fy ? 1 : 0) + (fxx ? 1 : 0);
-  const int ix = 0;
-  const int iy = fx ? 1 : 0;
-  const int ixx = (fx ? 1 : 0) + (fy ? 1 : 0);
+  const FieldSlots fs(fields);
+  const bool fx = fs.fx, fy = fs.fy, fxx = fs.fxx;
+  const int nf = fs.nf, ix = 0, iy = fs.iy, ixx = fs.ixx;
   double* sums = smem_d;
   auto* cnt = reinterpret_cast<unsigned*>(smem_d + static_cast<std::size_t>(nf) * D);
   for (int k = threadIdx.x; k < nf * D; k += blockDim.x) sums[k] = 0.0;
