@@ -433,13 +433,34 @@ struct StageShared {
   int tile_start[kMaxRegions + 1];  // level 2: first tile of every region
 };
 
-/// One tile: rows [base, min(n, base + tile)) of (keys, x, y) into the buckets of `regions`
-/// regions (region of a row: ((hash & mask) >> shift) & sub_mask).
-__device__ __forceinline__ void stage_tile(
-    StageShared& sh, unsigned long long* slots, std::uint64_t mask, int width, unsigned fields,
-    int shift, unsigned sub_mask, int regions, const std::int64_t* keys, const double* x,
-    const double* y, std::int64_t n, std::int64_t base, std::int64_t* skey, double* sx, double* sy,
-    std::int64_t rcap, unsigned long long* cursor, int* overflow) {
+/// Where stage_tile sends rows: region of a row = ((hash & mask) >> shift) & sub_mask, and with
+/// owners > 1, owner_of(key, owners) * (sub_mask + 1) + that (the row shuffle's send buckets);
+/// rows whose bucket is full go to the table (fslots, fmask) with global atomics.
+struct TileTarget {
+  std::uint64_t mask;
+  int shift;
+  unsigned sub_mask;
+  int regions;
+  int owners;
+  unsigned long long* fslots;
+  std::uint64_t fmask;
+  int width;
+  unsigned fields;
+};
+
+/// One tile: rows [base, min(n, base + tile)) of (keys, x, y) into the buckets of the regions
+/// of `tt`.
+__device__ __forceinline__ void stage_tile(StageShared& sh, const TileTarget& tt,
+                                           const std::int64_t* keys, const double* x,
+                                           const double* y, std::int64_t n, std::int64_t base,
+                                           std::int64_t* skey, double* sx, double* sy,
+                                           std::int64_t rcap, unsigned long long* cursor,
+                                           int* overflow) {
+  const std::uint64_t mask = tt.mask;
+  const int shift = tt.shift;
+  const unsigned sub_mask = tt.sub_mask;
+  const int regions = tt.regions;
+  const unsigned fields = tt.fields;
   constexpr int kTile = kStageThreads * kStageRows;
   constexpr int kPer = kMaxRegions / kStageThreads;  // regions scanned per thread
   const bool ry = (fields & kSumY) != 0;
@@ -457,6 +478,8 @@ __device__ __forceinline__ void stage_tile(
     xv[u] = valid ? x[i] : 0.0;
     yv[u] = (valid && ry) ? y[i] : 0.0;
     r[u] = valid ? static_cast<int>(((slot_hash(k[u]) & mask) >> shift) & sub_mask) : -1;
+    if (tt.owners > 1 && valid)
+      r[u] += owner_of(k[u], tt.owners) * static_cast<int>(sub_mask + 1u);
   }
 #pragma unroll
   for (int u = 0; u < kStageRows; ++u) pos[u] = r[u] >= 0 ? atomicAdd(&sh.off[r[u]], 1u) : 0u;
@@ -504,7 +527,7 @@ __device__ __forceinline__ void stage_tile(
       if (ry) sy[o] = sh.y[j];
     } else {
       const double xj = sh.x[j], yj = ry ? sh.y[j] : 0.0;
-      unsigned long long* sl = upsert_slot(slots, mask, width, sh.k[j], overflow);
+      unsigned long long* sl = upsert_slot(tt.fslots, tt.fmask, tt.width, sh.k[j], overflow);
       if (sl != nullptr) accumulate(sl, fields, 1ull, xj, yj, xj * xj, xj, xj);
     }
   }
@@ -518,9 +541,8 @@ __device__ __forceinline__ void stage_tile(
 /// write consecutive rows of a run. A warp's stores thus land on a few lines instead of one
 /// line per row (a direct per-row scatter measured about 0.9 TB/s on an H200, this 1.7 TB/s).
 __global__ void __launch_bounds__(kStageThreads)
-    stage_rows_kernel(unsigned long long* __restrict__ slots, std::uint64_t mask, int width,
-                      unsigned fields, int shift, unsigned sub_mask, int regions,
-                      const std::int64_t* __restrict__ keys, const double* __restrict__ x,
+    stage_rows_kernel(const TileTarget tt, const std::int64_t* __restrict__ keys,
+                      const double* __restrict__ x,
                       const double* __restrict__ y, std::int64_t n, std::int64_t* __restrict__ skey,
                       double* __restrict__ sx, double* __restrict__ sy, std::int64_t rcap,
                       unsigned long long* __restrict__ cursor, int* overflow) {
@@ -529,8 +551,7 @@ __global__ void __launch_bounds__(kStageThreads)
   constexpr std::int64_t kTile = kStageThreads * kStageRows;
   for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * kTile; base < n;
        base += static_cast<std::int64_t>(gridDim.x) * kTile)
-    stage_tile(sh, slots, mask, width, fields, shift, sub_mask, regions, keys, x, y, n, base, skey,
-               sx, sy, rcap, cursor, overflow);
+    stage_tile(sh, tt, keys, x, y, n, base, skey, sx, sy, rcap, cursor, overflow);
 }
 
 /// The second level in one launch: every region's bucket (first level) into the buckets of its
@@ -571,11 +592,110 @@ __global__ void __launch_bounds__(kStageThreads)
     const std::int64_t rows = min(static_cast<std::int64_t>(rcursor[q]), rcap);
     const std::int64_t in = static_cast<std::int64_t>(q) * rcap;
     const std::int64_t out = static_cast<std::int64_t>(q) * per * scap;
-    stage_tile(sh, slots, mask, width, fields, slice_bits, static_cast<unsigned>(per - 1), per,
-               keys + in, x + in, y != nullptr ? y + in : nullptr, rows,
+    const TileTarget tt{mask, slice_bits, static_cast<unsigned>(per - 1), per, 1, slots, mask,
+                        width, fields};
+    stage_tile(sh, tt, keys + in, x + in, y != nullptr ? y + in : nullptr, rows,
                static_cast<std::int64_t>(t - sh.tile_start[q]) * kTile, skey + out, sx + out,
                sy != nullptr ? sy + out : nullptr, scap,
                scursor + static_cast<std::int64_t>(q) * per, overflow);
+  }
+}
+
+// ---- the row shuffle (multi-GPU high cardinality) --------------------------------------------
+
+/// Tiles of `nseg` segments (rows each), kStageRows * kStageThreads rows per tile: writes the
+/// first tile of every segment to tile_start[0..nseg] (a block scan; nseg <= kMaxRegions) and
+/// returns the number of tiles. Every thread of the block must call it.
+__device__ __forceinline__ int segment_tiles(
+    typename cub::BlockScan<unsigned, kStageThreads>::TempStorage& scan, int* tile_start,
+    const std::int64_t* __restrict__ seg_rows, int nseg) {
+  constexpr int kPer = kMaxRegions / kStageThreads;
+  constexpr std::int64_t kTile = kStageThreads * kStageRows;
+  unsigned c[kPer];
+  unsigned sum = 0;
+#pragma unroll
+  for (int e = 0; e < kPer; ++e) {
+    const int q = threadIdx.x * kPer + e;
+    c[e] = q < nseg ? static_cast<unsigned>((seg_rows[q] + kTile - 1) / kTile) : 0u;
+    sum += c[e];
+  }
+  unsigned start = 0, total = 0;
+  cub::BlockScan<unsigned, kStageThreads>(scan).ExclusiveSum(sum, start, total);
+#pragma unroll
+  for (int e = 0; e < kPer; ++e) {
+    const int q = threadIdx.x * kPer + e;
+    if (q < nseg) tile_start[q] = static_cast<int>(start);
+    start += c[e];
+  }
+  if (threadIdx.x == 0) tile_start[nseg] = static_cast<int>(total);
+  __syncthreads();
+  return static_cast<int>(total);
+}
+
+/// The segment holding tile t (t below the total): the last one whose first tile is <= t
+/// (empty segments share their first tile with the next one, so they are skipped).
+__device__ __forceinline__ int segment_of(const int* tile_start, int nseg, int t) {
+  int lo = 0, hi = nseg - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (tile_start[mid] <= t)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+/// Packs the send buckets: segment s copies rows[s] rows from bucket offset src[s] to dst[s] of
+/// the packed arrays (key, x and, when present, y).
+__global__ void __launch_bounds__(kStageThreads)
+    pack_kernel(int nseg, const std::int64_t* __restrict__ src, const std::int64_t* __restrict__ rows,
+                const std::int64_t* __restrict__ dst, const std::int64_t* __restrict__ key,
+                const double* __restrict__ x, const double* __restrict__ y,
+                std::int64_t* __restrict__ okey, double* __restrict__ ox, double* __restrict__ oy) {
+  __shared__ typename cub::BlockScan<unsigned, kStageThreads>::TempStorage scan;
+  __shared__ int tile_start[kMaxRegions + 1];
+  constexpr std::int64_t kTile = kStageThreads * kStageRows;
+  const int tiles = segment_tiles(scan, tile_start, rows, nseg);
+  for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int q = segment_of(tile_start, nseg, t);
+    const std::int64_t base = static_cast<std::int64_t>(t - tile_start[q]) * kTile;
+    const auto n = static_cast<int>(min(kTile, rows[q] - base));
+    const std::int64_t i0 = src[q] + base;
+    const std::int64_t o0 = dst[q] + base;
+    for (int j = threadIdx.x; j < n; j += kStageThreads) {
+      okey[o0 + j] = key[i0 + j];
+      ox[o0 + j] = x[i0 + j];
+      if (y != nullptr) oy[o0 + j] = y[i0 + j];
+    }
+  }
+}
+
+/// The receiving side's staging: segment s (rows[s] received rows at off[s], all of region
+/// region[s] of the owner's table) into the slice buckets of that region (tt cuts a region's
+/// slots into its slices).
+__global__ void __launch_bounds__(kStageThreads)
+    restage_segments_kernel(const TileTarget tt, int nseg, const std::int64_t* __restrict__ off,
+                            const std::int64_t* __restrict__ rows,
+                            const std::int64_t* __restrict__ region,
+                            const std::int64_t* __restrict__ keys, const double* __restrict__ x,
+                            const double* __restrict__ y, std::int64_t* __restrict__ skey,
+                            double* __restrict__ sx, double* __restrict__ sy, std::int64_t scap,
+                            unsigned long long* __restrict__ scursor, int* overflow) {
+  extern __shared__ unsigned char stage_smem[];
+  StageShared& sh = *reinterpret_cast<StageShared*>(stage_smem);
+  constexpr std::int64_t kTile = kStageThreads * kStageRows;
+  const int tiles = segment_tiles(sh.scan, sh.tile_start, rows, nseg);
+  const std::int64_t per = tt.regions;
+  for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int q = segment_of(sh.tile_start, nseg, t);
+    const std::int64_t in = off[q];
+    const std::int64_t out = region[q] * per * scap;
+    const int first = sh.tile_start[q];
+    __syncthreads();  // tile_start is read before stage_tile reuses the scan storage
+    stage_tile(sh, tt, keys + in, x + in, y != nullptr ? y + in : nullptr, rows[q],
+               static_cast<std::int64_t>(t - first) * kTile, skey + out, sx + out,
+               sy != nullptr ? sy + out : nullptr, scap, scursor + region[q] * per, overflow);
   }
 }
 
@@ -603,7 +723,7 @@ __global__ void __launch_bounds__(kSliceThreads)
                            unsigned fields, int slice_bits, const std::int64_t* __restrict__ keys,
                            const double* __restrict__ x, const double* __restrict__ y,
                            std::int64_t cap, const unsigned long long* __restrict__ cursor,
-                           unsigned long long* __restrict__ spilled) {
+                           unsigned long long* __restrict__ spilled, unsigned slice0) {
   extern __shared__ unsigned long long s_slice[];
   __shared__ unsigned s_nspill;
   using Scan = cub::BlockScan<unsigned, kSliceThreads>;
@@ -613,7 +733,7 @@ __global__ void __launch_bounds__(kSliceThreads)
   unsigned* s_cur = s_cnt + slots_per_slice;
   auto* s_slot = reinterpret_cast<unsigned short*>(s_cur + slots_per_slice);
   unsigned short* s_order = s_slot + cap;
-  const std::uint64_t slice = blockIdx.x;
+  const std::uint64_t slice = slice0 + blockIdx.x;
   const std::uint64_t first = slice << slice_bits;
   unsigned long long* g = slots + first * static_cast<std::uint64_t>(width);
   const int words = slots_per_slice * width;
@@ -739,8 +859,9 @@ __global__ void spill_rows_kernel(unsigned long long* __restrict__ slots, std::u
                                   const std::int64_t* __restrict__ keys,
                                   const double* __restrict__ x, const double* __restrict__ y,
                                   std::int64_t cap, const unsigned long long* __restrict__ cursor,
-                                  const unsigned long long* __restrict__ spilled, int* overflow) {
-  const std::int64_t slice = blockIdx.x;
+                                  const unsigned long long* __restrict__ spilled, int* overflow,
+                                  unsigned slice0) {
+  const std::int64_t slice = static_cast<std::int64_t>(slice0) + blockIdx.x;
   if (spilled[slice] == 0) return;
   const int slots_per_slice = 1 << slice_bits;
   const std::uint64_t first = static_cast<std::uint64_t>(slice) << slice_bits;
@@ -990,6 +1111,8 @@ std::size_t stage_shared() {
         cudaFuncSetAttribute(stage_rows_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
     SB_CUDA_CHECK(
         cudaFuncSetAttribute(restage_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+    SB_CUDA_CHECK(cudaFuncSetAttribute(restage_segments_kernel,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, b));
     return sizeof(StageShared);
   }();
   return bytes;
@@ -1000,11 +1123,11 @@ void stage_launch(const HashTable& t, int shift, unsigned sub_mask, int regions,
                   std::int64_t* okey, double* ox, double* oy, std::int64_t cap,
                   unsigned long long* cursor, cudaStream_t stream) {
   if (n <= 0) return;
+  const auto mask = static_cast<std::uint64_t>(t.capacity - 1);
+  const TileTarget tt{mask,   shift,  sub_mask, regions, 1, reinterpret_cast<unsigned long long*>(t.slots),
+                      mask,   t.width, t.fields};
   stage_rows_kernel<<<grid_for(n, kStageThreads * kStageRows, 3), kStageThreads, stage_shared(),
-                      stream>>>(reinterpret_cast<unsigned long long*>(t.slots),
-                                static_cast<std::uint64_t>(t.capacity - 1), t.width, t.fields,
-                                shift, sub_mask, regions, key, x, y, n, okey, ox, oy, cap, cursor,
-                                t.overflow);
+                      stream>>>(tt, key, x, y, n, okey, ox, oy, cap, cursor, t.overflow);
   SB_CUDA_CHECK_LAUNCH();
 }
 
@@ -1124,11 +1247,11 @@ void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream) {
     slice_aggregate_kernel<<<count, kSliceThreads,
                              slice_shared_bytes(s.slice_bits, t.width, s.slice_capacity), stream>>>(
         slots, mask, t.width, t.fields, s.slice_bits, s.skey, s.sx, s.sy, s.slice_capacity,
-        s.scursor, s.spilled);
+        s.scursor, s.spilled, 0u);
     SB_CUDA_CHECK_LAUNCH();
     spill_rows_kernel<<<count, 128, 0, stream>>>(slots, mask, t.width, t.fields, s.slice_bits,
                                                  s.skey, s.sx, s.sy, s.slice_capacity, s.scursor,
-                                                 s.spilled, t.overflow);
+                                                 s.spilled, t.overflow, 0u);
     SB_CUDA_CHECK_LAUNCH();
   } else {
     for (int r = 0; r < regions; ++r) {
@@ -1143,6 +1266,174 @@ void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream) {
     }
   }
   stage_clear(s, stream);
+}
+
+RowShuffle plan_row_shuffle(const HashTable& owner, int owners, std::int64_t rows) {
+  RowShuffle s;
+  if (owners < 2 || owners > kMaxOwners || owners > kMaxRegions) return s;
+  const int log2cap = log2_capacity(owner);
+  const int sb = slice_bits_for(owner.width);
+  if (log2cap < sb) return s;
+  int max_rb = 0;  // owners * R buckets fit one staging pass
+  while ((owners << (max_rb + 1)) <= kMaxRegions) ++max_rb;
+  const int rb = std::min(max_rb, log2cap - sb);
+  const int split = log2cap - rb - sb;
+  if (split > 10) return s;  // a region's slices fit one staging pass too
+  const std::int64_t buckets = static_cast<std::int64_t>(owners) << rb;
+  const std::int64_t slices = std::int64_t{1} << (rb + split);
+  const std::int64_t per_bucket = rows / buckets;
+  const std::int64_t owned = rows / owners + 1;  // rows whose keys one owner owns (uniform keys)
+  // Rows past a slice bucket's end go to the table with global atomics (correct, slower): the
+  // bucket is capped where the slice's shared memory or 16-bit row numbers end.
+  const std::int64_t fit = static_cast<std::int64_t>(
+      (200 * 1024 - slice_shared_bytes(sb, owner.width, 0)) / sizeof(unsigned));
+  const std::int64_t scap =
+      std::min({owned / slices + owned / slices / 10 + 256, fit, std::int64_t{0xFFFF}});
+  s.owners = owners;
+  s.region_bits = rb;
+  s.slice_bits = sb;
+  s.slices_per_region = 1 << split;
+  s.rcap = per_bucket + per_bucket / 20 + 4096;
+  s.scap = scap;
+  s.with_y = (owner.fields & kSumY) != 0;
+  const double row = s.with_y ? 24.0 : 16.0;
+  s.bytes = row * static_cast<double>(buckets * s.rcap + slices * s.scap) +
+            8.0 * static_cast<double>(buckets * (1 + 2 * kSegFields) + 2 * slices);
+  return s;
+}
+
+void alloc_row_shuffle(RowShuffle& s) {
+  const auto B = static_cast<std::size_t>(s.buckets());
+  const auto S = static_cast<std::size_t>(s.slices_per_region) << s.region_bits;
+  const std::size_t rows = B * static_cast<std::size_t>(s.rcap);
+  const std::size_t srows = S * static_cast<std::size_t>(s.scap);
+  SB_CUDA_CHECK(cudaMalloc(&s.key, sizeof(std::int64_t) * rows));
+  SB_CUDA_CHECK(cudaMalloc(&s.x, sizeof(double) * rows));
+  if (s.with_y) SB_CUDA_CHECK(cudaMalloc(&s.y, sizeof(double) * rows));
+  SB_CUDA_CHECK(cudaMalloc(&s.cursor, sizeof(unsigned long long) * B));
+  SB_CUDA_CHECK(cudaMemset(s.cursor, 0, sizeof(unsigned long long) * B));
+  SB_CUDA_CHECK(cudaMalloc(&s.skey, sizeof(std::int64_t) * srows));
+  SB_CUDA_CHECK(cudaMalloc(&s.sx, sizeof(double) * srows));
+  if (s.with_y) SB_CUDA_CHECK(cudaMalloc(&s.sy, sizeof(double) * srows));
+  SB_CUDA_CHECK(cudaMalloc(&s.scursor, sizeof(unsigned long long) * S));
+  SB_CUDA_CHECK(cudaMalloc(&s.spilled, sizeof(unsigned long long) * S));
+  SB_CUDA_CHECK(cudaMallocHost(&s.host_segs, sizeof(std::int64_t) * kSegFields * B));
+  SB_CUDA_CHECK(cudaMalloc(&s.segs, sizeof(std::int64_t) * kSegFields * B));
+}
+
+void free_row_shuffle(RowShuffle& s) {
+  for (void* p :
+       {static_cast<void*>(s.key), static_cast<void*>(s.x), static_cast<void*>(s.y),
+        static_cast<void*>(s.cursor), static_cast<void*>(s.skey), static_cast<void*>(s.sx),
+        static_cast<void*>(s.sy), static_cast<void*>(s.scursor), static_cast<void*>(s.spilled),
+        static_cast<void*>(s.send_key), static_cast<void*>(s.send_x), static_cast<void*>(s.send_y),
+        static_cast<void*>(s.recv_key), static_cast<void*>(s.recv_x), static_cast<void*>(s.recv_y),
+        static_cast<void*>(s.segs)})
+    if (p != nullptr) (void)cudaFree(p);
+  if (s.host_segs != nullptr) (void)cudaFreeHost(s.host_segs);
+  s = RowShuffle{};
+}
+
+void reserve_row_shuffle(RowShuffle& s, std::int64_t send_rows, std::int64_t recv_rows) {
+  auto grow = [&](std::int64_t want, std::int64_t& cap, std::int64_t*& k, double*& x, double*& y) {
+    if (want <= cap) return;
+    SB_CUDA_CHECK(cudaDeviceSynchronize());  // the old arrays may still be in use
+    for (void* p : {static_cast<void*>(k), static_cast<void*>(x), static_cast<void*>(y)})
+      if (p != nullptr) SB_CUDA_CHECK(cudaFree(p));
+    k = nullptr;
+    x = y = nullptr;
+    cap = want + want / 8 + 4096;
+    const auto n = static_cast<std::size_t>(cap);
+    SB_CUDA_CHECK(cudaMalloc(&k, sizeof(std::int64_t) * n));
+    SB_CUDA_CHECK(cudaMalloc(&x, sizeof(double) * n));
+    if (s.with_y) SB_CUDA_CHECK(cudaMalloc(&y, sizeof(double) * n));
+  };
+  grow(send_rows, s.send_cap, s.send_key, s.send_x, s.send_y);
+  grow(recv_rows, s.recv_cap, s.recv_key, s.recv_x, s.recv_y);
+}
+
+void shuffle_clear(const RowShuffle& s, cudaStream_t stream) {
+  SB_CUDA_CHECK(
+      cudaMemsetAsync(s.cursor, 0, sizeof(unsigned long long) * s.buckets(), stream));
+}
+
+void shuffle_stage(const HashTable& owner, const HashTable& spill, const RowShuffle& s,
+                   const ColumnPtrs& in, std::int64_t n, cudaStream_t stream) {
+  if (n <= 0) return;
+  const int log2cap = log2_capacity(owner);
+  const TileTarget tt{static_cast<std::uint64_t>(owner.capacity - 1),
+                      log2cap - s.region_bits,
+                      static_cast<unsigned>(s.regions() - 1),
+                      s.buckets(),
+                      s.owners,
+                      reinterpret_cast<unsigned long long*>(spill.slots),
+                      static_cast<std::uint64_t>(spill.capacity - 1),
+                      spill.width,
+                      spill.fields};
+  stage_rows_kernel<<<grid_for(n, kStageThreads * kStageRows, 3), kStageThreads, stage_shared(),
+                      stream>>>(tt, in.key, in.x, s.with_y ? in.y : nullptr, n, s.key, s.x, s.y,
+                                s.rcap, s.cursor, spill.overflow);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+void shuffle_cursors(const RowShuffle& s, unsigned long long* host, cudaStream_t stream) {
+  SB_CUDA_CHECK(cudaMemcpyAsync(host, s.cursor, sizeof(unsigned long long) * s.buckets(),
+                                cudaMemcpyDeviceToHost, stream));
+  SB_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+void shuffle_upload(const RowShuffle& s, cudaStream_t stream) {
+  SB_CUDA_CHECK(cudaMemcpyAsync(s.segs, s.host_segs,
+                                sizeof(std::int64_t) * kSegFields * s.buckets(),
+                                cudaMemcpyHostToDevice, stream));
+}
+
+void shuffle_pack(const RowShuffle& s, int seg0, int nseg, cudaStream_t stream) {
+  if (nseg <= 0) return;
+  const std::int64_t B = s.buckets();
+  const std::int64_t* seg = s.segs + seg0;
+  pack_kernel<<<device_sms() * 2, kStageThreads, 0, stream>>>(
+      nseg, seg + kPackSrc * B, seg + kPackRows * B, seg + kPackDst * B, s.key, s.x,
+      s.with_y ? s.y : nullptr, s.send_key, s.send_x, s.send_y);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, int nseg,
+                       int region0, int nregions, cudaStream_t stream) {
+  if (nregions <= 0) return;
+  const int per = s.slices_per_region;
+  const auto slice0 = static_cast<unsigned>(region0 * per);
+  const auto count = static_cast<unsigned>(nregions * per);
+  SB_CUDA_CHECK(cudaMemsetAsync(s.scursor + slice0, 0, sizeof(unsigned long long) * count, stream));
+  auto* slots = reinterpret_cast<unsigned long long*>(owner.slots);
+  const auto mask = static_cast<std::uint64_t>(owner.capacity - 1);
+  std::int64_t rows = 0;
+  const std::int64_t B = s.buckets();
+  for (int q = seg0; q < seg0 + nseg; ++q) rows += s.host_segs[kRecvRows * B + q];
+  if (rows > 0) {
+    const std::int64_t* seg = s.segs + seg0;
+    const TileTarget tt{mask,          s.slice_bits, static_cast<unsigned>(per - 1),
+                        per,           1,            slots,
+                        mask,          owner.width,  owner.fields};
+    restage_segments_kernel<<<grid_for(rows, kStageThreads * kStageRows, 3), kStageThreads,
+                              stage_shared(), stream>>>(
+        tt, nseg, seg + kRecvOff * B, seg + kRecvRows * B, seg + kRecvRegion * B, s.recv_key,
+        s.recv_x, s.with_y ? s.recv_y : nullptr, s.skey, s.sx, s.sy, s.scap, s.scursor,
+        owner.overflow);
+    SB_CUDA_CHECK_LAUNCH();
+  }
+  const std::size_t smem = slice_shared_bytes(s.slice_bits, owner.width, s.scap);
+  SB_CUDA_CHECK(cudaFuncSetAttribute(slice_aggregate_kernel,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(smem)));
+  slice_aggregate_kernel<<<count, kSliceThreads, smem, stream>>>(
+      slots, mask, owner.width, owner.fields, s.slice_bits, s.skey, s.sx, s.sy, s.scap, s.scursor,
+      s.spilled, slice0);
+  SB_CUDA_CHECK_LAUNCH();
+  spill_rows_kernel<<<count, 128, 0, stream>>>(slots, mask, owner.width, owner.fields,
+                                               s.slice_bits, s.skey, s.sx, s.sy, s.scap,
+                                               s.scursor, s.spilled, owner.overflow, slice0);
+  SB_CUDA_CHECK_LAUNCH();
 }
 
 bool hash_overflowed(const HashTable& t, cudaStream_t stream) {

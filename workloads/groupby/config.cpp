@@ -28,6 +28,8 @@ std::vector<std::pair<std::string, std::string>> config_keys() {
       {"cardinality", "distinct values of the by-key column (default 10^7)"},
       {"query", "by-name | by-id | by-key | all (default all: one case each)"},
       {"seed", "seed of the deterministic data (default 42)"},
+      {"gpu_shuffle",
+       "multi-GPU by-key shuffle: auto | rows (rows to their owners) | groups (partial groups)"},
   };
 }
 
@@ -82,6 +84,10 @@ Config parse_config(const Params& p) {
     c.cardinality = static_cast<std::uint64_t>(card);
   }
   c.seed = p.has("seed") ? p.u64("seed") : 42;
+  if (p.has("gpu_shuffle")) c.gpu_shuffle = p.str("gpu_shuffle");
+  if (c.gpu_shuffle != "auto" && c.gpu_shuffle != "rows" && c.gpu_shuffle != "groups")
+    throw UsageError(fmt::format(
+        "groupby: parameter 'gpu_shuffle' must be auto, rows or groups (got '{}')", c.gpu_shuffle));
   return c;
 }
 
@@ -101,7 +107,7 @@ std::vector<Params> expand_params(const Params& p) {
     Params v;
     for (const auto& [k, val] : p.items()) {
       if (k == "days" && p.has("rows")) continue;         // rows overrides days
-      if (k == "cardinality" && q != "by-key") continue;  // only by-key reads it
+      if ((k == "cardinality" || k == "gpu_shuffle") && q != "by-key") continue;  // by-key only
       v.set(k, val);
     }
     v.set("query", q);

@@ -29,6 +29,11 @@ struct Config {
   std::int64_t partition = kRowsPerDay;
   std::uint64_t cardinality = 10'000'000;
   std::uint64_t seed = 42;
+  /// How a multi-GPU by-key case shuffles: "rows" (each row to its key's owner, owner-sized
+  /// tables, exchange overlapped with aggregation), "groups" (every GPU aggregates all its rows
+  /// into a full table, the partial groups travel) or "auto" (rows when the full table would be
+  /// several times the L2 cache, else groups).
+  std::string gpu_shuffle = "auto";
 
   [[nodiscard]] std::int64_t num_tasks() const { return (rows + partition - 1) / partition; }
   /// Rows [first, second) of task t.

@@ -138,4 +138,87 @@ void stage_rows(const HashTable& t, const HashStage& s, const ColumnPtrs& in, st
 /// Synchronises once (to read the cursors).
 void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream);
 
+/// The row shuffle of a multi-GPU high-cardinality case (P workers): rows, not partial
+/// groups, travel to the owners of their keys, and every owner keeps a table of its share of
+/// the groups only. During the tasks each worker stages its rows into P x R send buckets
+/// (owner_of(key, P), then region r of the owner's table: R = 2^region_bits regions of
+/// consecutive slots; staging as in HashStage). At the end of the repeat the buckets are packed
+/// by (chunk, owner, region), the chunks travel in turn (NCCL grouped send/recv) and each
+/// received chunk is split by the owner into the shared-memory slices of its regions and
+/// aggregated there (slice_aggregate_kernel) while the next chunk is in flight. Rows whose send
+/// bucket is full go to the worker's own spill table (any key distribution stays correct: the
+/// spill table's groups then travel as records); rows whose slice bucket is full go to the
+/// owner's table with global atomics.
+/// Rows of RowShuffle's segment tables (each owners * R int64).
+enum SegField : int {
+  kPackSrc = 0,  ///< send bucket offset (rows) of the segment
+  kPackRows,     ///< rows
+  kPackDst,      ///< offset in the packed send arrays
+  kRecvOff,      ///< offset in the received arrays
+  kRecvRows,     ///< rows
+  kRecvRegion,   ///< region of the owner's table the rows belong to
+  kSegFields
+};
+
+struct RowShuffle {
+  int owners = 0;  ///< 0: not possible for this table (plan_row_shuffle)
+  int region_bits = 0;
+  int slice_bits = 0;
+  int slices_per_region = 0;  ///< per
+  std::int64_t rcap = 0;      ///< rows per send bucket
+  std::int64_t scap = 0;      ///< rows per slice bucket
+  bool with_y = false;
+  double bytes = 0;  ///< device bytes alloc_row_shuffle takes (without the packed arrays)
+  // send buckets [owners * R][rcap] and their cursors
+  std::int64_t* key = nullptr;
+  double* x = nullptr;
+  double* y = nullptr;
+  unsigned long long* cursor = nullptr;
+  // slice buckets of the owner's table [R * per][scap]
+  std::int64_t* skey = nullptr;
+  double* sx = nullptr;
+  double* sy = nullptr;
+  unsigned long long* scursor = nullptr;
+  unsigned long long* spilled = nullptr;
+  // packed rows: sent (this worker's rows, by chunk and owner) and received (by chunk and source)
+  std::int64_t send_cap = 0, recv_cap = 0;
+  std::int64_t* send_key = nullptr;
+  double* send_x = nullptr;
+  double* send_y = nullptr;
+  std::int64_t* recv_key = nullptr;
+  double* recv_x = nullptr;
+  double* recv_y = nullptr;
+  /// Segment tables, 6 x (owners * R) int64 each, in pinned host memory and on the device:
+  /// pack source offset, rows and packed offset (order: chunk, owner, region), then received
+  /// offset, rows and region (order: chunk, source, region).
+  std::int64_t* host_segs = nullptr;
+  std::int64_t* segs = nullptr;
+  [[nodiscard]] int regions() const { return 1 << region_bits; }
+  [[nodiscard]] int buckets() const { return owners << region_bits; }
+};
+/// Sizes the shuffle for an owner's table `owner` (one per worker), `owners` workers and a case
+/// of `rows` rows (a worker may be handed every task); owners == 0 in the result when the
+/// table's shape does not allow it. Allocates nothing.
+[[nodiscard]] RowShuffle plan_row_shuffle(const HashTable& owner, int owners, std::int64_t rows);
+void alloc_row_shuffle(RowShuffle& s);
+void free_row_shuffle(RowShuffle& s);
+/// Packed arrays for at least send_rows / recv_rows rows (reallocated when larger; synchronises
+/// the device then).
+void reserve_row_shuffle(RowShuffle& s, std::int64_t send_rows, std::int64_t recv_rows);
+/// Empties the send buckets.
+void shuffle_clear(const RowShuffle& s, cudaStream_t stream);
+/// Appends rows [0, n) to the send buckets (full buckets spill into `spill`).
+void shuffle_stage(const HashTable& owner, const HashTable& spill, const RowShuffle& s,
+                   const ColumnPtrs& in, std::int64_t n, cudaStream_t stream);
+/// The send buckets' cursors (owners * R, may exceed rcap) into host memory (synchronises).
+void shuffle_cursors(const RowShuffle& s, unsigned long long* host, cudaStream_t stream);
+/// Copies host_segs to the device.
+void shuffle_upload(const RowShuffle& s, cudaStream_t stream);
+/// Packs segments [seg0, seg0 + nseg) of the pack table.
+void shuffle_pack(const RowShuffle& s, int seg0, int nseg, cudaStream_t stream);
+/// Aggregates received segments [seg0, seg0 + nseg) (all in regions [region0, region0 +
+/// nregions)) into the owner's table.
+void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, int nseg,
+                       int region0, int nregions, cudaStream_t stream);
+
 }  // namespace sb::groupby::gpu

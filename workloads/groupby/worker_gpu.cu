@@ -1,6 +1,8 @@
 // The GPU worker of groupby (groupby_gpu.hpp).
 #include <mpi.h>
 
+#include <algorithm>
+#include <cmath>
 #include <deque>
 #include <string>
 #include <vector>
@@ -46,13 +48,16 @@ class GpuWorker final : public WorkerCase {
     if (c.def.high_cardinality) {
       const std::int64_t groups = c.max_groups(c.rows);
       table_ = gpu::make_hash(groups, c.def.fields);
+      if (env_.size > 1 && c.gpu_shuffle != "groups") plan_row_shuffle(groups);
       // Partitioned aggregation when the table is much larger than L2 and the buckets for every
       // row of the case fit comfortably (a worker may be handed every task).
       std::size_t free_b = 0, total_b = 0;
       SB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
       const double stage_bytes = gpu::stage_bytes(c.rows, (c.def.fields & kSumY) != 0);
-      if (gpu::stage_pays(table_, ctx_->prop) && stage_bytes < 0.5 * static_cast<double>(free_b))
+      if (shuffle_.owners == 0 && gpu::stage_pays(table_, ctx_->prop) &&
+          stage_bytes < 0.5 * static_cast<double>(free_b))
         stage_ = gpu::make_stage(table_, ctx_->prop, c.rows);
+      if (shuffle_.owners > 0) gpu::hash_clear(table_, stream_);  // the spill table stays clean
       records_cap_ = groups;
       records_ = device_alloc<std::uint64_t>(static_cast<std::size_t>(groups) * width_);
     } else {
@@ -72,7 +77,11 @@ class GpuWorker final : public WorkerCase {
       if (p != nullptr) (void)cudaFree(p);
     gpu::free_dense(dense_);
     gpu::free_hash(table_);
+    gpu::free_hash(owner_table_);
     gpu::free_stage(stage_);
+    gpu::free_row_shuffle(shuffle_);
+    for (cudaEvent_t e : chunk_events_) (void)cudaEventDestroy(e);
+    if (comm_stream_ != nullptr) (void)cudaStreamDestroy(comm_stream_);
     for (auto& p : pending_) release(p);
     for (cudaEvent_t e : events_) (void)cudaEventDestroy(e);
     if (ev_repeat_ != nullptr) (void)cudaEventDestroy(ev_repeat_);
@@ -81,7 +90,10 @@ class GpuWorker final : public WorkerCase {
   void begin_repeat() override {
     times_ = PhaseTimes{};
     stats_ = ShuffleStats{};
-    if (cfg_.def.high_cardinality) {
+    if (shuffle_.owners > 0) {
+      gpu::hash_clear(owner_table_, stream_);
+      gpu::shuffle_clear(shuffle_, stream_);
+    } else if (cfg_.def.high_cardinality) {
       gpu::hash_clear(table_, stream_);
       if (stage_.key != nullptr) gpu::stage_clear(stage_, stream_);
     } else {
@@ -101,7 +113,9 @@ class GpuWorker final : public WorkerCase {
     SB_CUDA_CHECK(cudaEventRecord(p.e0, stream_));
     gpu::generate(cfg_.table(), poisson_, b, p.rows, cfg_.def.columns, cols_, stream_);
     SB_CUDA_CHECK(cudaEventRecord(p.e1, stream_));
-    if (cfg_.def.high_cardinality) {
+    if (shuffle_.owners > 0) {
+      gpu::shuffle_stage(owner_table_, table_, shuffle_, cols_, p.rows, stream_);
+    } else if (cfg_.def.high_cardinality) {
       if (stage_.key != nullptr) {
         gpu::stage_rows(table_, stage_, cols_, p.rows, stream_);
       } else {
@@ -197,6 +211,190 @@ class GpuWorker final : public WorkerCase {
   [[nodiscard]] int prefetch() const override { return 2; }
 
  private:
+  static constexpr int kMaxChunks = 4;  ///< pieces of the row shuffle's exchange
+
+  /// Sets up the row shuffle (owner-sized table, send buckets) when the case allows it and
+  /// gpu_shuffle asks for it (auto: the full table is several times L2); else leaves
+  /// shuffle_.owners at 0 and the groups travel.
+  void plan_row_shuffle(std::int64_t groups) {
+    const int size = env_.size;
+    const double share = static_cast<double>(groups) / size;
+    const auto owned = static_cast<std::int64_t>(share + 8.0 * std::sqrt(share) + 1024.0);
+    gpu::HashTable owner = gpu::make_hash(owned, cfg_.def.fields);
+    gpu::RowShuffle plan = gpu::plan_row_shuffle(owner, size, cfg_.rows);
+    const bool wanted = cfg_.gpu_shuffle == "rows" || gpu::stage_pays(table_, ctx_->prop);
+    std::size_t free_b = 0, total_b = 0;
+    SB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const std::int64_t share_rows =
+        cfg_.rows / size + cfg_.rows / size / 4 + std::min(cfg_.partition, cfg_.rows);
+    const double packed = (plan.with_y ? 48.0 : 32.0) * static_cast<double>(share_rows);
+    const bool fits =
+        plan.owners > 0 && plan.bytes + packed < 0.5 * static_cast<double>(free_b);
+    if (!wanted || !fits) {
+      gpu::free_hash(owner);
+      if (cfg_.gpu_shuffle == "rows")
+        throw UsageError(
+            plan.owners == 0
+                ? "groupby: gpu_shuffle=rows does not fit this table's shape (use auto or groups)"
+                : "groupby: gpu_shuffle=rows needs more GPU memory than is free (use groups)");
+      return;
+    }
+    owner_table_ = owner;
+    shuffle_ = plan;
+    gpu::alloc_row_shuffle(shuffle_);
+    gpu::reserve_row_shuffle(shuffle_, share_rows, share_rows);
+    SB_CUDA_CHECK(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking));
+    chunk_events_.resize(3 * kMaxChunks);
+    for (cudaEvent_t& e : chunk_events_) SB_CUDA_CHECK(cudaEventCreate(&e));
+  }
+
+  /// finish_hash for the row shuffle: the send buckets packed by (chunk, owner, region), the
+  /// chunks exchanged in turn on comm_stream_ while the owner aggregates the previous chunk on
+  /// the case stream; then the spill tables' groups (only if a send bucket overflowed anywhere)
+  /// and the owner's table compacted.
+  std::vector<double> finish_rows() {
+    gpu::RowShuffle& sh = shuffle_;
+    const int P = env_.size;
+    const int me = env_.rank;
+    const int R = sh.regions();
+    const std::int64_t B = sh.buckets();
+    const int K = std::min(R, kMaxChunks);
+    const int Rg = R / K;
+    std::vector<unsigned long long> cur(static_cast<std::size_t>(B));
+    gpu::shuffle_cursors(sh, cur.data(), stream_);
+    // Rows per (owner, region), and whether a bucket overflowed: R + 1 numbers to every peer.
+    const int W1 = R + 1;
+    std::vector<long long> sendc(static_cast<std::size_t>(P) * W1), recvc(sendc.size());
+    bool spilled = false;
+    for (int p = 0; p < P; ++p) {
+      for (int r = 0; r < R; ++r) {
+        unsigned long long c = cur[static_cast<std::size_t>(p) * R + r];
+        if (c > static_cast<unsigned long long>(sh.rcap)) {
+          spilled = true;
+          c = static_cast<unsigned long long>(sh.rcap);
+        }
+        sendc[static_cast<std::size_t>(p) * W1 + r] = static_cast<long long>(c);
+      }
+    }
+    for (int p = 0; p < P; ++p) sendc[static_cast<std::size_t>(p) * W1 + R] = spilled ? 1 : 0;
+    const double t_counts = now();
+    SB_MPI_CHECK(MPI_Alltoall(sendc.data(), W1, MPI_LONG_LONG, recvc.data(), W1, MPI_LONG_LONG,
+                              env_.comm));
+    const double counts_s = now() - t_counts;
+    bool any_spill = false;
+    for (int q = 0; q < P; ++q) any_spill |= recvc[static_cast<std::size_t>(q) * W1 + R] != 0;
+    // Layout: packed rows by (chunk, owner, region), received rows by (chunk, source, region).
+    std::int64_t* hs = sh.host_segs;
+    std::vector<long long> send_off(static_cast<std::size_t>(K) * P), send_n(send_off.size());
+    std::vector<long long> recv_off(send_off.size()), recv_n(send_off.size());
+    long long so = 0, ro = 0;
+    for (int g = 0; g < K; ++g) {
+      for (int p = 0; p < P; ++p) {
+        const std::size_t gp = static_cast<std::size_t>(g) * P + p;
+        send_off[gp] = so;
+        recv_off[gp] = ro;
+        for (int rr = 0; rr < Rg; ++rr) {
+          const int r = g * Rg + rr;
+          const std::int64_t idx = static_cast<std::int64_t>(gp) * Rg + rr;
+          const long long n = sendc[static_cast<std::size_t>(p) * W1 + r];
+          hs[gpu::kPackSrc * B + idx] = (static_cast<std::int64_t>(p) * R + r) * sh.rcap;
+          hs[gpu::kPackRows * B + idx] = n;
+          hs[gpu::kPackDst * B + idx] = so;
+          so += n;
+          const long long m = recvc[static_cast<std::size_t>(p) * W1 + r];  // from source p
+          hs[gpu::kRecvOff * B + idx] = ro;
+          hs[gpu::kRecvRows * B + idx] = m;
+          hs[gpu::kRecvRegion * B + idx] = r;
+          ro += m;
+        }
+        send_n[gp] = so - send_off[gp];
+        recv_n[gp] = ro - recv_off[gp];
+      }
+    }
+    gpu::reserve_row_shuffle(sh, so, ro);
+    gpu::shuffle_upload(sh, stream_);
+    cudaEvent_t* ev_pack = chunk_events_.data();
+    cudaEvent_t* ev_c0 = ev_pack + kMaxChunks;
+    cudaEvent_t* ev_c1 = ev_c0 + kMaxChunks;
+    for (int g = 0; g < K; ++g) {
+      gpu::shuffle_pack(sh, g * P * Rg, P * Rg, stream_);
+      SB_CUDA_CHECK(cudaEventRecord(ev_pack[g], stream_));
+    }
+    const bool y = sh.with_y;
+    long long own = 0;
+    for (int g = 0; g < K; ++g) {
+      SB_CUDA_CHECK(cudaStreamWaitEvent(comm_stream_, ev_pack[g], 0));
+      SB_CUDA_CHECK(cudaEventRecord(ev_c0[g], comm_stream_));
+      const std::size_t gm = static_cast<std::size_t>(g) * P + me;
+      if (send_n[gm] > 0) {
+        own += send_n[gm];
+        const auto n = static_cast<std::size_t>(send_n[gm]);
+        SB_CUDA_CHECK(cudaMemcpyAsync(sh.recv_key + recv_off[gm], sh.send_key + send_off[gm],
+                                      8 * n, cudaMemcpyDeviceToDevice, comm_stream_));
+        SB_CUDA_CHECK(cudaMemcpyAsync(sh.recv_x + recv_off[gm], sh.send_x + send_off[gm], 8 * n,
+                                      cudaMemcpyDeviceToDevice, comm_stream_));
+        if (y)
+          SB_CUDA_CHECK(cudaMemcpyAsync(sh.recv_y + recv_off[gm], sh.send_y + send_off[gm],
+                                        8 * n, cudaMemcpyDeviceToDevice, comm_stream_));
+      }
+      SB_NCCL_CHECK(ncclGroupStart());
+      for (int p = 0; p < P; ++p) {
+        if (p == me) continue;
+        const std::size_t gp = static_cast<std::size_t>(g) * P + p;
+        const int peer = nccl_peer_[static_cast<std::size_t>(p)];
+        if (send_n[gp] > 0) {
+          const auto n = static_cast<std::size_t>(send_n[gp]);
+          const long long o = send_off[gp];
+          SB_NCCL_CHECK(ncclSend(sh.send_key + o, n, ncclInt64, peer, ctx_->nccl, comm_stream_));
+          SB_NCCL_CHECK(ncclSend(sh.send_x + o, n, ncclFloat64, peer, ctx_->nccl, comm_stream_));
+          if (y)
+            SB_NCCL_CHECK(ncclSend(sh.send_y + o, n, ncclFloat64, peer, ctx_->nccl, comm_stream_));
+        }
+        if (recv_n[gp] > 0) {
+          const auto n = static_cast<std::size_t>(recv_n[gp]);
+          const long long o = recv_off[gp];
+          SB_NCCL_CHECK(ncclRecv(sh.recv_key + o, n, ncclInt64, peer, ctx_->nccl, comm_stream_));
+          SB_NCCL_CHECK(ncclRecv(sh.recv_x + o, n, ncclFloat64, peer, ctx_->nccl, comm_stream_));
+          if (y)
+            SB_NCCL_CHECK(ncclRecv(sh.recv_y + o, n, ncclFloat64, peer, ctx_->nccl, comm_stream_));
+        }
+      }
+      SB_NCCL_CHECK(ncclGroupEnd());
+      SB_CUDA_CHECK(cudaEventRecord(ev_c1[g], comm_stream_));
+    }
+    for (int g = 0; g < K; ++g) {
+      SB_CUDA_CHECK(cudaStreamWaitEvent(stream_, ev_c1[g], 0));
+      gpu::shuffle_aggregate(owner_table_, sh, g * P * Rg, P * Rg, g * Rg, Rg, stream_);
+    }
+    SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    float in_flight_ms = 0;
+    for (int g = 0; g < K; ++g) {
+      float ms = 0;
+      SB_CUDA_CHECK(cudaEventElapsedTime(&ms, ev_c0[g], ev_c1[g]));
+      in_flight_ms += ms;
+    }
+    const double row_bytes = y ? 24.0 : 16.0;
+    stats_.seconds = counts_s + in_flight_ms * 1e-3;
+    stats_.send_total = static_cast<double>(so) * row_bytes;
+    stats_.bytes_sent = static_cast<double>(so - own) * row_bytes;
+    std::vector<long long> counts(static_cast<std::size_t>(P)), offsets(counts.size());
+    if (any_spill) {
+      // A send bucket overflowed somewhere: those rows sit in their workers' spill tables,
+      // whose groups now travel as records to their owners.
+      std::int64_t total = 0;
+      if (spilled)
+        total = gpu::hash_compact(table_, P, records_, counts.data(), offsets.data(), stream_);
+      const std::int64_t rtotal = exchange_records(counts, offsets, total);
+      gpu::hash_insert_records(owner_table_, recv_, rtotal, stream_);
+      if (spilled) gpu::hash_clear(table_, stream_);
+      if (gpu::hash_overflowed(table_, stream_))
+        throw Error("groupby: the GPU spill table overflowed (internal sizing error)");
+    }
+    n_records_ =
+        gpu::hash_compact(owner_table_, 1, records_, counts.data(), offsets.data(), stream_);
+    return finish_table(owner_table_);
+  }
+
   struct Pending {
     std::int64_t task = -1;
     std::int64_t rows = 0;
@@ -257,8 +455,53 @@ class GpuWorker final : public WorkerCase {
     return finish_partial(result_, q.fields, stats_, env_.rank == 0);
   }
 
+  /// Sends owner o the records [offsets[o], offsets[o] + counts[o]) of records_ and receives
+  /// this worker's share into recv_ (NCCL grouped send/recv on the case stream; the counts
+  /// travel first by MPI). Returns the number of records received; adds to stats_.
+  std::int64_t exchange_records(const std::vector<long long>& counts,
+                                const std::vector<long long>& offsets, std::int64_t total) {
+    const int size = env_.size;
+    const double t = now();
+    std::vector<long long> rcounts(counts.size()), roffsets(counts.size());
+    SB_MPI_CHECK(MPI_Alltoall(counts.data(), 1, MPI_LONG_LONG, rcounts.data(), 1, MPI_LONG_LONG,
+                              env_.comm));
+    long long rtotal = 0;
+    for (int p = 0; p < size; ++p) {
+      roffsets[p] = rtotal;
+      rtotal += rcounts[p];
+    }
+    if (rtotal > recv_cap_) {
+      if (recv_ != nullptr) SB_CUDA_CHECK(cudaFree(recv_));
+      recv_cap_ = rtotal + rtotal / 8 + 1024;
+      recv_ = device_alloc<std::uint64_t>(static_cast<std::size_t>(recv_cap_) * width_);
+    }
+    const auto W = static_cast<std::size_t>(width_);
+    const int me = env_.rank;
+    if (counts[me] > 0)
+      SB_CUDA_CHECK(cudaMemcpyAsync(recv_ + roffsets[me] * W, records_ + offsets[me] * W,
+                                    sizeof(std::uint64_t) * counts[me] * W,
+                                    cudaMemcpyDeviceToDevice, stream_));
+    SB_NCCL_CHECK(ncclGroupStart());
+    for (int p = 0; p < size; ++p) {
+      if (p == me) continue;
+      if (counts[p] > 0)
+        SB_NCCL_CHECK(ncclSend(records_ + offsets[p] * W, counts[p] * W, ncclUint64, nccl_peer_[p],
+                               ctx_->nccl, stream_));
+      if (rcounts[p] > 0)
+        SB_NCCL_CHECK(ncclRecv(recv_ + roffsets[p] * W, rcounts[p] * W, ncclUint64, nccl_peer_[p],
+                               ctx_->nccl, stream_));
+    }
+    SB_NCCL_CHECK(ncclGroupEnd());
+    SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    stats_.seconds += now() - t;
+    stats_.send_total += static_cast<double>(total) * 8.0 * width_;
+    stats_.bytes_sent += static_cast<double>(total - counts[me]) * 8.0 * width_;
+    return rtotal;
+  }
+
   std::vector<double> finish_hash() {
     const int size = env_.size;
+    if (shuffle_.owners > 0) return finish_rows();
     if (stage_.key != nullptr) gpu::stage_flush(table_, stage_, stream_);
     std::vector<long long> counts(static_cast<std::size_t>(size)), offsets(counts.size());
     if (size == 1) {
@@ -267,50 +510,20 @@ class GpuWorker final : public WorkerCase {
       // Local groups grouped by owner: the send buffer of the all-to-all.
       const std::int64_t total =
           gpu::hash_compact(table_, size, records_, counts.data(), offsets.data(), stream_);
-      const double t = now();
-      std::vector<long long> rcounts(counts.size()), roffsets(counts.size());
-      SB_MPI_CHECK(MPI_Alltoall(counts.data(), 1, MPI_LONG_LONG, rcounts.data(), 1, MPI_LONG_LONG,
-                                env_.comm));
-      long long rtotal = 0;
-      for (int p = 0; p < size; ++p) {
-        roffsets[p] = rtotal;
-        rtotal += rcounts[p];
-      }
-      if (rtotal > recv_cap_) {
-        if (recv_ != nullptr) SB_CUDA_CHECK(cudaFree(recv_));
-        recv_cap_ = rtotal + rtotal / 8 + 1024;
-        recv_ = device_alloc<std::uint64_t>(static_cast<std::size_t>(recv_cap_) * width_);
-      }
-      const auto W = static_cast<std::size_t>(width_);
-      const int me = env_.rank;
-      if (counts[me] > 0)
-        SB_CUDA_CHECK(cudaMemcpyAsync(recv_ + roffsets[me] * W, records_ + offsets[me] * W,
-                                      sizeof(std::uint64_t) * counts[me] * W,
-                                      cudaMemcpyDeviceToDevice, stream_));
-      SB_NCCL_CHECK(ncclGroupStart());
-      for (int p = 0; p < size; ++p) {
-        if (p == me) continue;
-        if (counts[p] > 0)
-          SB_NCCL_CHECK(ncclSend(records_ + offsets[p] * W, counts[p] * W, ncclUint64,
-                                 nccl_peer_[p], ctx_->nccl, stream_));
-        if (rcounts[p] > 0)
-          SB_NCCL_CHECK(ncclRecv(recv_ + roffsets[p] * W, rcounts[p] * W, ncclUint64, nccl_peer_[p],
-                                 ctx_->nccl, stream_));
-      }
-      SB_NCCL_CHECK(ncclGroupEnd());
-      SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
-      stats_.seconds = now() - t;
-      stats_.send_total = static_cast<double>(total) * 8.0 * width_;
-      stats_.bytes_sent = static_cast<double>(total - counts[me]) * 8.0 * width_;
+      const std::int64_t rtotal = exchange_records(counts, offsets, total);
       // The owner's merge: a cleared table, the received records, compacted again.
       gpu::hash_clear(table_, stream_);
       gpu::hash_insert_records(table_, recv_, rtotal, stream_);
       n_records_ = gpu::hash_compact(table_, 1, records_, counts.data(), offsets.data(), stream_);
     }
-    if (gpu::hash_overflowed(table_, stream_))
+    return finish_table(table_);
+  }
+
+  std::vector<double> finish_table(const gpu::HashTable& t) {
+    if (gpu::hash_overflowed(t, stream_))
       throw Error("groupby: the GPU hash table overflowed (internal sizing error)");
     double s6[6];
-    gpu::summarize_records(table_, records_, n_records_, s6, stream_);
+    gpu::summarize_records(t, records_, n_records_, s6, stream_);
     Summary s;
     s.groups = s6[0];
     s.sum_count = s6[1];
@@ -331,6 +544,10 @@ class GpuWorker final : public WorkerCase {
   gpu::DenseAgg dense_;
   gpu::HashTable table_;
   gpu::HashStage stage_;
+  gpu::HashTable owner_table_;  ///< row shuffle: this worker's share of the groups
+  gpu::RowShuffle shuffle_;     ///< owners == 0: the groups travel instead
+  cudaStream_t comm_stream_ = nullptr;
+  std::vector<cudaEvent_t> chunk_events_;
   std::uint64_t* records_ = nullptr;
   std::int64_t records_cap_ = 0;
   std::int64_t n_records_ = 0;
