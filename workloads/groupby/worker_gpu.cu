@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <string>
 #include <vector>
@@ -243,8 +245,14 @@ class GpuWorker final : public WorkerCase {
     shuffle_ = plan;
     gpu::alloc_row_shuffle(shuffle_);
     gpu::reserve_row_shuffle(shuffle_, share_rows, share_rows);
-    SB_CUDA_CHECK(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking));
-    chunk_events_.resize(3 * kMaxChunks);
+    // The exchange's stream outranks the aggregation kernels: NCCL's blocks are scheduled as soon
+    // as SMs free up instead of after every queued aggregation block (both sides of a transfer
+    // must be resident for it to move).
+    int least = 0, greatest = 0;
+    SB_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    SB_CUDA_CHECK(
+        cudaStreamCreateWithPriority(&comm_stream_, cudaStreamNonBlocking, greatest));
+    chunk_events_.resize(4 * kMaxChunks + 1);
     for (cudaEvent_t& e : chunk_events_) SB_CUDA_CHECK(cudaEventCreate(&e));
   }
 
@@ -312,10 +320,12 @@ class GpuWorker final : public WorkerCase {
       }
     }
     gpu::reserve_row_shuffle(sh, so, ro);
-    gpu::shuffle_upload(sh, stream_);
     cudaEvent_t* ev_pack = chunk_events_.data();
     cudaEvent_t* ev_c0 = ev_pack + kMaxChunks;
     cudaEvent_t* ev_c1 = ev_c0 + kMaxChunks;
+    cudaEvent_t* ev_agg = ev_c1 + kMaxChunks;  // ev_agg[kMaxChunks]: start
+    SB_CUDA_CHECK(cudaEventRecord(ev_agg[kMaxChunks], stream_));
+    gpu::shuffle_upload(sh, stream_);
     for (int g = 0; g < K; ++g) {
       gpu::shuffle_pack(sh, g * P * Rg, P * Rg, stream_);
       SB_CUDA_CHECK(cudaEventRecord(ev_pack[g], stream_));
@@ -365,8 +375,24 @@ class GpuWorker final : public WorkerCase {
     for (int g = 0; g < K; ++g) {
       SB_CUDA_CHECK(cudaStreamWaitEvent(stream_, ev_c1[g], 0));
       gpu::shuffle_aggregate(owner_table_, sh, g * P * Rg, P * Rg, g * Rg, Rg, stream_);
+      SB_CUDA_CHECK(cudaEventRecord(ev_agg[g], stream_));
     }
     SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (std::getenv("SCALEBENCH_SHUFFLE_TRACE") != nullptr) {
+      // Diagnostic timeline of the exchange (ms from the upload; stderr of the rank).
+      auto at = [&](cudaEvent_t e) {
+        float ms = 0;
+        SB_CUDA_CHECK(cudaEventElapsedTime(&ms, ev_agg[kMaxChunks], e));
+        return ms;
+      };
+      std::string line = "shuffle rank " + std::to_string(me) +
+                         ": counts " + std::to_string(counts_s * 1e3) + " ms;";
+      for (int g = 0; g < K; ++g)
+        line += " [" + std::to_string(g) + "] pack " + std::to_string(at(ev_pack[g])) + " send " +
+                std::to_string(at(ev_c0[g])) + ".." + std::to_string(at(ev_c1[g])) + " agg " +
+                std::to_string(at(ev_agg[g]));
+      std::fprintf(stderr, "%s; rows out %lld in %lld\n", line.c_str(), so, ro);
+    }
     float in_flight_ms = 0;
     for (int g = 0; g < K; ++g) {
       float ms = 0;
