@@ -413,7 +413,7 @@ __global__ void __launch_bounds__(kCompactThreads)
 constexpr int kStageThreads = 512;
 constexpr int kMaxRegions = 1024;
 
-constexpr int kStageRows = 4;  // rows per thread per tile
+constexpr int kStageRows = 4;      // rows per thread per tile
 constexpr int kSendBuckets = 128;  // send buckets of the row shuffle, where the table allows
 
 /// Appends rows to the buckets of their regions, a tile of kStageRows * kStageThreads rows at a
@@ -479,8 +479,7 @@ __device__ __forceinline__ void stage_tile(StageShared& sh, const TileTarget& tt
     xv[u] = valid ? x[i] : 0.0;
     yv[u] = (valid && ry) ? y[i] : 0.0;
     r[u] = valid ? static_cast<int>(((slot_hash(k[u]) & mask) >> shift) & sub_mask) : -1;
-    if (tt.owners > 1 && valid)
-      r[u] += owner_of(k[u], tt.owners) * static_cast<int>(sub_mask + 1u);
+    if (tt.owners > 1 && valid) r[u] += owner_of(k[u], tt.owners) * static_cast<int>(sub_mask + 1u);
   }
 #pragma unroll
   for (int u = 0; u < kStageRows; ++u) pos[u] = r[u] >= 0 ? atomicAdd(&sh.off[r[u]], 1u) : 0u;
@@ -543,9 +542,9 @@ __device__ __forceinline__ void stage_tile(StageShared& sh, const TileTarget& tt
 /// line per row (a direct per-row scatter measured about 0.9 TB/s on an H200, this 1.7 TB/s).
 __global__ void __launch_bounds__(kStageThreads)
     stage_rows_kernel(const TileTarget tt, const std::int64_t* __restrict__ keys,
-                      const double* __restrict__ x,
-                      const double* __restrict__ y, std::int64_t n, std::int64_t* __restrict__ skey,
-                      double* __restrict__ sx, double* __restrict__ sy, std::int64_t rcap,
+                      const double* __restrict__ x, const double* __restrict__ y, std::int64_t n,
+                      std::int64_t* __restrict__ skey, double* __restrict__ sx,
+                      double* __restrict__ sy, std::int64_t rcap,
                       unsigned long long* __restrict__ cursor, int* overflow) {
   extern __shared__ unsigned char stage_smem[];
   StageShared& sh = *reinterpret_cast<StageShared*>(stage_smem);
@@ -593,7 +592,7 @@ __global__ void __launch_bounds__(kStageThreads)
     const std::int64_t rows = min(static_cast<std::int64_t>(rcursor[q]), rcap);
     const std::int64_t in = static_cast<std::int64_t>(q) * rcap;
     const std::int64_t out = static_cast<std::int64_t>(q) * per * scap;
-    const TileTarget tt{mask, slice_bits, static_cast<unsigned>(per - 1), per, 1, slots, mask,
+    const TileTarget tt{mask,  slice_bits, static_cast<unsigned>(per - 1), per, 1, slots, mask,
                         width, fields};
     stage_tile(sh, tt, keys + in, x + in, y != nullptr ? y + in : nullptr, rows,
                static_cast<std::int64_t>(t - sh.tile_start[q]) * kTile, skey + out, sx + out,
@@ -650,10 +649,11 @@ __device__ __forceinline__ int segment_of(const int* tile_start, int nseg, int t
 /// Packs the send buckets: segment s copies rows[s] rows from bucket offset src[s] to dst[s] of
 /// the packed arrays (key, x and, when present, y).
 __global__ void __launch_bounds__(kStageThreads)
-    pack_kernel(int nseg, const std::int64_t* __restrict__ src, const std::int64_t* __restrict__ rows,
-                const std::int64_t* __restrict__ dst, const std::int64_t* __restrict__ key,
+    pack_kernel(int nseg, const std::int64_t* __restrict__ src,
+                const std::int64_t* __restrict__ rows, const std::int64_t* __restrict__ dst,
+                const std::int64_t* __restrict__ plane, const std::int64_t* __restrict__ key,
                 const double* __restrict__ x, const double* __restrict__ y,
-                std::int64_t* __restrict__ okey, double* __restrict__ ox, double* __restrict__ oy) {
+                std::uint64_t* __restrict__ out) {
   __shared__ typename cub::BlockScan<unsigned, kStageThreads>::TempStorage scan;
   __shared__ int tile_start[kMaxRegions + 1];
   constexpr std::int64_t kTile = kStageThreads * kStageRows;
@@ -663,11 +663,13 @@ __global__ void __launch_bounds__(kStageThreads)
     const std::int64_t base = static_cast<std::int64_t>(t - tile_start[q]) * kTile;
     const auto n = static_cast<int>(min(kTile, rows[q] - base));
     const std::int64_t i0 = src[q] + base;
-    const std::int64_t o0 = dst[q] + base;
+    std::uint64_t* ok = out + dst[q] + base;
+    auto* ox = reinterpret_cast<double*>(ok + plane[q]);
+    double* oy = ox + plane[q];
     for (int j = threadIdx.x; j < n; j += kStageThreads) {
-      okey[o0 + j] = key[i0 + j];
-      ox[o0 + j] = x[i0 + j];
-      if (y != nullptr) oy[o0 + j] = y[i0 + j];
+      ok[j] = static_cast<std::uint64_t>(key[i0 + j]);
+      ox[j] = x[i0 + j];
+      if (y != nullptr) oy[j] = y[i0 + j];
     }
   }
 }
@@ -675,14 +677,12 @@ __global__ void __launch_bounds__(kStageThreads)
 /// The receiving side's staging: segment s (rows[s] received rows at off[s], all of region
 /// region[s] of the owner's table) into the slice buckets of that region (tt cuts a region's
 /// slots into its slices).
-__global__ void __launch_bounds__(kStageThreads)
-    restage_segments_kernel(const TileTarget tt, int nseg, const std::int64_t* __restrict__ off,
-                            const std::int64_t* __restrict__ rows,
-                            const std::int64_t* __restrict__ region,
-                            const std::int64_t* __restrict__ keys, const double* __restrict__ x,
-                            const double* __restrict__ y, std::int64_t* __restrict__ skey,
-                            double* __restrict__ sx, double* __restrict__ sy, std::int64_t scap,
-                            unsigned long long* __restrict__ scursor, int* overflow) {
+__global__ void __launch_bounds__(kStageThreads) restage_segments_kernel(
+    const TileTarget tt, int nseg, const std::int64_t* __restrict__ off,
+    const std::int64_t* __restrict__ rows, const std::int64_t* __restrict__ region,
+    const std::int64_t* __restrict__ plane, const std::uint64_t* __restrict__ recv, bool with_y,
+    std::int64_t* __restrict__ skey, double* __restrict__ sx, double* __restrict__ sy,
+    std::int64_t scap, unsigned long long* __restrict__ scursor, int* overflow) {
   extern __shared__ unsigned char stage_smem[];
   StageShared& sh = *reinterpret_cast<StageShared*>(stage_smem);
   constexpr std::int64_t kTile = kStageThreads * kStageRows;
@@ -690,13 +690,15 @@ __global__ void __launch_bounds__(kStageThreads)
   const std::int64_t per = tt.regions;
   for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
     const int q = segment_of(sh.tile_start, nseg, t);
-    const std::int64_t in = off[q];
+    const auto* keys = reinterpret_cast<const std::int64_t*>(recv + off[q]);
+    const auto* x = reinterpret_cast<const double*>(recv + off[q] + plane[q]);
+    const double* y = with_y ? x + plane[q] : nullptr;
     const std::int64_t out = region[q] * per * scap;
     const int first = sh.tile_start[q];
     __syncthreads();  // tile_start is read before stage_tile reuses the scan storage
-    stage_tile(sh, tt, keys + in, x + in, y != nullptr ? y + in : nullptr, rows[q],
-               static_cast<std::int64_t>(t - first) * kTile, skey + out, sx + out,
-               sy != nullptr ? sy + out : nullptr, scap, scursor + region[q] * per, overflow);
+    stage_tile(sh, tt, keys, x, y, rows[q], static_cast<std::int64_t>(t - first) * kTile,
+               skey + out, sx + out, sy != nullptr ? sy + out : nullptr, scap,
+               scursor + region[q] * per, overflow);
   }
 }
 
@@ -1125,8 +1127,9 @@ void stage_launch(const HashTable& t, int shift, unsigned sub_mask, int regions,
                   unsigned long long* cursor, cudaStream_t stream) {
   if (n <= 0) return;
   const auto mask = static_cast<std::uint64_t>(t.capacity - 1);
-  const TileTarget tt{mask,   shift,  sub_mask, regions, 1, reinterpret_cast<unsigned long long*>(t.slots),
-                      mask,   t.width, t.fields};
+  const TileTarget tt{mask,    shift,   sub_mask,
+                      regions, 1,       reinterpret_cast<unsigned long long*>(t.slots),
+                      mask,    t.width, t.fields};
   stage_rows_kernel<<<grid_for(n, kStageThreads * kStageRows, 3), kStageThreads, stage_shared(),
                       stream>>>(tt, key, x, y, n, okey, ox, oy, cap, cursor, t.overflow);
   SB_CUDA_CHECK_LAUNCH();
@@ -1331,35 +1334,28 @@ void free_row_shuffle(RowShuffle& s) {
        {static_cast<void*>(s.key), static_cast<void*>(s.x), static_cast<void*>(s.y),
         static_cast<void*>(s.cursor), static_cast<void*>(s.skey), static_cast<void*>(s.sx),
         static_cast<void*>(s.sy), static_cast<void*>(s.scursor), static_cast<void*>(s.spilled),
-        static_cast<void*>(s.send_key), static_cast<void*>(s.send_x), static_cast<void*>(s.send_y),
-        static_cast<void*>(s.recv_key), static_cast<void*>(s.recv_x), static_cast<void*>(s.recv_y),
-        static_cast<void*>(s.segs)})
+        static_cast<void*>(s.send), static_cast<void*>(s.recv), static_cast<void*>(s.segs)})
     if (p != nullptr) (void)cudaFree(p);
   if (s.host_segs != nullptr) (void)cudaFreeHost(s.host_segs);
   s = RowShuffle{};
 }
 
 void reserve_row_shuffle(RowShuffle& s, std::int64_t send_rows, std::int64_t recv_rows) {
-  auto grow = [&](std::int64_t want, std::int64_t& cap, std::int64_t*& k, double*& x, double*& y) {
+  auto grow = [&](std::int64_t want, std::int64_t& cap, std::uint64_t*& p) {
     if (want <= cap) return;
-    SB_CUDA_CHECK(cudaDeviceSynchronize());  // the old arrays may still be in use
-    for (void* p : {static_cast<void*>(k), static_cast<void*>(x), static_cast<void*>(y)})
-      if (p != nullptr) SB_CUDA_CHECK(cudaFree(p));
-    k = nullptr;
-    x = y = nullptr;
+    SB_CUDA_CHECK(cudaDeviceSynchronize());  // the old array may still be in use
+    if (p != nullptr) SB_CUDA_CHECK(cudaFree(p));
+    p = nullptr;
     cap = want + want / 8 + 4096;
-    const auto n = static_cast<std::size_t>(cap);
-    SB_CUDA_CHECK(cudaMalloc(&k, sizeof(std::int64_t) * n));
-    SB_CUDA_CHECK(cudaMalloc(&x, sizeof(double) * n));
-    if (s.with_y) SB_CUDA_CHECK(cudaMalloc(&y, sizeof(double) * n));
+    SB_CUDA_CHECK(
+        cudaMalloc(&p, sizeof(std::uint64_t) * s.planes() * static_cast<std::size_t>(cap)));
   };
-  grow(send_rows, s.send_cap, s.send_key, s.send_x, s.send_y);
-  grow(recv_rows, s.recv_cap, s.recv_key, s.recv_x, s.recv_y);
+  grow(send_rows, s.send_cap, s.send);
+  grow(recv_rows, s.recv_cap, s.recv);
 }
 
 void shuffle_clear(const RowShuffle& s, cudaStream_t stream) {
-  SB_CUDA_CHECK(
-      cudaMemsetAsync(s.cursor, 0, sizeof(unsigned long long) * s.buckets(), stream));
+  SB_CUDA_CHECK(cudaMemsetAsync(s.cursor, 0, sizeof(unsigned long long) * s.buckets(), stream));
 }
 
 void shuffle_stage(const HashTable& owner, const HashTable& spill, const RowShuffle& s,
@@ -1398,13 +1394,13 @@ void shuffle_pack(const RowShuffle& s, int seg0, int nseg, cudaStream_t stream) 
   const std::int64_t B = s.buckets();
   const std::int64_t* seg = s.segs + seg0;
   pack_kernel<<<device_sms() * 2, kStageThreads, 0, stream>>>(
-      nseg, seg + kPackSrc * B, seg + kPackRows * B, seg + kPackDst * B, s.key, s.x,
-      s.with_y ? s.y : nullptr, s.send_key, s.send_x, s.send_y);
+      nseg, seg + kPackSrc * B, seg + kPackRows * B, seg + kPackDst * B, seg + kPackPlane * B,
+      s.key, s.x, s.with_y ? s.y : nullptr, s.send);
   SB_CUDA_CHECK_LAUNCH();
 }
 
-void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, int nseg,
-                       int region0, int nregions, cudaStream_t stream) {
+void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, int nseg, int region0,
+                       int nregions, cudaStream_t stream) {
   if (nregions <= 0) return;
   const int per = s.slices_per_region;
   const auto slice0 = static_cast<unsigned>(region0 * per);
@@ -1417,27 +1413,26 @@ void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, in
   for (int q = seg0; q < seg0 + nseg; ++q) rows += s.host_segs[kRecvRows * B + q];
   if (rows > 0) {
     const std::int64_t* seg = s.segs + seg0;
-    const TileTarget tt{mask,          s.slice_bits, static_cast<unsigned>(per - 1),
-                        per,           1,            slots,
-                        mask,          owner.width,  owner.fields};
+    const TileTarget tt{
+        mask,        s.slice_bits, static_cast<unsigned>(per - 1), per, 1, slots, mask,
+        owner.width, owner.fields};
     restage_segments_kernel<<<grid_for(rows, kStageThreads * kStageRows, 3), kStageThreads,
                               stage_shared(), stream>>>(
-        tt, nseg, seg + kRecvOff * B, seg + kRecvRows * B, seg + kRecvRegion * B, s.recv_key,
-        s.recv_x, s.with_y ? s.recv_y : nullptr, s.skey, s.sx, s.sy, s.scap, s.scursor,
+        tt, nseg, seg + kRecvOff * B, seg + kRecvRows * B, seg + kRecvRegion * B,
+        seg + kRecvPlane * B, s.recv, s.with_y, s.skey, s.sx, s.sy, s.scap, s.scursor,
         owner.overflow);
     SB_CUDA_CHECK_LAUNCH();
   }
   const std::size_t smem = slice_shared_bytes(s.slice_bits, owner.width, s.scap);
-  SB_CUDA_CHECK(cudaFuncSetAttribute(slice_aggregate_kernel,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(smem)));
+  SB_CUDA_CHECK(cudaFuncSetAttribute(
+      slice_aggregate_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   slice_aggregate_kernel<<<count, kSliceThreads, smem, stream>>>(
       slots, mask, owner.width, owner.fields, s.slice_bits, s.skey, s.sx, s.sy, s.scap, s.scursor,
       s.spilled, slice0);
   SB_CUDA_CHECK_LAUNCH();
-  spill_rows_kernel<<<count, 128, 0, stream>>>(slots, mask, owner.width, owner.fields,
-                                               s.slice_bits, s.skey, s.sx, s.sy, s.scap,
-                                               s.scursor, s.spilled, owner.overflow, slice0);
+  spill_rows_kernel<<<count, 128, 0, stream>>>(slots, mask, owner.width, owner.fields, s.slice_bits,
+                                               s.skey, s.sx, s.sy, s.scap, s.scursor, s.spilled,
+                                               owner.overflow, slice0);
   SB_CUDA_CHECK_LAUNCH();
 }
 

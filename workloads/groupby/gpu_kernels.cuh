@@ -150,13 +150,18 @@ void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream);
 /// spill table's groups then travel as records); rows whose slice bucket is full go to the
 /// owner's table with global atomics.
 /// Rows of RowShuffle's segment tables (each owners * R int64).
+/// Packed rows travel as one message per (chunk, peer): a block of n rows is n keys, then the
+/// n x values, then (when kept) the n y values, 8-byte words; a segment's key sits at word
+/// `offset` and its x at offset + plane (plane = the block's n).
 enum SegField : int {
   kPackSrc = 0,  ///< send bucket offset (rows) of the segment
   kPackRows,     ///< rows
-  kPackDst,      ///< offset in the packed send arrays
-  kRecvOff,      ///< offset in the received arrays
+  kPackDst,      ///< word offset of the segment's first key in the packed send block
+  kPackPlane,    ///< rows of its block (distance from a key to its x)
+  kRecvOff,      ///< word offset of the segment's first key in the received data
   kRecvRows,     ///< rows
   kRecvRegion,   ///< region of the owner's table the rows belong to
+  kRecvPlane,    ///< rows of its block
   kSegFields
 };
 
@@ -180,21 +185,19 @@ struct RowShuffle {
   double* sy = nullptr;
   unsigned long long* scursor = nullptr;
   unsigned long long* spilled = nullptr;
-  // packed rows: sent (this worker's rows, by chunk and owner) and received (by chunk and source)
-  std::int64_t send_cap = 0, recv_cap = 0;
-  std::int64_t* send_key = nullptr;
-  double* send_x = nullptr;
-  double* send_y = nullptr;
-  std::int64_t* recv_key = nullptr;
-  double* recv_x = nullptr;
-  double* recv_y = nullptr;
-  /// Segment tables, 6 x (owners * R) int64 each, in pinned host memory and on the device:
-  /// pack source offset, rows and packed offset (order: chunk, owner, region), then received
-  /// offset, rows and region (order: chunk, source, region).
+  // packed rows (planes() words a row): sent (this worker's rows, by chunk and owner) and
+  // received (by chunk and source)
+  std::int64_t send_cap = 0, recv_cap = 0;  ///< rows
+  std::uint64_t* send = nullptr;
+  std::uint64_t* recv = nullptr;
+  /// Segment tables, kSegFields x (owners * R) int64, in pinned host memory and on the device:
+  /// the pack fields in the order (chunk, owner, region), the receive fields in the order
+  /// (chunk, source, region).
   std::int64_t* host_segs = nullptr;
   std::int64_t* segs = nullptr;
   [[nodiscard]] int regions() const { return 1 << region_bits; }
   [[nodiscard]] int buckets() const { return owners << region_bits; }
+  [[nodiscard]] int planes() const { return with_y ? 3 : 2; }
 };
 /// Sizes the shuffle for an owner's table `owner` (one per worker), `owners` workers and a case
 /// of `rows` rows (a worker may be handed every task); owners == 0 in the result when the
@@ -218,7 +221,7 @@ void shuffle_upload(const RowShuffle& s, cudaStream_t stream);
 void shuffle_pack(const RowShuffle& s, int seg0, int nseg, cudaStream_t stream);
 /// Aggregates received segments [seg0, seg0 + nseg) (all in regions [region0, region0 +
 /// nregions)) into the owner's table.
-void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, int nseg,
-                       int region0, int nregions, cudaStream_t stream);
+void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, int nseg, int region0,
+                       int nregions, cudaStream_t stream);
 
 }  // namespace sb::groupby::gpu

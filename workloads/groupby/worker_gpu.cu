@@ -230,8 +230,7 @@ class GpuWorker final : public WorkerCase {
     const std::int64_t share_rows =
         cfg_.rows / size + cfg_.rows / size / 4 + std::min(cfg_.partition, cfg_.rows);
     const double packed = (plan.with_y ? 48.0 : 32.0) * static_cast<double>(share_rows);
-    const bool fits =
-        plan.owners > 0 && plan.bytes + packed < 0.5 * static_cast<double>(free_b);
+    const bool fits = plan.owners > 0 && plan.bytes + packed < 0.5 * static_cast<double>(free_b);
     if (!wanted || !fits) {
       gpu::free_hash(owner);
       if (cfg_.gpu_shuffle == "rows")
@@ -250,8 +249,7 @@ class GpuWorker final : public WorkerCase {
     // must be resident for it to move).
     int least = 0, greatest = 0;
     SB_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    SB_CUDA_CHECK(
-        cudaStreamCreateWithPriority(&comm_stream_, cudaStreamNonBlocking, greatest));
+    SB_CUDA_CHECK(cudaStreamCreateWithPriority(&comm_stream_, cudaStreamNonBlocking, greatest));
     chunk_events_.resize(4 * kMaxChunks + 1);
     for (cudaEvent_t& e : chunk_events_) SB_CUDA_CHECK(cudaEventCreate(&e));
   }
@@ -286,8 +284,8 @@ class GpuWorker final : public WorkerCase {
     }
     for (int p = 0; p < P; ++p) sendc[static_cast<std::size_t>(p) * W1 + R] = spilled ? 1 : 0;
     const double t_counts = now();
-    SB_MPI_CHECK(MPI_Alltoall(sendc.data(), W1, MPI_LONG_LONG, recvc.data(), W1, MPI_LONG_LONG,
-                              env_.comm));
+    SB_MPI_CHECK(
+        MPI_Alltoall(sendc.data(), W1, MPI_LONG_LONG, recvc.data(), W1, MPI_LONG_LONG, env_.comm));
     const double counts_s = now() - t_counts;
     bool any_spill = false;
     for (int q = 0; q < P; ++q) any_spill |= recvc[static_cast<std::size_t>(q) * W1 + R] != 0;
@@ -295,28 +293,39 @@ class GpuWorker final : public WorkerCase {
     std::int64_t* hs = sh.host_segs;
     std::vector<long long> send_off(static_cast<std::size_t>(K) * P), send_n(send_off.size());
     std::vector<long long> recv_off(send_off.size()), recv_n(send_off.size());
+    const int planes = sh.planes();
     long long so = 0, ro = 0;
     for (int g = 0; g < K; ++g) {
       for (int p = 0; p < P; ++p) {
         const std::size_t gp = static_cast<std::size_t>(g) * P + p;
-        send_off[gp] = so;
-        recv_off[gp] = ro;
+        const long long* sc = &sendc[static_cast<std::size_t>(p) * W1 + g * Rg];
+        const long long* rc = &recvc[static_cast<std::size_t>(p) * W1 + g * Rg];  // from p
+        long long ns = 0, nr = 0;
+        for (int rr = 0; rr < Rg; ++rr) {
+          ns += sc[rr];
+          nr += rc[rr];
+        }
+        long long ls = 0, lr = 0;
         for (int rr = 0; rr < Rg; ++rr) {
           const int r = g * Rg + rr;
           const std::int64_t idx = static_cast<std::int64_t>(gp) * Rg + rr;
-          const long long n = sendc[static_cast<std::size_t>(p) * W1 + r];
           hs[gpu::kPackSrc * B + idx] = (static_cast<std::int64_t>(p) * R + r) * sh.rcap;
-          hs[gpu::kPackRows * B + idx] = n;
-          hs[gpu::kPackDst * B + idx] = so;
-          so += n;
-          const long long m = recvc[static_cast<std::size_t>(p) * W1 + r];  // from source p
-          hs[gpu::kRecvOff * B + idx] = ro;
-          hs[gpu::kRecvRows * B + idx] = m;
+          hs[gpu::kPackRows * B + idx] = sc[rr];
+          hs[gpu::kPackDst * B + idx] = planes * so + ls;
+          hs[gpu::kPackPlane * B + idx] = ns;
+          hs[gpu::kRecvOff * B + idx] = planes * ro + lr;
+          hs[gpu::kRecvRows * B + idx] = rc[rr];
           hs[gpu::kRecvRegion * B + idx] = r;
-          ro += m;
+          hs[gpu::kRecvPlane * B + idx] = nr;
+          ls += sc[rr];
+          lr += rc[rr];
         }
-        send_n[gp] = so - send_off[gp];
-        recv_n[gp] = ro - recv_off[gp];
+        send_off[gp] = so;
+        recv_off[gp] = ro;
+        send_n[gp] = ns;
+        recv_n[gp] = nr;
+        so += ns;
+        ro += nr;
       }
     }
     gpu::reserve_row_shuffle(sh, so, ro);
@@ -330,7 +339,6 @@ class GpuWorker final : public WorkerCase {
       gpu::shuffle_pack(sh, g * P * Rg, P * Rg, stream_);
       SB_CUDA_CHECK(cudaEventRecord(ev_pack[g], stream_));
     }
-    const bool y = sh.with_y;
     long long own = 0;
     for (int g = 0; g < K; ++g) {
       SB_CUDA_CHECK(cudaStreamWaitEvent(comm_stream_, ev_pack[g], 0));
@@ -338,36 +346,25 @@ class GpuWorker final : public WorkerCase {
       const std::size_t gm = static_cast<std::size_t>(g) * P + me;
       if (send_n[gm] > 0) {
         own += send_n[gm];
-        const auto n = static_cast<std::size_t>(send_n[gm]);
-        SB_CUDA_CHECK(cudaMemcpyAsync(sh.recv_key + recv_off[gm], sh.send_key + send_off[gm],
-                                      8 * n, cudaMemcpyDeviceToDevice, comm_stream_));
-        SB_CUDA_CHECK(cudaMemcpyAsync(sh.recv_x + recv_off[gm], sh.send_x + send_off[gm], 8 * n,
+        SB_CUDA_CHECK(cudaMemcpyAsync(sh.recv + planes * recv_off[gm],
+                                      sh.send + planes * send_off[gm],
+                                      8 * static_cast<std::size_t>(planes * send_n[gm]),
                                       cudaMemcpyDeviceToDevice, comm_stream_));
-        if (y)
-          SB_CUDA_CHECK(cudaMemcpyAsync(sh.recv_y + recv_off[gm], sh.send_y + send_off[gm],
-                                        8 * n, cudaMemcpyDeviceToDevice, comm_stream_));
       }
+      // One message per peer and direction (keys, x and y back to back).
       SB_NCCL_CHECK(ncclGroupStart());
       for (int p = 0; p < P; ++p) {
         if (p == me) continue;
         const std::size_t gp = static_cast<std::size_t>(g) * P + p;
         const int peer = nccl_peer_[static_cast<std::size_t>(p)];
-        if (send_n[gp] > 0) {
-          const auto n = static_cast<std::size_t>(send_n[gp]);
-          const long long o = send_off[gp];
-          SB_NCCL_CHECK(ncclSend(sh.send_key + o, n, ncclInt64, peer, ctx_->nccl, comm_stream_));
-          SB_NCCL_CHECK(ncclSend(sh.send_x + o, n, ncclFloat64, peer, ctx_->nccl, comm_stream_));
-          if (y)
-            SB_NCCL_CHECK(ncclSend(sh.send_y + o, n, ncclFloat64, peer, ctx_->nccl, comm_stream_));
-        }
-        if (recv_n[gp] > 0) {
-          const auto n = static_cast<std::size_t>(recv_n[gp]);
-          const long long o = recv_off[gp];
-          SB_NCCL_CHECK(ncclRecv(sh.recv_key + o, n, ncclInt64, peer, ctx_->nccl, comm_stream_));
-          SB_NCCL_CHECK(ncclRecv(sh.recv_x + o, n, ncclFloat64, peer, ctx_->nccl, comm_stream_));
-          if (y)
-            SB_NCCL_CHECK(ncclRecv(sh.recv_y + o, n, ncclFloat64, peer, ctx_->nccl, comm_stream_));
-        }
+        if (send_n[gp] > 0)
+          SB_NCCL_CHECK(ncclSend(sh.send + planes * send_off[gp],
+                                 static_cast<std::size_t>(planes * send_n[gp]), ncclUint64, peer,
+                                 ctx_->nccl, comm_stream_));
+        if (recv_n[gp] > 0)
+          SB_NCCL_CHECK(ncclRecv(sh.recv + planes * recv_off[gp],
+                                 static_cast<std::size_t>(planes * recv_n[gp]), ncclUint64, peer,
+                                 ctx_->nccl, comm_stream_));
       }
       SB_NCCL_CHECK(ncclGroupEnd());
       SB_CUDA_CHECK(cudaEventRecord(ev_c1[g], comm_stream_));
@@ -385,8 +382,8 @@ class GpuWorker final : public WorkerCase {
         SB_CUDA_CHECK(cudaEventElapsedTime(&ms, ev_agg[kMaxChunks], e));
         return ms;
       };
-      std::string line = "shuffle rank " + std::to_string(me) +
-                         ": counts " + std::to_string(counts_s * 1e3) + " ms;";
+      std::string line = "shuffle rank " + std::to_string(me) + ": counts " +
+                         std::to_string(counts_s * 1e3) + " ms;";
       for (int g = 0; g < K; ++g)
         line += " [" + std::to_string(g) + "] pack " + std::to_string(at(ev_pack[g])) + " send " +
                 std::to_string(at(ev_c0[g])) + ".." + std::to_string(at(ev_c1[g])) + " agg " +
@@ -399,7 +396,7 @@ class GpuWorker final : public WorkerCase {
       SB_CUDA_CHECK(cudaEventElapsedTime(&ms, ev_c0[g], ev_c1[g]));
       in_flight_ms += ms;
     }
-    const double row_bytes = y ? 24.0 : 16.0;
+    const double row_bytes = 8.0 * planes;
     stats_.seconds = counts_s + in_flight_ms * 1e-3;
     stats_.send_total = static_cast<double>(so) * row_bytes;
     stats_.bytes_sent = static_cast<double>(so - own) * row_bytes;
@@ -489,8 +486,8 @@ class GpuWorker final : public WorkerCase {
     const int size = env_.size;
     const double t = now();
     std::vector<long long> rcounts(counts.size()), roffsets(counts.size());
-    SB_MPI_CHECK(MPI_Alltoall(counts.data(), 1, MPI_LONG_LONG, rcounts.data(), 1, MPI_LONG_LONG,
-                              env_.comm));
+    SB_MPI_CHECK(
+        MPI_Alltoall(counts.data(), 1, MPI_LONG_LONG, rcounts.data(), 1, MPI_LONG_LONG, env_.comm));
     long long rtotal = 0;
     for (int p = 0; p < size; ++p) {
       roffsets[p] = rtotal;
