@@ -264,7 +264,10 @@ class GpuWorker final : public WorkerCase {
     const int me = env_.rank;
     const int R = sh.regions();
     const std::int64_t B = sh.buckets();
-    const int K = std::min(R, kMaxChunks);
+    int K = std::min(R, kMaxChunks);
+    if (const char* k = std::getenv("SCALEBENCH_SHUFFLE_CHUNKS"); k != nullptr)  // diagnostic
+      K = std::clamp(std::atoi(k), 1, K);
+    while (R % K != 0) --K;
     const int Rg = R / K;
     std::vector<unsigned long long> cur(static_cast<std::size_t>(B));
     gpu::shuffle_cursors(sh, cur.data(), stream_);
