@@ -50,7 +50,14 @@ class GpuWorker final : public WorkerCase {
     if (c.def.high_cardinality) {
       const std::int64_t groups = c.max_groups(c.rows);
       table_ = gpu::make_hash(groups, c.def.fields);
-      if (env_.size > 1 && c.gpu_shuffle != "groups") plan_row_shuffle(groups);
+      if (env_.size > 1) {
+        // The owner's share of the groups (hash partitioning; 8 sigma and 1024 of headroom: an
+        // overflow would be caught, not lost).
+        const double share = static_cast<double>(groups) / env_.size;
+        owner_table_ = gpu::make_hash(
+            static_cast<std::int64_t>(share + 8.0 * std::sqrt(share) + 1024.0), c.def.fields);
+        if (c.gpu_shuffle != "groups") plan_row_shuffle();
+      }
       // Partitioned aggregation when the table is much larger than L2 and the buckets for every
       // row of the case fit comfortably (a worker may be handed every task).
       std::size_t free_b = 0, total_b = 0;
@@ -97,6 +104,7 @@ class GpuWorker final : public WorkerCase {
       gpu::shuffle_clear(shuffle_, stream_);
     } else if (cfg_.def.high_cardinality) {
       gpu::hash_clear(table_, stream_);
+      if (owner_table_.slots != nullptr) gpu::hash_clear(owner_table_, stream_);
       if (stage_.key != nullptr) gpu::stage_clear(stage_, stream_);
     } else {
       gpu::dense_clear(dense_, stream_);
@@ -210,7 +218,14 @@ class GpuWorker final : public WorkerCase {
     return validate_part(cfg_, rank, size, env_.threads < 1 ? 1 : env_.threads, owned, records);
   }
 
-  [[nodiscard]] int prefetch() const override { return 2; }
+  /// A GPU task (generation and staging of a partition) takes a fraction of a millisecond and
+  /// queues on the stream: each worker asks for its share of the tasks at once (minus the one
+  /// the request adds), so that one worker's request latency cannot hand the others most of
+  /// the tasks (2 GPUs had split 20 tasks 14 / 6); the rest is still handed out on demand.
+  [[nodiscard]] int prefetch() const override {
+    const std::int64_t share = (cfg_.num_tasks() + env_.size - 1) / std::max(1, env_.size);
+    return static_cast<int>(std::clamp<std::int64_t>(share - 1, 2, 64));
+  }
 
  private:
   static constexpr int kMaxChunks = 4;  ///< pieces of the row shuffle's exchange
@@ -218,12 +233,9 @@ class GpuWorker final : public WorkerCase {
   /// Sets up the row shuffle (owner-sized table, send buckets) when the case allows it and
   /// gpu_shuffle asks for it (auto: the full table is several times L2); else leaves
   /// shuffle_.owners at 0 and the groups travel.
-  void plan_row_shuffle(std::int64_t groups) {
+  void plan_row_shuffle() {
     const int size = env_.size;
-    const double share = static_cast<double>(groups) / size;
-    const auto owned = static_cast<std::int64_t>(share + 8.0 * std::sqrt(share) + 1024.0);
-    gpu::HashTable owner = gpu::make_hash(owned, cfg_.def.fields);
-    gpu::RowShuffle plan = gpu::plan_row_shuffle(owner, size, cfg_.rows);
+    gpu::RowShuffle plan = gpu::plan_row_shuffle(owner_table_, size, cfg_.rows);
     const bool wanted = cfg_.gpu_shuffle == "rows" || gpu::stage_pays(table_, ctx_->prop);
     std::size_t free_b = 0, total_b = 0;
     SB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
@@ -232,7 +244,6 @@ class GpuWorker final : public WorkerCase {
     const double packed = (plan.with_y ? 48.0 : 32.0) * static_cast<double>(share_rows);
     const bool fits = plan.owners > 0 && plan.bytes + packed < 0.5 * static_cast<double>(free_b);
     if (!wanted || !fits) {
-      gpu::free_hash(owner);
       if (cfg_.gpu_shuffle == "rows")
         throw UsageError(
             plan.owners == 0
@@ -240,7 +251,6 @@ class GpuWorker final : public WorkerCase {
                 : "groupby: gpu_shuffle=rows needs more GPU memory than is free (use groups)");
       return;
     }
-    owner_table_ = owner;
     shuffle_ = plan;
     gpu::alloc_row_shuffle(shuffle_);
     gpu::reserve_row_shuffle(shuffle_, share_rows, share_rows);
@@ -537,10 +547,13 @@ class GpuWorker final : public WorkerCase {
       const std::int64_t total =
           gpu::hash_compact(table_, size, records_, counts.data(), offsets.data(), stream_);
       const std::int64_t rtotal = exchange_records(counts, offsets, total);
-      // The owner's merge: a cleared table, the received records, compacted again.
-      gpu::hash_clear(table_, stream_);
-      gpu::hash_insert_records(table_, recv_, rtotal, stream_);
-      n_records_ = gpu::hash_compact(table_, 1, records_, counts.data(), offsets.data(), stream_);
+      // The owner's merge: the received records into its share-sized table, compacted.
+      if (gpu::hash_overflowed(table_, stream_))
+        throw Error("groupby: the GPU hash table overflowed (internal sizing error)");
+      gpu::hash_insert_records(owner_table_, recv_, rtotal, stream_);
+      n_records_ =
+          gpu::hash_compact(owner_table_, 1, records_, counts.data(), offsets.data(), stream_);
+      return finish_table(owner_table_);
     }
     return finish_table(table_);
   }
