@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 
 #include "groupby/config.hpp"
@@ -70,7 +71,15 @@ MemoryNeed memory_needed(const CaseSpec& spec, const CaseEnv& env) {
     if (c.def.high_cardinality) {
       const std::int64_t groups = c.max_groups(c.rows);  // a GPU worker may get every task
       bytes += gpu_slots(groups) * width + static_cast<double>(groups) * width;
-      if (size > 1) bytes += 1.125 * static_cast<double>(owned_groups) * width;  // receive buffer
+      if (size > 1) {
+        // The owner's share-sized table and the receive buffer of the groups shuffle. The row
+        // shuffle's buckets are optional: a worker takes them only when half the free memory
+        // holds them (worker_gpu.cu), else the groups travel.
+        const double share = static_cast<double>(owned_groups);
+        bytes += gpu_slots(static_cast<std::int64_t>(share + 8.0 * std::sqrt(share) + 1024.0)) *
+                 width;
+        bytes += 1.125 * share * width;
+      }
     } else {
       bytes += 1 << 20;  // dense accumulators of a small key domain
     }
