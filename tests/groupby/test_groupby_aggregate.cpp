@@ -236,7 +236,18 @@ TEST(GroupbyParams, PresetsExpandAndErrors) {
   bad("cardinality", "0");
   bad("cardinality", "1e30");
   bad("seed", "-1");
+  bad("gpu_shuffle", "records");
   EXPECT_THROW((void)w.preset("huge"), sb::UsageError);
+  // gpu_shuffle reaches the by-key case only (the other queries have no shuffle choice).
+  {
+    sb::Params s = w.preset("tiny");
+    s.set("gpu_shuffle", "rows");
+    const auto v = w.expand(s);
+    ASSERT_EQ(v.size(), 3u);
+    EXPECT_FALSE(v[0].has("gpu_shuffle"));
+    EXPECT_EQ(gb::parse_config(v[2]).gpu_shuffle, "rows");
+    EXPECT_EQ(gb::parse_config(v[0]).gpu_shuffle, "auto");
+  }
   try {
     sb::Params b = w.preset("tiny");
     b.set("query", "by-color");
