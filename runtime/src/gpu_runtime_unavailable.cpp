@@ -23,6 +23,31 @@ GpuContextPtr create_gpu_context(int, MPI_Comm, GpuStartup*) {
   throw EnvironmentError("scalebench was built without CUDA: GPU paths are not available");
 }
 
+struct GpuEarlyContext {};
+struct GpuCommStart {};
+
+void GpuEarlyContextDeleter::operator()(GpuEarlyContext* early) const noexcept {
+  delete early;
+}
+
+GpuEarlyContextPtr start_gpu_context_early(int) noexcept {
+  return nullptr;
+}
+
+GpuContextPtr create_gpu_device_context(int, GpuEarlyContextPtr, GpuStartup*) {
+  throw EnvironmentError("scalebench was built without CUDA: GPU paths are not available");
+}
+
+void GpuCommStartDeleter::operator()(GpuCommStart* start) const noexcept {
+  delete start;
+}
+
+GpuCommStartPtr start_gpu_communicator(const GpuContext&, MPI_Comm) {
+  return nullptr;
+}
+
+void finish_gpu_communicator(GpuContext&, GpuCommStartPtr, GpuStartup*) {}
+
 nlohmann::json describe_gpu(const GpuContext&) {
   return nlohmann::json::object();
 }

@@ -28,7 +28,10 @@ struct RankContext {
   int gpu = -1;     ///< GPU ordinal on this node (workers), -1 for none
   double mpi_init_s = 0;
   double launch_epoch = 0;  ///< when the launcher started the job (system clock, seconds)
+  double main_epoch = 0;    ///< when this process entered main() (system clock, seconds)
+  double main_steady = 0;   ///< the same moment on sb::now()'s steady clock
   GpuContextPtr gpu_ctx;
+  GpuEarlyContextPtr gpu_early;  ///< started before MPI_Init; adopted or released by run_worker
   GpuStartup gpu_startup;
 };
 

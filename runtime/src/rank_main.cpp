@@ -3,11 +3,15 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -63,10 +67,73 @@ void place(sb::detail::RankContext& ctx) {
   ctx.gpu = (ctx.rank != 0 && gpus > 0) ? worker_index % gpus : -1;
 }
 
+/// This process's world rank as the MPI starter announces it before MPI_Init (OpenMPI's
+/// mpiexec, PMIx, SLURM's srun, PMI starters), or -1 when none does or the value is malformed.
+int rank_from_environment() noexcept {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", "PMI_RANK"}) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') continue;
+    char* end = nullptr;
+    errno = 0;
+    const long r = std::strtol(v, &end, 10);
+    if (errno != 0 || *end != '\0' || r < 0 || r > INT_MAX) return -1;  // do not guess
+    return static_cast<int>(r);
+  }
+  return -1;
+}
+
+/// Whether a CUDA context may come up on a thread of its own while MPI_Init runs.
+/// SCALEBENCH_EARLY_GPU=1 / =0 decides; otherwise only when MPI_Init loads no network stack
+/// (UCX, libfabric, verbs) that patches memory functions while it starts (UCX's bistro hooks
+/// rewrite munmap & co. in place, which a thread inside them may not survive): OpenMPI with
+/// pml ob1 and no network BTL that registers memory, as the launcher sets it up for a
+/// single-node job (job_runner.cpp).
+bool early_gpu_allowed() noexcept {
+  if (const char* e = std::getenv("SCALEBENCH_EARLY_GPU"); e != nullptr && *e != '\0')
+    return std::strcmp(e, "0") != 0;
+#ifdef OPEN_MPI
+  const char* pml = std::getenv("OMPI_MCA_pml");
+  const char* btl = std::getenv("OMPI_MCA_btl");
+  if (pml == nullptr || std::strcmp(pml, "ob1") != 0 || btl == nullptr) return false;
+  std::set<std::string> names;
+  const bool exclude = btl[0] == '^';
+  std::stringstream list(exclude ? btl + 1 : btl);
+  for (std::string n; std::getline(list, n, ',');) names.insert(n);
+  if (exclude) return names.count("openib") && names.count("uct") && names.count("ofi");
+  for (const auto& n : names)
+    if (n != "self" && n != "vader" && n != "sm" && n != "tcp") return false;
+  return true;
+#else
+  return false;
+#endif
+}
+
+/// The GPU this rank will drive, when the launcher's placement (SCALEBENCH_PLACEMENT) and the
+/// rank are known before MPI_Init; -1 otherwise (place() decides later, as it always does).
+int early_gpu() noexcept {
+  try {
+    const char* enc = std::getenv("SCALEBENCH_PLACEMENT");
+    if (enc == nullptr || *enc == '\0' || !early_gpu_allowed()) return -1;
+    const int rank = rank_from_environment();
+    if (rank < 0) return -1;
+    const auto all = sb::batch::decode_placement(enc);
+    if (rank >= static_cast<int>(all.size())) return -1;
+    const auto& p = all[static_cast<std::size_t>(rank)];
+    return p.scheduler ? -1 : p.gpu;
+  } catch (...) {
+    return -1;  // a malformed placement is reported by place(), after MPI_Init
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   sb::detail::RankContext ctx;
+  ctx.main_steady = sb::now();
+  ctx.main_epoch =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  // The GPU's context comes up on its own thread while MPI starts (run_worker adopts it).
+  ctx.gpu_early = sb::start_gpu_context_early(early_gpu());
   const double t0 = sb::now();
   int provided = 0;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {

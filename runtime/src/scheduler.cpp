@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -76,12 +77,31 @@ class Scheduler {
  private:
   void gather_startup() {
     const int nworkers = ctx_.size - 1;
+    // NVML's topology matrix (tens to hundreds of ms on a GPU node) while the workers start.
+    std::string topology;
+    std::thread topology_probe([&topology] {
+      try {
+        topology = nvml_topology_matrix();
+      } catch (...) {
+        topology.clear();  // no topology is a valid report
+      }
+    });
+    struct Joiner {
+      std::thread& t;
+      ~Joiner() {
+        if (t.joinable()) t.join();
+      }
+    } join_probe{topology_probe};
     nlohmann::json nodes = nlohmann::json::array();
     nlohmann::json gpus = nlohmann::json::array();
     nlohmann::json ceilings = nlohmann::json::array();
     nlohmann::json versions = library_versions();
     std::set<std::string> hosts;
     double mpi_init = ctx_.mpi_init_s, cuda_init = 0, nccl_init = 0, ceilings_s = 0;
+    // Finer start-up figures (max over workers): where the time before `ready` went.
+    double launch_to_main = ctx_.launch_epoch > 0 ? ctx_.main_epoch - ctx_.launch_epoch : 0.0;
+    double cuda_wait = 0, nccl_wait = 0, describe = 0, ready_after_main = 0;
+    int gpu_ranks = 0, cuda_early = 0, nccl_ranks = 0, nccl_overlapped = 0;
     auto add_node = [&](const nlohmann::json& node) {
       const auto host = node.at("host").get<std::string>();
       if (hosts.insert(host).second) nodes.push_back(node);
@@ -103,6 +123,19 @@ class Scheduler {
       cuda_init = std::max(cuda_init, w.value("cuda_init_s", 0.0));
       nccl_init = std::max(nccl_init, w.value("nccl_init_s", 0.0));
       ceilings_s = std::max(ceilings_s, w.value("ceilings_s", 0.0));
+      launch_to_main = std::max(launch_to_main, w.value("launch_to_main_s", 0.0));
+      cuda_wait = std::max(cuda_wait, w.value("cuda_wait_s", 0.0));
+      nccl_wait = std::max(nccl_wait, w.value("nccl_wait_s", 0.0));
+      describe = std::max(describe, w.value("describe_s", 0.0));
+      ready_after_main = std::max(ready_after_main, w.value("ready_after_main_s", 0.0));
+      if (info.gpu) {
+        ++gpu_ranks;
+        cuda_early += w.value("cuda_early", false) ? 1 : 0;
+        if (w.value("nccl_init_s", 0.0) > 0) {
+          ++nccl_ranks;
+          nccl_overlapped += w.value("nccl_overlapped", false) ? 1 : 0;
+        }
+      }
       if (w.contains("gpu_description")) {
         auto g = w.at("gpu_description");
         g["host"] = info.host;
@@ -151,18 +184,29 @@ class Scheduler {
                                : "no worker is bound to a GPU";
       }
     }
+    topology_probe.join();
     const double ready =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    nlohmann::json startup = {{"mpi_init_s", mpi_init},
-                              {"cuda_init_s", cuda_init},
-                              {"nccl_init_s", nccl_init},
-                              {"ceilings_s", ceilings_s},
-                              {"total_s", ctx_.launch_epoch > 0 ? ready - ctx_.launch_epoch : 0.0}};
+    nlohmann::json startup = {
+        {"mpi_init_s", mpi_init},
+        {"cuda_init_s", cuda_init},
+        {"nccl_init_s", nccl_init},
+        {"ceilings_s", ceilings_s},
+        {"total_s", ctx_.launch_epoch > 0 ? ready - ctx_.launch_epoch : 0.0},
+        {"launch_to_main_s", launch_to_main},
+        {"describe_s", describe},
+        {"cuda_wait_s", cuda_wait},
+        {"nccl_wait_s", nccl_wait},
+        {"ready_after_main_s", ready_after_main},
+        // 1 when every GPU worker did it, else 0 (numbers, as the
+        // report keeps start-up figures as float64 attributes)
+        {"cuda_overlapped_mpi_init", gpu_ranks > 0 && cuda_early == gpu_ranks ? 1.0 : 0.0},
+        {"nccl_overlapped_ceilings", nccl_ranks > 0 && nccl_overlapped == nccl_ranks ? 1.0 : 0.0}};
     nlohmann::json system = {{"nodes", nodes},
                              {"gpus", gpus},
                              {"versions", versions},
                              {"ceilings", ceilings},
-                             {"topology", nvml_topology_matrix()}};
+                             {"topology", topology}};
     out_.write({{"type", "start"},
                 {"system", system},
                 {"startup", startup},

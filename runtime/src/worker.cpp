@@ -4,6 +4,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -23,7 +24,11 @@ namespace {
 /// Thrown inside a repeat when the scheduler ends the case early.
 struct CaseAborted {};
 
+/// This worker's start-up record for the scheduler: where it runs, what it found, how long each
+/// phase took. Describing and measuring happen here, on the main thread, while the NCCL
+/// communicator (if any) comes up on its own thread; the NCCL figures are added afterwards.
 nlohmann::json startup_description(const JobPlan& plan, RankContext& ctx) {
+  const double t0 = now();
   nlohmann::json w = {{"rank", ctx.rank},
                       {"host", ctx.host},
                       {"local_rank", ctx.local_rank},
@@ -31,17 +36,20 @@ nlohmann::json startup_description(const JobPlan& plan, RankContext& ctx) {
                       {"gpu", ctx.gpu_ctx ? ctx.gpu : -1},
                       {"mpi_init_s", ctx.mpi_init_s},
                       {"cuda_init_s", ctx.gpu_startup.cuda_init_s},
-                      {"nccl_init_s", ctx.gpu_startup.nccl_init_s},
+                      {"cuda_wait_s", ctx.gpu_startup.cuda_wait_s},
+                      {"cuda_early", ctx.gpu_startup.cuda_early},
                       {"node", describe_node()}};
+  if (ctx.launch_epoch > 0) w["launch_to_main_s"] = ctx.main_epoch - ctx.launch_epoch;
   if (ctx.gpu_ctx) {
     w["gpu_description"] = describe_gpu(*ctx.gpu_ctx);
     w["gpu_versions"] = gpu_library_versions();
   }
+  w["describe_s"] = now() - t0;
   if (plan.measure_ceilings) {
-    const double t0 = now();
+    const double t1 = now();
     w["cpu_ceilings"] = measure_cpu_ceilings(ctx.threads);
     if (ctx.gpu_ctx) w["gpu_ceilings"] = measure_gpu_ceilings(*ctx.gpu_ctx);
-    w["ceilings_s"] = now() - t0;
+    w["ceilings_s"] = now() - t1;
   }
   return w;
 }
@@ -124,20 +132,36 @@ void send_error(RankContext& ctx, const std::string& what) {
 }  // namespace
 
 void run_worker(const JobPlan& plan, RankContext& ctx) {
-  // GPU bring-up: a worker whose placement names a GPU that this process can see.
+  // GPU bring-up: a worker whose placement names a GPU that this process can see. Its context
+  // may already be up (started before MPI_Init, rank_main.cpp); the NCCL communicator comes up
+  // on a thread of its own while this thread describes the node and measures the ceilings.
   const int visible = ctx.gpu >= 0 ? visible_gpu_count() : 0;
   const bool has_gpu = ctx.gpu >= 0 && ctx.gpu < visible;
   SB_MPI_CHECK(
       MPI_Comm_split(ctx.workers, has_gpu ? 0 : MPI_UNDEFINED, ctx.rank, &ctx.gpu_workers));
-  if (has_gpu) ctx.gpu_ctx = create_gpu_context(ctx.gpu, ctx.gpu_workers, &ctx.gpu_startup);
+  GpuCommStartPtr nccl;
+  if (has_gpu) {
+    ctx.gpu_ctx = create_gpu_device_context(ctx.gpu, std::move(ctx.gpu_early), &ctx.gpu_startup);
+    nccl = start_gpu_communicator(*ctx.gpu_ctx, ctx.gpu_workers);  // collective: MPI here
+  }
+  ctx.gpu_early.reset();  // a context started for a GPU this worker does not drive
   // Workers sharing this node's host memory (a multi-* case runs them all at once).
   const NodeWorkers on_node = node_workers(ctx.workers, has_gpu);
 
   omp_set_num_threads(ctx.threads);
   openblas_set_num_threads(ctx.threads);
   {
+    nlohmann::json desc = startup_description(plan, ctx);
+    if (nccl) {
+      ctx.gpu_startup.nccl_overlapped = plan.measure_ceilings;
+      finish_gpu_communicator(*ctx.gpu_ctx, std::move(nccl), &ctx.gpu_startup);
+    }
+    desc["nccl_init_s"] = ctx.gpu_startup.nccl_init_s;
+    desc["nccl_wait_s"] = ctx.gpu_startup.nccl_wait_s;
+    desc["nccl_overlapped"] = ctx.gpu_startup.nccl_overlapped;
+    desc["ready_after_main_s"] = now() - ctx.main_steady;
     Writer w;
-    w.put_str(startup_description(plan, ctx).dump());
+    w.put_str(desc.dump());
     send(ctx.world, 0, kTagStartup, w);
   }
 

@@ -27,17 +27,70 @@ struct GpuContextDeleter {
 };
 using GpuContextPtr = std::unique_ptr<GpuContext, GpuContextDeleter>;
 
-/// Timings of GPU start-up on one worker, reported apart from cases.
+/// Timings of GPU start-up on one worker, reported apart from cases. A phase that ran on a
+/// thread of its own while the worker did something else has a `_wait_s` smaller than its
+/// `_init_s`: the part the worker's main thread still waited for.
 struct GpuStartup {
-  double cuda_init_s = 0;  ///< cudaSetDevice + context creation + handles
-  double nccl_init_s = 0;  ///< ncclCommInitRank over the GPU workers
+  double cuda_init_s = 0;        ///< cudaSetDevice + context creation + properties + stream
+  double nccl_init_s = 0;        ///< ncclCommInitRank over the GPU workers + one warm-up all-reduce
+  double cuda_wait_s = 0;        ///< of cuda_init_s, the time the main thread waited for
+  double nccl_wait_s = 0;        ///< of nccl_init_s, the time the main thread waited for
+  bool cuda_early = false;       ///< the context came from start_gpu_context_early
+  bool nccl_overlapped = false;  ///< the caller measured the ceilings while NCCL came up
 };
 
 /// Binds this worker to GPU `device` (an ordinal among the visible ones), creates its stream
 /// and, when `gpu_workers` has more than one rank, a NCCL communicator over `gpu_workers`
-/// (unique id made by its rank 0 and broadcast over MPI). Collective over gpu_workers.
+/// (unique id made by its rank 0 and broadcast over MPI). Collective over gpu_workers. One
+/// step after the other; the runtime overlaps them instead with the functions below.
 [[nodiscard]] GpuContextPtr create_gpu_context(int device, MPI_Comm gpu_workers,
                                                GpuStartup* timing);
+
+/// A GPU context being made ahead of time on a thread of its own (start_gpu_context_early).
+struct GpuEarlyContext;
+struct GpuEarlyContextDeleter {
+  /// Joins the thread; a context it made that create_gpu_device_context did not adopt is
+  /// released (cudaDeviceReset of that device).
+  void operator()(GpuEarlyContext* early) const noexcept;
+};
+using GpuEarlyContextPtr = std::unique_ptr<GpuEarlyContext, GpuEarlyContextDeleter>;
+
+/// Starts cudaSetDevice(device), the creation of its primary context (cudaFree(0)) and
+/// cudaGetDeviceProperties on a new thread and returns at once, so that the context comes up
+/// while the caller does something else (MPI_Init). Errors are kept, not thrown: the adopter
+/// (create_gpu_device_context) then makes the context itself and throws the typed error there.
+/// Null without CUDA, for device < 0, or when no thread can be started. Never throws.
+[[nodiscard]] GpuEarlyContextPtr start_gpu_context_early(int device) noexcept;
+
+/// The first half of create_gpu_context: binds this worker to GPU `device` (an ordinal among
+/// the visible ones) and creates its stream; no NCCL. When `early` made the context of the same
+/// device without error, it is joined and adopted (timing->cuda_early); otherwise the context
+/// is made here, as create_gpu_context makes it (same typed errors). Not collective.
+[[nodiscard]] GpuContextPtr create_gpu_device_context(int device, GpuEarlyContextPtr early,
+                                                      GpuStartup* timing);
+
+/// A NCCL communicator being made on a thread of its own (start_gpu_communicator).
+struct GpuCommStart;
+struct GpuCommStartDeleter {
+  /// Joins the thread when it has finished; otherwise detaches it (a peer that never came
+  /// must not keep an exiting rank from MPI_Abort). The thread keeps its own state alive.
+  void operator()(GpuCommStart* start) const noexcept;
+};
+using GpuCommStartPtr = std::unique_ptr<GpuCommStart, GpuCommStartDeleter>;
+
+/// The second half of create_gpu_context, split so the caller can work meanwhile (measure the
+/// ceilings). Collective over `gpu_workers`, on the calling thread: its rank 0 makes the NCCL
+/// unique id and broadcasts it (MPI stays on the calling thread). Then a new thread runs
+/// ncclCommInitRank and one warm-up all-reduce on a stream of its own, and this returns.
+/// Returns null when `gpu_workers` is MPI_COMM_NULL or has a single rank (no communicator).
+/// Throws the typed NCCL error when the unique id could not be made.
+[[nodiscard]] GpuCommStartPtr start_gpu_communicator(const GpuContext& ctx, MPI_Comm gpu_workers);
+
+/// Waits for start_gpu_communicator's thread and installs the communicator in `ctx` (nccl,
+/// nccl_rank, nccl_size); fills timing->nccl_init_s and nccl_wait_s. Rethrows
+/// the error the thread met (sb::Error from SB_NCCL_CHECK / SB_CUDA_CHECK, same type). A null
+/// `start` does nothing.
+void finish_gpu_communicator(GpuContext& ctx, GpuCommStartPtr start, GpuStartup* timing);
 
 /// Description of this worker's GPU for /system: name, uuid, memory, SMs, clocks, driver, ...
 [[nodiscard]] nlohmann::json describe_gpu(const GpuContext& ctx);

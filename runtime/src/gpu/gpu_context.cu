@@ -8,10 +8,15 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <thread>
 
 #include "scalebench/clock.hpp"
 #include "scalebench/gpu_context.cuh"
@@ -57,6 +62,87 @@ int device_attribute(cudaDeviceAttr attr, int device) {
     return -1;
   }
   return v;
+}
+
+/// NVML's view of the GPUs, probed once per process: describe_gpu and gpu_library_versions
+/// both need it, and every nvmlInit costs tens of milliseconds on a large node.
+const nlohmann::json& nvml_gpus() {
+  static const nlohmann::json gpus = probe_gpus_nvml();
+  return gpus;
+}
+
+/// The EnvironmentError for a device that this process cannot use, or nothing.
+void check_device_visible(int device) {
+  std::string why;
+  const int visible = visible_gpu_count(&why);
+  if (device >= 0 && device < visible) return;
+  const char* cvd = std::getenv("CUDA_VISIBLE_DEVICES");
+  throw EnvironmentError(visible == 0
+                             ? why
+                             : strf("GPU %d requested but %d visible (CUDA_VISIBLE_DEVICES=%s)",
+                                    device, visible, cvd != nullptr ? cvd : "unset"));
+}
+
+}  // namespace
+
+/// What start_gpu_context_early's thread leaves for create_gpu_device_context.
+struct GpuEarlyContext {
+  int device = -1;
+  std::thread thread;
+  // Written by the thread, read after join.
+  bool ok = false;
+  cudaDeviceProp prop{};
+  double t0 = 0;  ///< when start_gpu_context_early was called (steady clock)
+  double t1 = 0;  ///< when the thread finished
+  bool adopted = false;
+};
+
+/// A NCCL communicator coming up on its own thread. The state is shared with the thread, so a
+/// detached thread (see the deleter) never touches freed memory.
+struct GpuCommStart {
+  struct State {
+    int device = -1;
+    int rank = 0;
+    int size = 1;
+    ncclUniqueId id{};
+    ncclComm_t comm = nullptr;
+    std::exception_ptr error;
+    std::atomic<bool> done{false};
+    double t0 = 0;
+    double t1 = 0;
+  };
+  std::shared_ptr<State> state;
+  std::thread thread;
+};
+
+namespace {
+
+/// The body of the NCCL thread: the communicator, then one tiny all-reduce on a stream of its
+/// own (so NCCL's lazily made connections are up before the first case, and nothing is queued
+/// on the worker's stream where the ceilings are being timed).
+void bring_up_communicator(GpuCommStart::State& st) noexcept {
+  try {
+    SB_CUDA_CHECK(cudaSetDevice(st.device));
+    SB_NCCL_CHECK(ncclCommInitRank(&st.comm, st.size, st.id, st.rank));
+    cudaStream_t warm = nullptr;
+    SB_CUDA_CHECK(cudaStreamCreateWithFlags(&warm, cudaStreamNonBlocking));
+    double* one = nullptr;
+    cudaError_t warm_up_alloc = cudaMalloc(&one, sizeof(double));
+    ncclResult_t warm_up_all_reduce = ncclSuccess;
+    if (warm_up_alloc == cudaSuccess) warm_up_alloc = cudaMemsetAsync(one, 0, sizeof(double), warm);
+    if (warm_up_alloc == cudaSuccess)
+      warm_up_all_reduce = ncclAllReduce(one, one, 1, ncclDouble, ncclSum, st.comm, warm);
+    const cudaError_t warm_up_sync = cudaStreamSynchronize(warm);
+    if (one != nullptr) (void)cudaFree(one);
+    (void)cudaStreamDestroy(warm);
+    SB_CUDA_CHECK(warm_up_alloc);
+    SB_NCCL_CHECK(warm_up_all_reduce);
+    SB_CUDA_CHECK(warm_up_sync);
+  } catch (...) {
+    st.error = std::current_exception();
+  }
+  st.t1 = now();
+  st.done.store(true);
 }
 
 }  // namespace
@@ -115,65 +201,142 @@ cusolverDnHandle_t GpuContext::cusolver() {
   return cusolver_;
 }
 
-GpuContextPtr create_gpu_context(int device, MPI_Comm gpu_workers, GpuStartup* timing) {
-  const double t0 = now();
-  std::string why;
-  const int visible = visible_gpu_count(&why);
-  if (device < 0 || device >= visible) {
-    throw EnvironmentError(visible == 0
-                               ? why
-                               : strf("GPU %d requested but %d visible (CUDA_VISIBLE_DEVICES=%s)",
-                                      device, visible,
-                                      std::getenv("CUDA_VISIBLE_DEVICES") != nullptr
-                                          ? std::getenv("CUDA_VISIBLE_DEVICES")
-                                          : "unset"));
+void GpuEarlyContextDeleter::operator()(GpuEarlyContext* early) const noexcept {
+  if (early == nullptr) return;
+  if (early->thread.joinable()) early->thread.join();
+  if (early->ok && !early->adopted) {
+    // A context nobody will use (the worker got another GPU, or none): give its memory back.
+    if (cudaSetDevice(early->device) == cudaSuccess) (void)cudaDeviceReset();
+    (void)cudaGetLastError();
   }
+  delete early;
+}
+
+GpuEarlyContextPtr start_gpu_context_early(int device) noexcept {
+  if (device < 0) return nullptr;
+  try {
+    GpuEarlyContextPtr early(new GpuEarlyContext);
+    early->device = device;
+    early->t0 = now();
+    GpuEarlyContext* e = early.get();  // outlives the thread: the deleter joins first
+    early->thread = std::thread([e] {
+      int n = 0;
+      e->ok = cudaGetDeviceCount(&n) == cudaSuccess && e->device < n &&
+              cudaSetDevice(e->device) == cudaSuccess && cudaFree(nullptr) == cudaSuccess &&
+              cudaGetDeviceProperties(&e->prop, e->device) == cudaSuccess;
+      if (!e->ok) (void)cudaGetLastError();
+      e->t1 = now();
+    });
+    return early;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+GpuContextPtr create_gpu_device_context(int device, GpuEarlyContextPtr early, GpuStartup* timing) {
+  const double t0 = now();
   GpuContextPtr ctx(new GpuContext);
   ctx->device = device;
-  SB_CUDA_CHECK(cudaSetDevice(device));
-  SB_CUDA_CHECK(cudaFree(nullptr));  // creates the primary context now, outside any timed case
-  SB_CUDA_CHECK(cudaGetDeviceProperties(&ctx->prop, device));
+  bool adopted = false;
+  double early_work = 0;
+  if (early) {
+    if (early->thread.joinable()) early->thread.join();
+    if (early->ok && early->device == device) {
+      ctx->prop = early->prop;
+      early->adopted = adopted = true;
+      early_work = early->t1 - early->t0;
+    }
+    early.reset();  // releases a context made for another device
+  }
+  const double t_joined = now();
+  if (adopted) {
+    SB_CUDA_CHECK(cudaSetDevice(device));  // this thread's current device; the context exists
+  } else {
+    // Today's path, on this thread; errors throw here with their type.
+    check_device_visible(device);
+    SB_CUDA_CHECK(cudaSetDevice(device));
+    SB_CUDA_CHECK(cudaFree(nullptr));  // creates the primary context now, outside any timed case
+    SB_CUDA_CHECK(cudaGetDeviceProperties(&ctx->prop, device));
+  }
   SB_CUDA_CHECK(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking));
   SB_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
   const double t1 = now();
+  if (timing != nullptr) {
+    timing->cuda_init_s = early_work + (t1 - t_joined);
+    timing->cuda_wait_s = t1 - t0;
+    timing->cuda_early = adopted;
+  }
+  return ctx;
+}
 
+void GpuCommStartDeleter::operator()(GpuCommStart* start) const noexcept {
+  if (start == nullptr) return;
+  if (start->thread.joinable()) {
+    if (start->state->done.load()) {
+      start->thread.join();
+    } else {
+      start->thread.detach();  // it holds its own reference to the state
+    }
+  }
+  delete start;
+}
+
+GpuCommStartPtr start_gpu_communicator(const GpuContext& ctx, MPI_Comm gpu_workers) {
+  if (gpu_workers == MPI_COMM_NULL) return nullptr;
   int size = 1;
   int rank = 0;
-  if (gpu_workers != MPI_COMM_NULL) {
-    SB_MPI_CHECK(MPI_Comm_size(gpu_workers, &size));
-    SB_MPI_CHECK(MPI_Comm_rank(gpu_workers, &rank));
+  SB_MPI_CHECK(MPI_Comm_size(gpu_workers, &size));
+  SB_MPI_CHECK(MPI_Comm_rank(gpu_workers, &rank));
+  if (size <= 1) return nullptr;
+  // Rank 0 makes the unique id; its status travels with it so that a failure there makes
+  // every rank throw instead of hanging in ncclCommInitRank.
+  struct {
+    int rc;
+    ncclUniqueId id;
+  } msg{};
+  if (rank == 0) msg.rc = static_cast<int>(ncclGetUniqueId(&msg.id));
+  SB_MPI_CHECK(MPI_Bcast(&msg, static_cast<int>(sizeof msg), MPI_BYTE, 0, gpu_workers));
+  if (msg.rc != ncclSuccess)
+    detail::throw_library_error("NCCL", "ncclGetUniqueId (on GPU worker 0)",
+                                ncclGetErrorString(static_cast<ncclResult_t>(msg.rc)), __FILE__,
+                                __LINE__);
+  auto st = std::make_shared<GpuCommStart::State>();
+  st->device = ctx.device;
+  st->rank = rank;
+  st->size = size;
+  st->id = msg.id;
+  st->t0 = now();
+  GpuCommStartPtr start(new GpuCommStart);
+  start->state = st;
+  try {
+    start->thread = std::thread([st] { bring_up_communicator(*st); });
+  } catch (const std::system_error&) {
+    bring_up_communicator(*st);  // no thread to be had: the same work, here and now
   }
-  if (size > 1) {
-    // Rank 0 makes the unique id; its status travels with it so that a failure there makes
-    // every rank throw instead of hanging in ncclCommInitRank.
-    struct {
-      int rc;
-      ncclUniqueId id;
-    } msg{};
-    if (rank == 0) msg.rc = static_cast<int>(ncclGetUniqueId(&msg.id));
-    SB_MPI_CHECK(MPI_Bcast(&msg, static_cast<int>(sizeof msg), MPI_BYTE, 0, gpu_workers));
-    if (msg.rc != ncclSuccess)
-      detail::throw_library_error("NCCL", "ncclGetUniqueId (on GPU worker 0)",
-                                  ncclGetErrorString(static_cast<ncclResult_t>(msg.rc)), __FILE__,
-                                  __LINE__);
-    SB_NCCL_CHECK(ncclCommInitRank(&ctx->nccl, size, msg.id, rank));
-    ctx->nccl_rank = rank;
-    ctx->nccl_size = size;
-    // One tiny all-reduce so that NCCL's lazily made connections are up before the first case.
-    double* one = nullptr;
-    SB_CUDA_CHECK(cudaMalloc(&one, sizeof(double)));
-    SB_CUDA_CHECK(cudaMemsetAsync(one, 0, sizeof(double), ctx->stream));
-    const ncclResult_t rc = ncclAllReduce(one, one, 1, ncclDouble, ncclSum, ctx->nccl, ctx->stream);
-    const cudaError_t sync = cudaStreamSynchronize(ctx->stream);
-    (void)cudaFree(one);
-    SB_NCCL_CHECK(rc);
-    SB_CUDA_CHECK(sync);
-  }
-  const double t2 = now();
+  return start;
+}
+
+void finish_gpu_communicator(GpuContext& ctx, GpuCommStartPtr start, GpuStartup* timing) {
+  if (!start) return;
+  const double t0 = now();
+  if (start->thread.joinable()) start->thread.join();
+  const double t1 = now();
+  GpuCommStart::State& st = *start->state;
   if (timing != nullptr) {
-    timing->cuda_init_s = t1 - t0;
-    timing->nccl_init_s = t2 - t1;
+    timing->nccl_init_s = st.t1 - st.t0;
+    timing->nccl_wait_s = t1 - t0;
   }
+  // A communicator made before a failed warm-up goes with the context (its deleter frees it).
+  ctx.nccl = st.comm;
+  st.comm = nullptr;
+  if (st.error) std::rethrow_exception(st.error);
+  ctx.nccl_rank = st.rank;
+  ctx.nccl_size = st.size;
+}
+
+GpuContextPtr create_gpu_context(int device, MPI_Comm gpu_workers, GpuStartup* timing) {
+  GpuContextPtr ctx = create_gpu_device_context(device, nullptr, timing);
+  finish_gpu_communicator(*ctx, start_gpu_communicator(*ctx, gpu_workers), timing);
   return ctx;
 }
 
@@ -211,7 +374,7 @@ nlohmann::json describe_gpu(const GpuContext& ctx) {
   int driver = 0;
   if (cudaDriverGetVersion(&driver) == cudaSuccess) g["cuda_driver"] = cuda_version_string(driver);
   // What only NVML knows: driver version string, power limit, NVLinks.
-  for (const auto& n : probe_gpus_nvml()) {
+  for (const auto& n : nvml_gpus()) {
     if (!n.contains("pci_bus_id") || canonical_bus_id(n["pci_bus_id"].get<std::string>()) != bus_id)
       continue;
     for (const char* key : {"driver", "power_limit_w", "sm_clock_max_mhz", "mem_clock_max_mhz"})
@@ -252,7 +415,7 @@ nlohmann::json gpu_library_versions() {
   if (auto s = prop3([](libraryPropertyType t, int* o) { return int(curandGetProperty(t, o)); });
       !s.empty())
     v["curand"] = s;
-  const auto nvml = probe_gpus_nvml();
+  const auto& nvml = nvml_gpus();
   if (!nvml.empty() && nvml[0].contains("driver")) v["nvidia_driver"] = nvml[0]["driver"];
   return v;
 }
