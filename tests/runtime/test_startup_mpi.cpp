@@ -1,0 +1,159 @@
+// Start-up through the launcher and real mpiexec: the report's /system/startup keeps every
+// field, each phase fits inside total_s, and the launcher's single-node MPI environment is set
+// (or left to the user) as documented in launcher/job_runner.cpp.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "scalebench/report.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "sbstartXXXXXX").string();
+    path = mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Runs `scalebench run` on one tiny case (env assignments may precede it); returns the exit
+/// code and leaves stderr in DIR/stderr.
+int launch(const fs::path& dir, const std::string& env, const std::string& args) {
+  const std::string cmd = fmt::format(
+      "env {} {} run --preset tiny --workloads subset-mean --paths cpu1 --repeats 1 --warmup 0 "
+      "{} > {}/stdout 2> {}/stderr",
+      env, SB_LAUNCHER_EXE, args, dir.string(), dir.string());
+  const int st = std::system(cmd.c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/// An mpiexec that writes the MPI/hwloc variables it was given to DIR/env.txt, then runs the
+/// real one. Returns the environment assignment that makes the launcher use it.
+std::string recording_mpiexec(const fs::path& dir) {
+  const fs::path script = dir / "mpiexec-recorder";
+  std::ofstream(script) << fmt::format(
+      "#!/bin/sh\n"
+      "env | grep -E '^(OMPI_MCA_pml|OMPI_MCA_btl|HWLOC_PLUGINS_BLACKLIST)=' | sort > {}\n"
+      "exec {} \"$@\"\n",
+      (dir / "env.txt").string(), SB_MPIEXEC);
+  chmod(script.c_str(), 0755);
+  return "SCALEBENCH_MPIEXEC=" + script.string();
+}
+
+std::map<std::string, std::string> recorded_env(const fs::path& dir) {
+  std::map<std::string, std::string> vars;
+  std::istringstream in(slurp(dir / "env.txt"));
+  for (std::string line; std::getline(in, line);) {
+    const auto eq = line.find('=');
+    if (eq != std::string::npos) vars[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return vars;
+}
+
+TEST(Startup, ReportKeepsEveryFieldAndEachPhaseFitsInTheTotal) {
+  TempDir dir;
+  const fs::path out = dir.path / "startup.h5";
+  ASSERT_EQ(launch(dir.path, "", "--out " + out.string()), 0) << slurp(dir.path / "stderr");
+  const auto model = sb::results::read_report(out.string());
+  const auto& st = model.at("startup");
+  const char* phases[] = {"mpi_init_s",  "cuda_init_s",      "nccl_init_s",
+                          "ceilings_s",  "describe_s",       "cuda_wait_s",
+                          "nccl_wait_s", "launch_to_main_s", "ready_after_main_s"};
+  ASSERT_TRUE(st.contains("total_s")) << st.dump();
+  const double total = st.at("total_s").get<double>();
+  EXPECT_GT(total, 0.0);
+  for (const char* k : phases) {
+    ASSERT_TRUE(st.contains(k)) << k << " missing in " << st.dump();
+    const double v = st.at(k).get<double>();
+    EXPECT_TRUE(std::isfinite(v)) << k;
+    EXPECT_GE(v, 0.0) << k;
+    EXPECT_GE(total, v) << k << " exceeds total_s in " << st.dump();
+  }
+  // Phases that ran: MPI on every rank, the ceilings (not skipped here).
+  EXPECT_GT(st.at("mpi_init_s").get<double>(), 0.0);
+  EXPECT_GT(st.at("ceilings_s").get<double>(), 0.0);
+  EXPECT_GT(st.at("ready_after_main_s").get<double>(), st.at("mpi_init_s").get<double>());
+  // Overlap flags are 0/1 numbers; without GPU workers nothing overlapped.
+  for (const char* k : {"cuda_overlapped_mpi_init", "nccl_overlapped_ceilings"}) {
+    ASSERT_TRUE(st.contains(k)) << k;
+    const double v = st.at(k).get<double>();
+    EXPECT_TRUE(v == 0.0 || v == 1.0) << k << " = " << v;
+    if (model.at("system").at("gpus").empty()) {
+      EXPECT_EQ(v, 0.0) << k;
+    }
+  }
+  if (model.at("system").at("gpus").empty()) {
+    EXPECT_EQ(st.at("cuda_init_s").get<double>(), 0.0);
+    EXPECT_EQ(st.at("nccl_init_s").get<double>(), 0.0);
+  }
+}
+
+TEST(Startup, SingleNodeJobUsesSharedMemoryMpiAndNoGpuHwlocPlugins) {
+  TempDir dir;
+  const std::string env =
+      "-u OMPI_MCA_pml -u OMPI_MCA_btl -u HWLOC_PLUGINS_BLACKLIST "
+      "-u HWLOC_COMPONENTS -u SCALEBENCH_MPI_TUNING -u SCALEBENCH_MPIEXEC_ARGS " +
+      recording_mpiexec(dir.path);
+  ASSERT_EQ(launch(dir.path, env, "--no-ceilings --out " + (dir.path / "a.h5").string()), 0)
+      << slurp(dir.path / "stderr");
+  const auto vars = recorded_env(dir.path);
+  EXPECT_EQ(vars.count("OMPI_MCA_pml") ? vars.at("OMPI_MCA_pml") : "", "ob1");
+  EXPECT_EQ(vars.count("OMPI_MCA_btl") ? vars.at("OMPI_MCA_btl") : "",
+            "^tcp,openib,ofi,uct,usnic,smcuda");
+  ASSERT_TRUE(vars.count("HWLOC_PLUGINS_BLACKLIST"));
+  EXPECT_NE(vars.at("HWLOC_PLUGINS_BLACKLIST").find("hwloc_opencl"), std::string::npos);
+}
+
+TEST(Startup, UserMpiSettingsAreLeftAlone) {
+  TempDir dir;
+  const std::string env =
+      "-u HWLOC_COMPONENTS -u SCALEBENCH_MPI_TUNING -u SCALEBENCH_MPIEXEC_ARGS -u OMPI_MCA_btl "
+      "OMPI_MCA_pml=ob1,ucx HWLOC_PLUGINS_BLACKLIST=hwloc_gl " +
+      recording_mpiexec(dir.path);
+  ASSERT_EQ(launch(dir.path, env, "--no-ceilings --out " + (dir.path / "b.h5").string()), 0)
+      << slurp(dir.path / "stderr");
+  const auto vars = recorded_env(dir.path);
+  EXPECT_EQ(vars.count("OMPI_MCA_pml") ? vars.at("OMPI_MCA_pml") : "", "ob1,ucx");
+  EXPECT_EQ(vars.count("OMPI_MCA_btl"), 0u) << "the user chose the pml: btl left to MPI";
+  EXPECT_EQ(vars.count("HWLOC_PLUGINS_BLACKLIST") ? vars.at("HWLOC_PLUGINS_BLACKLIST") : "",
+            "hwloc_gl");
+}
+
+TEST(Startup, TuningOffLeavesTheEnvironmentAsItWas) {
+  TempDir dir;
+  const std::string env =
+      "-u OMPI_MCA_pml -u OMPI_MCA_btl -u HWLOC_PLUGINS_BLACKLIST "
+      "-u HWLOC_COMPONENTS -u SCALEBENCH_MPIEXEC_ARGS SCALEBENCH_MPI_TUNING=0 " +
+      recording_mpiexec(dir.path);
+  ASSERT_EQ(launch(dir.path, env, "--no-ceilings --out " + (dir.path / "c.h5").string()), 0)
+      << slurp(dir.path / "stderr");
+  EXPECT_TRUE(recorded_env(dir.path).empty()) << slurp(dir.path / "env.txt");
+}
+
+}  // namespace
