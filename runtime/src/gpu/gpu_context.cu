@@ -117,14 +117,18 @@ struct GpuCommStart {
 
 namespace {
 
-/// The body of the NCCL thread: the communicator, then one tiny all-reduce on a stream of its
-/// own (so NCCL's lazily made connections are up before the first case, and nothing is queued
-/// on the worker's stream where the ceilings are being timed).
+/// The body of the NCCL thread: the communicator, and with SCALEBENCH_NCCL_WARMUP=1 one tiny
+/// all-reduce on a stream of its own (so NCCL's lazily made connections are up before the first
+/// case, and nothing is queued on the worker's stream where the ceilings are being timed).
 void bring_up_communicator(GpuCommStart::State& st) noexcept {
   try {
     SB_CUDA_CHECK(cudaSetDevice(st.device));
     SB_NCCL_CHECK(ncclCommInitRank(&st.comm, st.size, st.id, st.rank));
-    if (const char* w = std::getenv("SCALEBENCH_NCCL_WARMUP"); w != nullptr && w[0] == '0') {
+    // NCCL connects peers lazily, at their first operation: that happens in the first case's
+    // untimed warm-up repeat. A tiny all-reduce here would connect the rings at start-up, which
+    // cost 0.3 s of the 0.93 s communicator start on 4 x H200 (2026-11-22);
+    // SCALEBENCH_NCCL_WARMUP=1 still does it (for runs with --warmup 0).
+    if (const char* w = std::getenv("SCALEBENCH_NCCL_WARMUP"); w == nullptr || w[0] != '1') {
       st.t1 = now();
       st.done.store(true);
       return;
