@@ -106,7 +106,7 @@ std::vector<Params> expand_params(const Params& p) {
   for (const auto& q : queries) {
     Params v;
     for (const auto& [k, val] : p.items()) {
-      if (k == "days" && p.has("rows")) continue;         // rows overrides days
+      if (k == "days" && p.has("rows")) continue;  // rows overrides days
       if ((k == "cardinality" || k == "gpu_shuffle") && q != "by-key") continue;  // by-key only
       v.set(k, val);
     }

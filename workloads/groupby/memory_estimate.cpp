@@ -76,8 +76,8 @@ MemoryNeed memory_needed(const CaseSpec& spec, const CaseEnv& env) {
         // shuffle's buckets are optional: a worker takes them only when half the free memory
         // holds them (worker_gpu.cu), else the groups travel.
         const double share = static_cast<double>(owned_groups);
-        bytes += gpu_slots(static_cast<std::int64_t>(share + 8.0 * std::sqrt(share) + 1024.0)) *
-                 width;
+        bytes +=
+            gpu_slots(static_cast<std::int64_t>(share + 8.0 * std::sqrt(share) + 1024.0)) * width;
         bytes += 1.125 * share * width;
       }
     } else {
