@@ -88,7 +88,6 @@ class GpuWorker final : public WorkerCase {
     gpu::free_hash(table_);
     gpu::free_hash(owner_table_);
     gpu::free_stage(stage_);
-    unregister_shuffle();
     gpu::free_row_shuffle(shuffle_);
     for (cudaEvent_t e : chunk_events_) (void)cudaEventDestroy(e);
     if (comm_stream_ != nullptr) (void)cudaStreamDestroy(comm_stream_);
@@ -265,32 +264,6 @@ class GpuWorker final : public WorkerCase {
     for (cudaEvent_t& e : chunk_events_) SB_CUDA_CHECK(cudaEventCreate(&e));
   }
 
-  /// Registers the packed send and receive arrays with the communicator (NCCL's user buffer
-  /// registration: transfers go from buffer to buffer without NCCL's intermediate copies).
-  /// SCALEBENCH_NCCL_REGISTER=0 turns it off (a diagnostic; every worker must agree, and they
-  /// share the environment).
-  void register_shuffle() {
-    static const bool on = [] {
-      const char* v = std::getenv("SCALEBENCH_NCCL_REGISTER");
-      return v == nullptr || std::string(v) != "0";
-    }();
-    if (!on) return;
-    const auto words = static_cast<std::size_t>(shuffle_.planes());
-    if (reg_send_ == nullptr)
-      SB_NCCL_CHECK(ncclCommRegister(ctx_->nccl, shuffle_.send,
-                                     8 * words * static_cast<std::size_t>(shuffle_.send_cap),
-                                     &reg_send_));
-    if (reg_recv_ == nullptr)
-      SB_NCCL_CHECK(ncclCommRegister(ctx_->nccl, shuffle_.recv,
-                                     8 * words * static_cast<std::size_t>(shuffle_.recv_cap),
-                                     &reg_recv_));
-  }
-  void unregister_shuffle() {
-    if (reg_send_ != nullptr) (void)ncclCommDeregister(ctx_->nccl, reg_send_);
-    if (reg_recv_ != nullptr) (void)ncclCommDeregister(ctx_->nccl, reg_recv_);
-    reg_send_ = reg_recv_ = nullptr;
-  }
-
   /// finish_hash for the row shuffle: the send buckets packed by (chunk, owner, region), the
   /// chunks exchanged in turn on comm_stream_ while the owner aggregates the previous chunk on
   /// the case stream; then the spill tables' groups (only if a send bucket overflowed anywhere)
@@ -370,9 +343,7 @@ class GpuWorker final : public WorkerCase {
         ro += nr;
       }
     }
-    if (so > sh.send_cap || ro > sh.recv_cap) unregister_shuffle();  // reallocated next
     gpu::reserve_row_shuffle(sh, so, ro);
-    register_shuffle();
     cudaEvent_t* ev_pack = chunk_events_.data();
     cudaEvent_t* ev_c0 = ev_pack + kMaxChunks;
     cudaEvent_t* ev_c1 = ev_c0 + kMaxChunks;
@@ -617,8 +588,6 @@ class GpuWorker final : public WorkerCase {
   gpu::HashTable owner_table_;  ///< row shuffle: this worker's share of the groups
   gpu::RowShuffle shuffle_;     ///< owners == 0: the groups travel instead
   cudaStream_t comm_stream_ = nullptr;
-  void* reg_send_ = nullptr;  ///< NCCL registration handles of the packed arrays
-  void* reg_recv_ = nullptr;
   std::vector<cudaEvent_t> chunk_events_;
   std::uint64_t* records_ = nullptr;
   std::int64_t records_cap_ = 0;
