@@ -1092,6 +1092,13 @@ bool stage_pays(const HashTable& t, const cudaDeviceProp& prop) {
 
 namespace {
 
+/// Staged-row arrays of `n` rows: keys, x, and y when the table keeps sum y.
+void alloc_rows(std::size_t n, bool with_y, std::int64_t*& key, double*& x, double*& y) {
+  SB_CUDA_CHECK(cudaMalloc(&key, sizeof(std::int64_t) * n));
+  SB_CUDA_CHECK(cudaMalloc(&x, sizeof(double) * n));
+  if (with_y) SB_CUDA_CHECK(cudaMalloc(&y, sizeof(double) * n));
+}
+
 int log2_capacity(const HashTable& t) {
   int b = 0;
   while ((std::int64_t{1} << b) < t.capacity) ++b;
@@ -1161,9 +1168,7 @@ HashStage make_stage(const HashTable& t, const cudaDeviceProp& prop, std::int64_
   const std::int64_t regions = std::int64_t{1} << region_bits;
   s.region_capacity = rows / regions + rows / regions / 20 + 4096;
   const auto total = static_cast<std::size_t>(regions * s.region_capacity);
-  SB_CUDA_CHECK(cudaMalloc(&s.key, sizeof(std::int64_t) * total));
-  SB_CUDA_CHECK(cudaMalloc(&s.x, sizeof(double) * total));
-  if (t.fields & kSumY) SB_CUDA_CHECK(cudaMalloc(&s.y, sizeof(double) * total));
+  alloc_rows(total, (t.fields & kSumY) != 0, s.key, s.x, s.y);
   SB_CUDA_CHECK(cudaMalloc(&s.cursor, sizeof(unsigned long long) * regions));
   SB_CUDA_CHECK(cudaMemset(s.cursor, 0, sizeof(unsigned long long) * regions));
   const int split = log2cap - region_bits - sb;  // log2 of slices per region
@@ -1183,9 +1188,7 @@ HashStage make_stage(const HashTable& t, const cudaDeviceProp& prop, std::int64_
       s.scursor = s.cursor;
     } else {
       const auto stotal = static_cast<std::size_t>(count * s.slice_capacity);
-      SB_CUDA_CHECK(cudaMalloc(&s.skey, sizeof(std::int64_t) * stotal));
-      SB_CUDA_CHECK(cudaMalloc(&s.sx, sizeof(double) * stotal));
-      if (t.fields & kSumY) SB_CUDA_CHECK(cudaMalloc(&s.sy, sizeof(double) * stotal));
+      alloc_rows(stotal, (t.fields & kSumY) != 0, s.skey, s.sx, s.sy);
       SB_CUDA_CHECK(cudaMalloc(&s.scursor, sizeof(unsigned long long) * count));
       SB_CUDA_CHECK(cudaMemset(s.scursor, 0, sizeof(unsigned long long) * count));
     }
@@ -1315,14 +1318,10 @@ void alloc_row_shuffle(RowShuffle& s) {
   const auto S = static_cast<std::size_t>(s.slices_per_region) << s.region_bits;
   const std::size_t rows = B * static_cast<std::size_t>(s.rcap);
   const std::size_t srows = S * static_cast<std::size_t>(s.scap);
-  SB_CUDA_CHECK(cudaMalloc(&s.key, sizeof(std::int64_t) * rows));
-  SB_CUDA_CHECK(cudaMalloc(&s.x, sizeof(double) * rows));
-  if (s.with_y) SB_CUDA_CHECK(cudaMalloc(&s.y, sizeof(double) * rows));
+  alloc_rows(rows, s.with_y, s.key, s.x, s.y);
   SB_CUDA_CHECK(cudaMalloc(&s.cursor, sizeof(unsigned long long) * B));
   SB_CUDA_CHECK(cudaMemset(s.cursor, 0, sizeof(unsigned long long) * B));
-  SB_CUDA_CHECK(cudaMalloc(&s.skey, sizeof(std::int64_t) * srows));
-  SB_CUDA_CHECK(cudaMalloc(&s.sx, sizeof(double) * srows));
-  if (s.with_y) SB_CUDA_CHECK(cudaMalloc(&s.sy, sizeof(double) * srows));
+  alloc_rows(srows, s.with_y, s.skey, s.sx, s.sy);
   SB_CUDA_CHECK(cudaMalloc(&s.scursor, sizeof(unsigned long long) * S));
   SB_CUDA_CHECK(cudaMalloc(&s.spilled, sizeof(unsigned long long) * S));
   SB_CUDA_CHECK(cudaMallocHost(&s.host_segs, sizeof(std::int64_t) * kSegFields * B));

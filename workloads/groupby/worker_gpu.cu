@@ -56,7 +56,7 @@ class GpuWorker final : public WorkerCase {
         const double share = static_cast<double>(groups) / env_.size;
         owner_table_ = gpu::make_hash(
             static_cast<std::int64_t>(share + 8.0 * std::sqrt(share) + 1024.0), c.def.fields);
-        if (c.gpu_shuffle != "groups") plan_row_shuffle();
+        if (c.gpu_shuffle != "groups") setup_row_shuffle();
       }
       // Partitioned aggregation when the table is much larger than L2 and the buckets for every
       // row of the case fit comfortably (a worker may be handed every task).
@@ -233,7 +233,7 @@ class GpuWorker final : public WorkerCase {
   /// Sets up the row shuffle (owner-sized table, send buckets) when the case allows it and
   /// gpu_shuffle asks for it (auto: the full table is several times L2); else leaves
   /// shuffle_.owners at 0 and the groups travel.
-  void plan_row_shuffle() {
+  void setup_row_shuffle() {
     const int size = env_.size;
     gpu::RowShuffle plan = gpu::plan_row_shuffle(owner_table_, size, cfg_.rows);
     const bool wanted = cfg_.gpu_shuffle == "rows" || gpu::stage_pays(table_, ctx_->prop);
