@@ -1,6 +1,7 @@
 // svd workload on one GPU (SPEC 4.2 and 10): one timed repeat per iteration through the
 // WorkerCase contract (generation + geqrf per block over 4 streams, stacked-R geqrf, SVD of R,
-// ormqr for the pieces of U), for each cuSOLVER SVD routine, and the cuSOLVER stages alone.
+// ormqr for the pieces of U, or the sketch-preconditioned Cholesky QR), for each first QR level
+// and cuSOLVER SVD routine, and the cuSOLVER stages alone.
 //
 //   build-gpu/bench/bench_svd_gpu --benchmark_counters_tabular=true
 //
@@ -70,12 +71,13 @@ void bm_case(benchmark::State& state, std::int64_t m, std::int64_t n, std::int64
 /// The engine alone, with a chosen number of streams; counter gram = 1 when the SVD of R took
 /// the Gram eigen-decomposition.
 void bm_engine(benchmark::State& state, std::int64_t m, std::int64_t n, std::int64_t chunk,
-               const std::string& method, int streams) {
+               const std::string& method, int streams, const std::string& local) {
   sb::svd::Config cfg;
   cfg.m = m;
   cfg.n = n;
   cfg.chunk = chunk;
   cfg.gpu_svd = method;
+  cfg.gpu_local = local;
   sb::svd::GpuTsqr engine(cfg, *context(), MPI_COMM_SELF, 0, 1, streams);
   sb::PhaseTimes t;
   for (auto _ : state) {
@@ -85,6 +87,7 @@ void bm_engine(benchmark::State& state, std::int64_t m, std::int64_t n, std::int
     engine.finish(t);
   }
   state.counters["gram"] = std::string(engine.svd_routine()) == "gram" ? 1 : 0;
+  state.counters["sketch"] = std::string(engine.local_routine()) == "sketch" ? 1 : 0;
   set_gflops(state, cfg.flops());
 }
 
@@ -316,9 +319,9 @@ void bm_svd_r(benchmark::State& state) {
       ->Unit(benchmark::kMillisecond)                                                      \
       ->UseRealTime()
 
-#define SB_SVD_ENGINE(label, m, n, chunk, method, streams)                                   \
+#define SB_SVD_ENGINE(label, m, n, chunk, method, streams, local)                            \
   BENCHMARK_CAPTURE(bm_engine, label, std::int64_t{m}, std::int64_t{n}, std::int64_t{chunk}, \
-                    std::string(method), streams)                                            \
+                    std::string(method), streams, std::string(local))                        \
       ->Unit(benchmark::kMillisecond)                                                        \
       ->UseRealTime()
 
@@ -327,15 +330,14 @@ SB_SVD_CASE(small, 20000, 500, 2000, "auto");
 SB_SVD_CASE(seed, 10000, 1000, 1000, "auto");
 SB_SVD_CASE(m1e6_chunk1e5, 1000000, 1000, 100000, "auto");
 SB_SVD_CASE(large, 2000000, 1000, 100000, "auto");
-SB_SVD_ENGINE(seed_auto_s4, 10000, 1000, 1000, "auto", 4);
-SB_SVD_ENGINE(seed_auto_s8, 10000, 1000, 1000, "auto", 8);
-SB_SVD_ENGINE(seed_auto_s10, 10000, 1000, 1000, "auto", 10);
-SB_SVD_ENGINE(seed_gesvdp_s8, 10000, 1000, 1000, "gesvdp", 8);
-SB_SVD_ENGINE(m1e6_c1e5_auto_s2, 1000000, 1000, 100000, "auto", 2);
-SB_SVD_ENGINE(m1e6_c1e5_auto_s8, 1000000, 1000, 100000, "auto", 8);
-SB_SVD_ENGINE(m1e6_c5e4_auto_s8, 1000000, 1000, 50000, "auto", 8);
-SB_SVD_ENGINE(m1e6_c2e5_auto_s8, 1000000, 1000, 200000, "auto", 8);
-SB_SVD_ENGINE(large_auto_s8, 2000000, 1000, 100000, "auto", 8);
+SB_SVD_ENGINE(seed_stack_s8, 10000, 1000, 1000, "auto", 8, "stack");
+SB_SVD_ENGINE(seed_sketch_s8, 10000, 1000, 1000, "auto", 8, "sketch");
+SB_SVD_ENGINE(seed_sketch_s4, 10000, 1000, 1000, "auto", 4, "sketch");
+SB_SVD_ENGINE(m1e6_c1e5_blocks_s8, 1000000, 1000, 100000, "auto", 8, "blocks");
+SB_SVD_ENGINE(m1e6_c1e5_sketch_s8, 1000000, 1000, 100000, "auto", 8, "sketch");
+SB_SVD_ENGINE(m1e6_c1e5_sketch_s2, 1000000, 1000, 100000, "auto", 2, "sketch");
+SB_SVD_ENGINE(m1e6_c1e4_sketch_s8, 1000000, 1000, 10000, "auto", 8, "sketch");
+SB_SVD_ENGINE(large_sketch_s8, 2000000, 1000, 100000, "auto", 8, "sketch");
 BENCHMARK(bm_geqrf)
     ->Args({1000, 1000})
     ->Args({2000, 1000})

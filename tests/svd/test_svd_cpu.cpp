@@ -13,6 +13,7 @@
 
 #include "scalebench/error.hpp"
 #include "scalebench/philox.hpp"
+#include "svd/sketch.hpp"
 #include "svd/svd.hpp"
 #include "svd/svd_config.hpp"
 #include "svd/svd_data.hpp"
@@ -98,8 +99,106 @@ TEST(SvdConfig, ExpandRejectsBadSizesWithOneLine) {
   bad("m", "abc", "'m'");
   bad("cpu_svd", "lapack", "cpu_svd");
   bad("gpu_svd", "magma", "gpu_svd");
+  bad("gpu_local", "cholesky", "gpu_local");
   EXPECT_EQ(w.expand(preset("tiny")).size(), 1u);
   EXPECT_EQ(w.name, "svd");
+}
+
+TEST(SvdConfig, GpuLocalModes) {
+  // auto: the sketch for tall matrices (every preset), stack for short blocks otherwise.
+  for (const char* name : {"tiny", "small", "seed", "large"}) {
+    const Config c = parse(preset(name));
+    EXPECT_TRUE(c.gpu_sketch()) << name;
+    EXPECT_TRUE(c.gpu_stack()) << name;
+  }
+  Params p = preset("tiny");
+  p.set("m", "300");
+  p.set("chunk", "100");  // m = 6n < 8n and chunk = 2n < 4n: stack
+  Config c = parse(p);
+  EXPECT_FALSE(c.gpu_sketch());
+  EXPECT_TRUE(c.gpu_stack());
+  p.set("m", "500");
+  p.set("chunk", "250");  // m = 10n >= 8n: the sketch
+  c = parse(p);
+  EXPECT_TRUE(c.gpu_sketch());
+  p.set("gpu_local", "blocks");
+  c = parse(p);
+  EXPECT_FALSE(c.gpu_sketch());
+  EXPECT_FALSE(c.gpu_stack());
+  p.set("gpu_local", "sketch");
+  EXPECT_TRUE(parse(p).gpu_sketch());
+  Params wide = preset("tiny");
+  wide.set("n", "9000");
+  wide.set("chunk", "9000");
+  wide.set("m", "90000");
+  wide.set("gpu_local", "sketch");
+  EXPECT_THROW((void)parse(wide), UsageError);
+  wide.set("gpu_local", "auto");
+  EXPECT_FALSE(parse(wide).gpu_sketch());
+}
+
+TEST(SvdSketch, EveryRowHitsEachLayerOnceWithASign) {
+  const std::int64_t n = 1000, s = sketch_height(n), layer = s / kSketchLayers;
+  EXPECT_EQ(s, 2000);
+  EXPECT_EQ(sketch_height(37) % kSketchLayers, 0);
+  std::vector<int> count(static_cast<std::size_t>(s), 0);
+  int negative = 0;
+  const std::uint64_t key = sketch_key(42);
+  for (std::uint64_t row = 0; row < 100000; ++row)
+    for (int t = 0; t < kSketchLayers; ++t) {
+      const std::uint32_t h = sketch_hit(key, row, t, layer);
+      const std::int64_t target = h & 0x7fffffffu;
+      ASSERT_GE(target, t * layer);
+      ASSERT_LT(target, (t + 1) * layer);
+      ++count[static_cast<std::size_t>(target)];
+      negative += static_cast<int>(h >> 31);
+    }
+  // 800000 hits over 2000 rows (400 each on average) and about half of them negative.
+  const auto [lo, hi] = std::minmax_element(count.begin(), count.end());
+  EXPECT_GT(*lo, 300);
+  EXPECT_LT(*hi, 500);
+  EXPECT_NEAR(negative, 400000, 3000);
+  EXPECT_NE(sketch_hit(key, 7, 0, layer), sketch_hit(sketch_key(43), 7, 0, layer));
+}
+
+TEST(SvdSketch, FixedPointSumsAreExactAndOrderFree) {
+  // The sketch of rows [0, 600) equals the sketch of [0, 250) plus that of [250, 600), bit for
+  // bit, and the fixed point rounds a / scale to 2^-40.
+  Config c;
+  c.m = 600;
+  c.n = 24;
+  c.chunk = 600;
+  c.condition = 1e8;
+  const auto scales = column_scales(c);
+  std::vector<double> inv(scales.size());
+  for (std::size_t j = 0; j < inv.size(); ++j) inv[j] = 1.0 / scales[j];
+  std::vector<double> a(static_cast<std::size_t>(c.m * c.n));
+  generate_block(c, scales.data(), 0, a.data());
+  const std::int64_t s = sketch_height(c.n);
+  const auto cells = static_cast<std::size_t>(s * c.n);
+  std::vector<std::int64_t> whole(cells, 0), parts(cells, 0);
+  const std::uint64_t key = sketch_key(c.seed);
+  sketch_rows_cpu(a.data(), c.m, 0, c.m, c.n, key, inv.data(), whole.data());
+  sketch_rows_cpu(a.data() + 250, c.m, 250, 350, c.n, key, inv.data(), parts.data());
+  sketch_rows_cpu(a.data(), c.m, 0, 250, c.n, key, inv.data(), parts.data());
+  EXPECT_EQ(whole, parts);
+  EXPECT_EQ(sketch_fixed(0.5, 1.0), std::int64_t{1} << 39);
+  EXPECT_EQ(sketch_fixed(-0.25, 2.0), -(std::int64_t{1} << 39));
+  // Column j of the sketch sums to (sum of signs) * column: check one column against doubles.
+  const std::int64_t layer = s / kSketchLayers;
+  for (const std::int64_t j : {std::int64_t{0}, c.n - 1}) {
+    std::vector<double> ref(static_cast<std::size_t>(s), 0.0);
+    for (std::int64_t r = 0; r < c.m; ++r)
+      for (int t = 0; t < kSketchLayers; ++t) {
+        const std::uint32_t h = sketch_hit(key, static_cast<std::uint64_t>(r), t, layer);
+        const double v =
+            a[static_cast<std::size_t>(r + j * c.m)] * inv[static_cast<std::size_t>(j)];
+        ref[h & 0x7fffffffu] += (h >> 31) != 0 ? -v : v;
+      }
+    for (std::int64_t i = 0; i < s; ++i)
+      EXPECT_NEAR(static_cast<double>(whole[static_cast<std::size_t>(i + j * s)]) * 0x1p-40,
+                  ref[static_cast<std::size_t>(i)], 1e-9);
+  }
 }
 
 TEST(SvdData, BlocksEqualTheUniformStreamBits) {

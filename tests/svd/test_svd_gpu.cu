@@ -12,6 +12,7 @@
 
 #include "scalebench/gpu_context.cuh"
 #include "scalebench/gpu_runtime.hpp"
+#include "svd/sketch.hpp"
 #include "svd/svd.hpp"
 #include "svd/svd_config.hpp"
 #include "svd/svd_data.hpp"
@@ -72,6 +73,48 @@ TEST_F(SvdGpu, GenerationIsBitIdenticalToTheCpu) {
   }
 }
 
+TEST_F(SvdGpu, SketchIsBitIdenticalToTheCpuTwin) {
+  // Two row ranges added into one sketch (a segment boundary inside the second), odd and
+  // preset widths, plain and badly conditioned columns.
+  for (std::int64_t n : {37, 1000}) {
+    Config c;
+    c.n = n;
+    c.chunk = 5000;
+    c.m = 4 * c.chunk;
+    c.seed = 0xfeedULL + static_cast<std::uint64_t>(n);
+    c.condition = n == 37 ? 1e10 : 1.0;
+    const auto scales = column_scales(c);
+    std::vector<double> inv(scales.size());
+    for (std::size_t j = 0; j < inv.size(); ++j) inv[j] = 1.0 / scales[j];
+    const std::int64_t s = sketch_height(n);
+    std::vector<double> a(static_cast<std::size_t>(c.chunk * n));
+    std::vector<std::int64_t> cpu(static_cast<std::size_t>(s * n), 0), gpu(cpu.size(), 0);
+    double *da = nullptr, *dinv = nullptr;
+    unsigned long long* dy = nullptr;
+    SB_CUDA_CHECK(cudaMalloc(&da, a.size() * sizeof(double)));
+    SB_CUDA_CHECK(cudaMalloc(&dinv, inv.size() * sizeof(double)));
+    SB_CUDA_CHECK(cudaMalloc(&dy, cpu.size() * sizeof(std::int64_t)));
+    SB_CUDA_CHECK(
+        cudaMemcpy(dinv, inv.data(), inv.size() * sizeof(double), cudaMemcpyHostToDevice));
+    SB_CUDA_CHECK(cudaMemset(dy, 0, cpu.size() * sizeof(std::int64_t)));
+    const std::uint64_t key = sketch_key(c.seed);
+    for (const std::int64_t block : {std::int64_t{1}, std::int64_t{3}}) {
+      generate_block(c, scales.data(), block, a.data());
+      sketch_rows_cpu(a.data(), c.chunk, block * c.chunk, c.chunk, n, key, inv.data(), cpu.data());
+      SB_CUDA_CHECK(cudaMemcpy(da, a.data(), a.size() * sizeof(double), cudaMemcpyHostToDevice));
+      gpu::sketch_rows(da, c.chunk, block * c.chunk, c.chunk, n, key, dinv, dy, ctx_->stream);
+    }
+    SB_CUDA_CHECK(cudaStreamSynchronize(ctx_->stream));
+    SB_CUDA_CHECK(
+        cudaMemcpy(gpu.data(), dy, gpu.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
+    cudaFree(da);
+    cudaFree(dinv);
+    cudaFree(dy);
+    EXPECT_EQ(cpu, gpu) << "n=" << n;
+    EXPECT_NE(std::count(cpu.begin(), cpu.end(), 0), static_cast<long>(cpu.size()));
+  }
+}
+
 /// GPU engine vs CPU engine on one worker: S to 1e-12 relative to s_max, U column by column up
 /// to sign.
 void compare_engines(GpuContext& ctx, const Config& cfg) {
@@ -119,6 +162,9 @@ void compare_engines(GpuContext& ctx, const Config& cfg) {
   }
   EXPECT_LT(worst, 1e-8) << cfg.gpu_svd << " " << cfg.gpu_local;
   EXPECT_EQ(gpu.stacked(), cfg.gpu_stack());
+  EXPECT_EQ(gpu.sketched(), cfg.gpu_sketch());
+  if (cfg.gpu_sketch())
+    EXPECT_STREQ(gpu.local_routine(), cfg.sketch_diag_ratio <= 1 ? "sketch+geqrf" : "sketch");
   const auto v = gpu.validate();
   ASSERT_EQ(v.size(), 3u);
   EXPECT_LT(std::sqrt(v[0] / v[1]), 1e-12) << cfg.gpu_svd;
@@ -137,7 +183,7 @@ TEST_F(SvdGpu, TinyMatchesCpuWithEverySvdRoutine) {
 
 TEST_F(SvdGpu, StackedAndPerBlockFirstLevelsMatchCpu) {
   // Square blocks (auto stacks them) and tall blocks (auto factors each), both ways.
-  for (const char* local : {"stack", "blocks"}) {
+  for (const char* local : {"stack", "blocks", "sketch"}) {
     for (const char* preset_name : {"tiny", "small"}) {
       Config cfg = parse(preset(preset_name));
       cfg.gpu_local = local;
@@ -169,6 +215,48 @@ TEST_F(SvdGpu, AutoFallsBackToJacobiOnBadlyConditionedR) {
   PhaseTimes t;
   gpu.finish(t);
   EXPECT_STREQ(gpu.svd_routine(), "gesvdj");
+}
+
+TEST_F(SvdGpu, SketchCheckFailureFallsBackToHouseholder) {
+  // A ratio no Cholesky factor meets: every worker takes geqrf of A_p; answers stay right.
+  for (const char* name : {"tiny", "small"}) {
+    Config cfg = parse(preset(name));
+    cfg.gpu_local = "sketch";
+    cfg.sketch_diag_ratio = 1.0;
+    compare_engines(*ctx_, cfg);
+  }
+}
+
+TEST_F(SvdGpu, SketchStaysAccurateOnBadlyConditionedMatrices) {
+  // The sketch preconditions cond(A) = 1e8 and 1e12 down to a few: no fallback, and the
+  // residual, orthogonality and singular values meet the spec's limits.
+  for (const double cond : {1e8, 1e12}) {
+    Config cfg;
+    cfg.m = 6000;
+    cfg.n = 120;
+    cfg.chunk = 1000;
+    cfg.condition = cond;
+    cfg.gpu_local = "sketch";
+    CpuTsqr cpu(cfg, 2, MPI_COMM_SELF, cfg.blocks());
+    cpu.begin_repeat();
+    std::atomic<int> done{0};
+    for (std::int64_t b = 0; b < cfg.blocks(); ++b) cpu.submit(b, [&](double, double) { ++done; });
+    while (done.load() < cfg.blocks()) std::this_thread::yield();
+    PhaseTimes t;
+    cpu.finish(t);
+    GpuTsqr gpu(cfg, *ctx_, MPI_COMM_SELF, 0, 1, 3);
+    gpu.begin_repeat();
+    for (std::int64_t b = 0; b < cfg.blocks(); ++b) gpu.submit(b);
+    gpu.finish(t);
+    EXPECT_STREQ(gpu.local_routine(), "sketch") << cond;
+    const double smax = cpu.sigma()[0];
+    for (std::size_t i = 0; i < cpu.sigma().size(); ++i)
+      EXPECT_NEAR(gpu.sigma()[i], cpu.sigma()[i], 1e-12 * smax) << "sigma " << i << " " << cond;
+    const auto v = gpu.validate();
+    ASSERT_EQ(v.size(), 3u);
+    EXPECT_LT(std::sqrt(v[0] / v[1]), 1e-12) << cond;
+    EXPECT_LT(v[2], 1e-10) << cond;
+  }
 }
 
 TEST_F(SvdGpu, OneBlockAndOddN) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "svd/sketch.hpp"
 #include "svd/svd_config.hpp"
 #include "svd/tree.hpp"
 
@@ -47,8 +48,12 @@ MemoryNeed memory_needed(const CaseSpec& spec, const CaseEnv& env) {
     // least 1 GiB for cuSOLVER workspaces, all within 85% of the free memory.
     const double fixed = 4 * n * d + 6 * nn * d + 2 * nn * d * (1 + receives) + receives * n * d;
     const double per_block = 2 * cn * d + n * d + 2 * nn * d;
+    // Sketch mode: Y = S A in fixed point and as doubles (2n x n each), R_c, R_c^-1 X, 1/scales.
+    const double sk = static_cast<double>(sketch_height(cfg.n));
+    const double sketch = cfg.gpu_sketch() ? 2 * sk * n * d + 2 * nn * d + n * d : 0.0;
     need.device_bytes =
-        (fixed + static_cast<double>(share) * per_block + static_cast<double>(1 << 30)) / 0.85;
+        (fixed + sketch + static_cast<double>(share) * per_block + static_cast<double>(1 << 30)) /
+        0.85;
     // Host: the untimed validation's copy of one block and the n x n sums.
     need.host_bytes = (cn + 4 * nn) * d;
   }

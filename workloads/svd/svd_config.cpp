@@ -28,9 +28,10 @@ const std::vector<std::pair<std::string, std::string>>& keys() {
        "SVD of R on GPUs: auto (default: eigen-decomposition of R^T R when cond(R) <= 100, "
        "else gesvdj), gesvdj, gesvd or gesvdp"},
       {"gpu_local",
-       "first QR level on GPUs: auto (default: stack when chunk < 4n), blocks (geqrf of every "
-       "block, then of the stacked R factors) or stack (one geqrf of the worker's stacked "
-       "blocks)"},
+       "first QR level on GPUs: auto (default: sketch when m >= 8n, else stack when chunk < 4n, "
+       "else blocks), blocks (geqrf of every block, then of the stacked R factors), stack (one "
+       "geqrf of the worker's stacked blocks) or sketch (sketch-preconditioned Cholesky QR of "
+       "the stacked blocks, Householder QR when its check fails)"},
   };
   return k;
 }
@@ -74,9 +75,10 @@ Config parse(const Params& params) {
     throw UsageError(
         fmt::format("svd: gpu_svd must be auto, gesvdj, gesvd or gesvdp (got '{}')", c.gpu_svd));
   if (params.has("gpu_local")) c.gpu_local = params.str("gpu_local");
-  if (c.gpu_local != "auto" && c.gpu_local != "blocks" && c.gpu_local != "stack")
-    throw UsageError(
-        fmt::format("svd: gpu_local must be auto, blocks or stack (got '{}')", c.gpu_local));
+  if (c.gpu_local != "auto" && c.gpu_local != "blocks" && c.gpu_local != "stack" &&
+      c.gpu_local != "sketch")
+    throw UsageError(fmt::format("svd: gpu_local must be auto, blocks, stack or sketch (got '{}')",
+                                 c.gpu_local));
   constexpr std::int64_t int_max = std::numeric_limits<int>::max();
   if (c.chunk < c.n)
     throw UsageError(fmt::format(
@@ -95,6 +97,8 @@ Config parse(const Params& params) {
         fmt::format("svd: too many blocks ({}) for n = {}: the stacked R factors exceed {} rows; "
                     "raise chunk",
                     c.blocks(), c.n, int_max));
+  if (c.gpu_local == "sketch" && c.n > 8192)
+    throw UsageError(fmt::format("svd: gpu_local=sketch takes n <= 8192 (got n = {})", c.n));
   if (!(c.condition >= 1.0) || !std::isfinite(c.condition) || c.condition > 1e15)
     throw UsageError(
         fmt::format("svd: condition must be in [1, 1e15] (got {})", params.str("condition")));

@@ -25,12 +25,22 @@ struct Config {
   std::string gpu_svd = "auto";
   /// A GPU worker's first QR level: blocks (cuSOLVER geqrf of every block, then of the stacked
   /// R factors), stack (the worker's blocks are generated into one tall matrix and factored
-  /// by one geqrf) or auto (stack when chunk < 4n: short blocks make the stacked R factors
-  /// nearly as large as the blocks themselves, so factoring each block is work done twice).
+  /// by one geqrf), sketch (the stacked rows by sketch-preconditioned Cholesky QR, see
+  /// tsqr_gpu.cuh) or auto: sketch when m >= 8n (and n <= 8192), else stack when chunk < 4n
+  /// (short blocks make the stacked R factors nearly as large as the blocks themselves, so
+  /// factoring each block is work done twice), else blocks.
   std::string gpu_local = "auto";
-  /// Whether a GPU worker factors its blocks as one stacked matrix (gpu_local resolved).
+  /// Sketch mode's acceptance test: the Cholesky factor of the preconditioned rows must have
+  /// max |diag| / min |diag| below this, else the worker takes Householder QR of those rows.
+  /// Not a user parameter (tests lower it to force the fallback).
+  double sketch_diag_ratio = 30.0;
+  /// Whether a GPU worker factors its rows by the sketch (gpu_local resolved).
+  [[nodiscard]] bool gpu_sketch() const {
+    return gpu_local == "sketch" || (gpu_local == "auto" && m >= 8 * n && n <= 8192);
+  }
+  /// Whether a GPU worker keeps its blocks as one stacked matrix (stack or sketch).
   [[nodiscard]] bool gpu_stack() const {
-    return gpu_local == "stack" || (gpu_local == "auto" && chunk < 4 * n);
+    return gpu_local == "stack" || gpu_sketch() || (gpu_local == "auto" && chunk < 4 * n);
   }
 
   [[nodiscard]] std::int64_t blocks() const { return m / chunk; }

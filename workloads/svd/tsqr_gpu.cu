@@ -4,11 +4,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "scalebench/error.hpp"
 #include "scalebench/gpu_error.cuh"
+#include "svd/sketch.hpp"
 #include "svd/svd_gpu_kernels.cuh"
 #include "svd/tree.hpp"
 
@@ -38,7 +43,8 @@ class Carver {
 };
 
 constexpr int kInfoStack = 0, kInfoLevel = 1, kInfoSvd = 2, kInfoDown = 3, kInfoLocal = 4;
-constexpr int kMainInfos = 5;
+constexpr int kInfoChol = 5;  // read by sketch_factor itself: not a failure
+constexpr int kMainInfos = 6;
 
 float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
   float ms = 0;
@@ -84,13 +90,23 @@ GpuTsqr::GpuTsqr(const Config& cfg, GpuContext& ctx, MPI_Comm comm, int rank, in
                             aligned(2 * nn * sizeof(double)) * (1 + receives) +
                             aligned(n * sizeof(double)) * receives + aligned(64 * sizeof(int));
   stack_ = cfg_.gpu_stack() && cfg_.m <= std::int64_t{std::numeric_limits<int>::max()};
+  sketched_ = stack_ && cfg_.gpu_sketch() && n <= gpu::kSketchMaxColumns;
+  local_routine_ = sketched_ ? "sketch" : stack_ ? "stack" : "blocks";
+  const std::int64_t sk = sketch_height(n);
+  const std::size_t sketch_bytes =
+      sketched_ ? 2 * aligned(static_cast<std::size_t>(sk * n) * sizeof(double)) +
+                      (3 + static_cast<std::size_t>(streams)) * aligned(nn * sizeof(double)) +
+                      aligned(n * sizeof(double))
+                : 0;
   const std::size_t per_block =
-      stack_ ? 2 * static_cast<std::size_t>(chunk * n) * sizeof(double)
+      stack_ ? 2 * static_cast<std::size_t>(chunk * n) * sizeof(double) +
+                   (sketched_ ? aligned(n * sizeof(double)) + 2 * nn * sizeof(double) : 0)
              : 2 * aligned(static_cast<std::size_t>(chunk * n) * sizeof(double)) +
                    aligned(n * sizeof(double)) + 2 * nn * sizeof(double);
   std::size_t free_b = 0, total_b = 0;
   SB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   const double budget = 0.85 * static_cast<double>(free_b) - static_cast<double>(fixed) -
+                        static_cast<double>(sketched_ ? 2 * sketch_height(n) * n * 8 : 0) -
                         static_cast<double>(std::size_t{1} << 30);  // room for workspaces
   const std::int64_t fit =
       budget > 0 ? static_cast<std::int64_t>(budget / static_cast<double>(per_block)) : 0;
@@ -102,9 +118,18 @@ GpuTsqr::GpuTsqr(const Config& cfg, GpuContext& ctx, MPI_Comm comm, int rank, in
                            std::to_string(n) +
                            ") this worker needs; use more GPUs, a smaller m or a smaller chunk");
   const auto cap = static_cast<std::size_t>(capacity_);
-  SB_CUDA_CHECK(cudaMalloc(&arena_, fixed + per_block * cap + 16 * kAlign));
+  SB_CUDA_CHECK(cudaMalloc(&arena_, fixed + sketch_bytes + per_block * cap + 16 * kAlign));
   Carver c(arena_);
   scales_ = c.take<double>(static_cast<std::size_t>(n));
+  if (sketched_) {
+    inv_scales_ = c.take<double>(static_cast<std::size_t>(n));
+    sketch_y_ = c.take<unsigned long long>(static_cast<std::size_t>(sk * n));
+    sketch_d_ = c.take<double>(static_cast<std::size_t>(sk * n));
+    chol_ = c.take<double>(nn);
+    zbuf_ = c.take<double>(nn);
+    sketch_r_ = c.take<double>(nn);
+    chol_diag_.assign(static_cast<std::size_t>(n), 0.0);
+  }
   if (stack_) {
     // One tall matrix for the blocks and one for U; block i is rows [i chunk, (i+1) chunk).
     lda_ = static_cast<std::int64_t>(cap) * chunk;
@@ -113,7 +138,13 @@ GpuTsqr::GpuTsqr(const Config& cfg, GpuContext& ctx, MPI_Comm comm, int rank, in
     for (std::size_t i = 0; i < cap; ++i) {
       a_.push_back(a + i * static_cast<std::size_t>(chunk));
       u_.push_back(u + i * static_cast<std::size_t>(chunk));
-      tau_.push_back(nullptr);
+      // The sketch's fallback factors the rows block by block, as blocks mode does.
+      tau_.push_back(sketched_ ? c.take<double>(static_cast<std::size_t>(n)) : nullptr);
+    }
+    if (sketched_) {
+      rstack_ = c.take<double>(cap * nn);
+      xstack_ = c.take<double>(cap * nn);
+      partial_grams_ = c.take<double>(static_cast<std::size_t>(streams) * nn);
     }
   } else {
     lda_ = chunk;
@@ -133,6 +164,7 @@ GpuTsqr::GpuTsqr(const Config& cfg, GpuContext& ctx, MPI_Comm comm, int rank, in
   vmat_ = c.take<double>(nn);
   c.take<double>(nn);  // spare
   cbuf_ = c.take<double>(2 * nn);
+  merge_cholesky_.assign(receives, false);
   for (std::size_t l = 0; l < receives; ++l) {
     level_m_.push_back(c.take<double>(2 * nn));
     level_tau_.push_back(c.take<double>(static_cast<std::size_t>(n)));
@@ -143,26 +175,37 @@ GpuTsqr::GpuTsqr(const Config& cfg, GpuContext& ctx, MPI_Comm comm, int rank, in
   const auto scales = column_scales(cfg_);
   SB_CUDA_CHECK(
       cudaMemcpy(scales_, scales.data(), scales.size() * sizeof(double), cudaMemcpyHostToDevice));
+  if (sketched_) {
+    std::vector<double> inv(scales.size());
+    for (std::size_t j = 0; j < inv.size(); ++j) inv[j] = 1.0 / scales[j];
+    SB_CUDA_CHECK(
+        cudaMemcpy(inv_scales_, inv.data(), inv.size() * sizeof(double), cudaMemcpyHostToDevice));
+  }
   SB_CUDA_CHECK(cudaMemset(infos_, 0, 64 * sizeof(int)));
 
   // cuSOLVER workspaces, queried on the real buffers: one per stream, one for the main stream.
   int lw = 0;
-  SB_CUSOLVER_CHECK(cusolverDnDgeqrf_bufferSize(solvers_[0], as_int(chunk), as_int(n), a_[0],
-                                                as_int(chunk), &lw));
+  SB_CUSOLVER_CHECK(
+      cusolverDnDgeqrf_bufferSize(solvers_[0], as_int(chunk), as_int(n), a_[0], as_int(lda_), &lw));
   lwork_stream_ = lw;
   SB_CUSOLVER_CHECK(cusolverDnDormqr_bufferSize(solvers_[0], CUBLAS_SIDE_LEFT, CUBLAS_OP_N,
                                                 as_int(chunk), as_int(n), as_int(n), a_[0],
-                                                as_int(chunk), tau_[0], u_[0], as_int(chunk), &lw));
+                                                as_int(lda_), tau_[0], u_[0], as_int(lda_), &lw));
   lwork_stream_ = std::max(lwork_stream_, lw);
   std::size_t main_doubles = 1;
   struct Shape {
     std::int64_t rows, ld;
     double *m, *x;
   };
-  const std::int64_t stack_rows = stack_ ? lda_ : static_cast<std::int64_t>(cap) * n;
+  // Stack mode factors the whole stack; blocks mode (and the sketch's fallback) the stacked R
+  // factors of the blocks, and the fallback each block on the main stream too.
+  const bool whole = stack_ && !sketched_;
+  const std::int64_t stack_rows = whole ? lda_ : static_cast<std::int64_t>(cap) * n;
   for (const Shape& sh : {Shape{2 * n, 2 * n, cbuf_, cbuf_},
-                          stack_ ? Shape{stack_rows, lda_, a_[0], u_[0]}
-                                 : Shape{stack_rows, stack_rows, rstack_, xstack_}}) {
+                          whole ? Shape{stack_rows, lda_, a_[0], u_[0]}
+                                : Shape{stack_rows, stack_rows, rstack_, xstack_},
+                          Shape{sketched_ ? chunk : 2 * n, sketched_ ? lda_ : 2 * n,
+                                sketched_ ? a_[0] : cbuf_, sketched_ ? u_[0] : cbuf_}}) {
     SB_CUSOLVER_CHECK(cusolverDnDgeqrf_bufferSize(main_solver_, as_int(sh.rows), as_int(n), sh.m,
                                                   as_int(sh.ld), &lw));
     main_doubles = std::max(main_doubles, static_cast<std::size_t>(lw));
@@ -170,6 +213,24 @@ GpuTsqr::GpuTsqr(const Config& cfg, GpuContext& ctx, MPI_Comm comm, int rank, in
         main_solver_, CUBLAS_SIDE_LEFT, CUBLAS_OP_N, as_int(sh.rows), as_int(n), as_int(n), sh.m,
         as_int(sh.ld), tau_stack_, sh.x, as_int(sh.ld), &lw));
     main_doubles = std::max(main_doubles, static_cast<std::size_t>(lw));
+  }
+  if (sketched_) {
+    SB_CUSOLVER_CHECK(cusolverDnDgeqrf_bufferSize(main_solver_, as_int(sk), as_int(n), sketch_d_,
+                                                  as_int(sk), &lw));
+    main_doubles = std::max(main_doubles, static_cast<std::size_t>(lw));
+    SB_CUSOLVER_CHECK(cusolverDnDpotrf_bufferSize(main_solver_, CUBLAS_FILL_MODE_UPPER, as_int(n),
+                                                  chol_, as_int(n), &lw));
+    main_doubles = std::max(main_doubles, static_cast<std::size_t>(lw));
+    SB_CUSOLVER_CHECK(cusolverDnDpotrf_bufferSize(main_solver_, CUBLAS_FILL_MODE_UPPER, as_int(n),
+                                                  cbuf_, as_int(2 * n), &lw));
+    main_doubles = std::max(main_doubles, static_cast<std::size_t>(lw));
+    (void)ctx_.cublas();  // created here, outside the timed region
+    for (cudaStream_t st : streams_) {
+      cublasHandle_t hb = nullptr;
+      SB_CUBLAS_CHECK(cublasCreate(&hb));
+      SB_CUBLAS_CHECK(cublasSetStream(hb, st));
+      blas_.push_back(hb);
+    }
   }
   std::size_t main_bytes = 0;
   if (rank_ == 0) {
@@ -228,6 +289,10 @@ GpuTsqr::GpuTsqr(const Config& cfg, GpuContext& ctx, MPI_Comm comm, int rank, in
   ev_x_ready_ = make(cudaEventDisableTiming);
   for (std::size_t i = 0; i < 4 * (steps.size() + 1); ++i)
     ev_comm_.push_back(make(cudaEventDefault));
+  const char* trace = std::getenv("SCALEBENCH_SVD_TRACE");
+  trace_ = trace != nullptr && std::strcmp(trace, "1") == 0;
+  if (trace_)
+    for (int i = 0; i < 16; ++i) marks_.emplace_back("", make(cudaEventDefault));
   sigma_.assign(rank_ == 0 ? static_cast<std::size_t>(n) : 0, 0.0);
   SB_CUDA_CHECK(cudaDeviceSynchronize());
 }
@@ -240,9 +305,11 @@ GpuTsqr::~GpuTsqr() {
   for (auto e : ev_end_) (void)cudaEventDestroy(e);
   for (auto e : ev_stream_) (void)cudaEventDestroy(e);
   for (auto e : ev_comm_) (void)cudaEventDestroy(e);
+  for (auto& m : marks_) (void)cudaEventDestroy(m.second);
   for (auto e : {ev_t0_, ev_done_, ev_x_ready_})
     if (e != nullptr) (void)cudaEventDestroy(e);
   for (auto h : solvers_) (void)cusolverDnDestroy(h);
+  for (auto h : blas_) (void)cublasDestroy(h);
   for (auto s : streams_) (void)cudaStreamDestroy(s);
   if (gesvdj_ != nullptr) (void)cusolverDnDestroyGesvdjInfo(gesvdj_);
   if (dn_params_ != nullptr) (void)cusolverDnDestroyParams(dn_params_);
@@ -254,7 +321,20 @@ GpuTsqr::~GpuTsqr() {
 void GpuTsqr::begin_repeat() {
   used_ = 0;
   blocks_.clear();
+  marks_used_ = 0;
+  if (sketched_)
+    SB_CUDA_CHECK(cudaMemsetAsync(
+        sketch_y_, 0,
+        static_cast<std::size_t>(sketch_height(cfg_.n) * cfg_.n) * sizeof(unsigned long long),
+        ctx_.stream));
   SB_CUDA_CHECK(cudaEventRecord(ev_t0_, ctx_.stream));
+}
+
+void GpuTsqr::mark(const char* label) {
+  if (!trace_ || marks_used_ >= marks_.size()) return;
+  marks_[marks_used_].first = label;
+  SB_CUDA_CHECK(cudaEventRecord(marks_[marks_used_].second, ctx_.stream));
+  ++marks_used_;
 }
 
 int GpuTsqr::submit(std::int64_t block) {
@@ -270,6 +350,11 @@ int GpuTsqr::submit(std::int64_t block) {
   SB_CUDA_CHECK(cudaEventRecord(ev_start_[i], st));
   gpu::generate_rows(a_[i], lda_, block * chunk, chunk, n, cfg_.seed, scales_, st);
   SB_CUDA_CHECK(cudaEventRecord(ev_gen_[i], st));
+  if (sketched_) {
+    SB_CUDA_CHECK(cudaStreamWaitEvent(st, ev_t0_, 0));  // the sketch was zeroed before ev_t0_
+    gpu::sketch_rows(a_[i], lda_, block * chunk, chunk, n, sketch_key(cfg_.seed), inv_scales_,
+                     sketch_y_, st);
+  }
   if (!stack_)
     SB_CUSOLVER_CHECK(cusolverDnDgeqrf(solvers_[s], as_int(chunk), as_int(n), a_[i], as_int(chunk),
                                        tau_[i], work_[s], lwork_stream_,
@@ -372,8 +457,12 @@ void GpuTsqr::finish(PhaseTimes& times) {
   // 1. This worker's R: [R_1; ...; R_k] factored once.
   const int k = used_;
   const std::int64_t ks = static_cast<std::int64_t>(k) * n;
+  mark("tasks");
+  sketch_failed_ = false;
   if (k == 0) {
     SB_CUDA_CHECK(cudaMemsetAsync(own_r_, 0, nn * sizeof(double), main));
+  } else if (sketched_) {
+    sketch_factor(k);
   } else if (stack_) {
     SB_CUSOLVER_CHECK(cusolverDnDgeqrf(
         main_solver_, as_int(k * chunk), in, a_[0], as_int(lda_), tau_stack_, work_main_,
@@ -400,12 +489,15 @@ void GpuTsqr::finish(PhaseTimes& times) {
       comm_begin();
       SB_NCCL_CHECK(ncclRecv(stage_, nn, ncclDouble, step.partner, ctx_.nccl, main));
       comm_end();
-      double* m = level_m_[lv];
-      gpu::copy_matrix(m, 2 * n, own_r_, n, n, n, main);
-      gpu::copy_matrix(m + n, 2 * n, stage_, n, n, n, main);
-      SB_CUSOLVER_CHECK(cusolverDnDgeqrf(main_solver_, 2 * in, in, m, 2 * in, level_tau_[lv],
-                                         work_main_, lwork_main, infos_ + kInfoLevel));
-      gpu::pad_copy(own_r_, n, n, n, m, 2 * n, n, true, main);
+      merge_cholesky_[lv] = sketched_ && merge_by_cholesky(lv);
+      if (!merge_cholesky_[lv]) {
+        double* m = level_m_[lv];
+        gpu::copy_matrix(m, 2 * n, own_r_, n, n, n, main);
+        gpu::copy_matrix(m + n, 2 * n, stage_, n, n, n, main);
+        SB_CUSOLVER_CHECK(cusolverDnDgeqrf(main_solver_, 2 * in, in, m, 2 * in, level_tau_[lv],
+                                           work_main_, lwork_main, infos_ + kInfoLevel));
+        gpu::pad_copy(own_r_, n, n, n, m, 2 * n, n, true, main);
+      }
       ++lv;
     } else {
       comm_begin();
@@ -415,27 +507,43 @@ void GpuTsqr::finish(PhaseTimes& times) {
     }
   }
 
+  mark("tree up");
   // 3. The root: R = U_R S V^T; U_R lands in x_.
   if (rank_ == 0) svd_of_r();
+  mark("svd of R");
 
   // 4. Down the tree: [X; X_peer] = Q_merge [X; 0].
   for (std::size_t s = steps.size(); s-- > 0;) {
     if (!steps[s].receive) continue;
     --lv;
-    gpu::pad_copy(cbuf_, 2 * n, 2 * n, n, x_, n, n, false, main);
-    SB_CUSOLVER_CHECK(cusolverDnDormqr(main_solver_, CUBLAS_SIDE_LEFT, CUBLAS_OP_N, 2 * in, in, in,
-                                       level_m_[lv], 2 * in, level_tau_[lv], cbuf_, 2 * in,
-                                       work_main_, lwork_main, infos_ + kInfoDown));
-    gpu::copy_matrix(x_, n, cbuf_, 2 * n, n, n, main);
-    gpu::copy_matrix(stage_, n, cbuf_ + n, 2 * n, n, n, main);
+    if (merge_cholesky_[lv]) {
+      // Q X = [R_c^-1 X; W R_c^-1 X].
+      const double one = 1.0, zero = 0.0;
+      cublasHandle_t h = ctx_.cublas();
+      SB_CUBLAS_CHECK(cublasDtrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                  CUBLAS_DIAG_NON_UNIT, in, in, &one, level_m_[lv] + n, 2 * in, x_,
+                                  in));
+      SB_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, in, in, in, &one, level_m_[lv],
+                                  2 * in, x_, in, &zero, stage_, in));
+    } else {
+      gpu::pad_copy(cbuf_, 2 * n, 2 * n, n, x_, n, n, false, main);
+      SB_CUSOLVER_CHECK(cusolverDnDormqr(main_solver_, CUBLAS_SIDE_LEFT, CUBLAS_OP_N, 2 * in, in,
+                                         in, level_m_[lv], 2 * in, level_tau_[lv], cbuf_, 2 * in,
+                                         work_main_, lwork_main, infos_ + kInfoDown));
+      gpu::copy_matrix(x_, n, cbuf_, 2 * n, n, n, main);
+      gpu::copy_matrix(stage_, n, cbuf_ + n, 2 * n, n, n, main);
+    }
     comm_begin();
     SB_NCCL_CHECK(ncclSend(stage_, nn, ncclDouble, steps[s].partner, ctx_.nccl, main));
     comm_end();
   }
 
+  mark("tree down");
   // 5. Every block's X_i, then U_i = Q_i [X_i; 0] over the streams (stack mode: U = Q [X; 0]
   // for the whole stack at once).
-  if (stack_) {
+  if (sketched_ && !sketch_failed_) {
+    if (k > 0) sketch_u(k);
+  } else if (stack_ && !sketched_) {
     if (k > 0) {
       gpu::pad_copy(u_[0], lda_, k * chunk, n, x_, n, n, false, main);
       SB_CUSOLVER_CHECK(cusolverDnDormqr(main_solver_, CUBLAS_SIDE_LEFT, CUBLAS_OP_N,
@@ -460,11 +568,11 @@ void GpuTsqr::finish(PhaseTimes& times) {
     for (int i = 0; i < k; ++i) {
       const auto s = static_cast<std::size_t>(i % S);
       const auto bi = static_cast<std::size_t>(i);
-      gpu::pad_copy(u_[bi], chunk, chunk, n, xs + static_cast<std::int64_t>(i) * n, ldx, n, false,
+      gpu::pad_copy(u_[bi], lda_, chunk, n, xs + static_cast<std::int64_t>(i) * n, ldx, n, false,
                     streams_[s]);
       SB_CUSOLVER_CHECK(cusolverDnDormqr(solvers_[s], CUBLAS_SIDE_LEFT, CUBLAS_OP_N, as_int(chunk),
-                                         in, in, a_[bi], as_int(chunk), tau_[bi], u_[bi],
-                                         as_int(chunk), work_[s], lwork_stream_,
+                                         in, in, a_[bi], as_int(lda_), tau_[bi], u_[bi],
+                                         as_int(lda_), work_[s], lwork_stream_,
                                          infos_ + kMainInfos + static_cast<int>(s)));
     }
   }
@@ -476,14 +584,27 @@ void GpuTsqr::finish(PhaseTimes& times) {
   if (rank_ == 0)
     SB_CUDA_CHECK(cudaMemcpyAsync(sigma_.data(), sv_, sigma_.size() * sizeof(double),
                                   cudaMemcpyDeviceToHost, main));
+  mark("U");
   SB_CUDA_CHECK(cudaEventRecord(ev_done_, main));
   SB_CUDA_CHECK(cudaStreamSynchronize(main));
+  if (trace_ && marks_used_ > 0) {
+    std::string line = "svd trace rank " + std::to_string(rank_) + " (" + local_routine_ + "):";
+    cudaEvent_t prev = ev_t0_;
+    for (std::size_t i = 0; i < marks_used_; ++i) {
+      char buf[64];
+      std::snprintf(buf, sizeof(buf), " %s %.2f ms", marks_[i].first,
+                    static_cast<double>(elapsed_ms(prev, marks_[i].second)));
+      line += buf;
+      prev = marks_[i].second;
+    }
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
 
   // cuSOLVER's info codes (outside the work, but inside the repeat: a few bytes).
   int infos[64] = {};
   SB_CUDA_CHECK(cudaMemcpy(infos, infos_, sizeof(infos), cudaMemcpyDeviceToHost));
   for (int i = 0; i < kMainInfos + S; ++i)
-    if (infos[i] != 0)
+    if (infos[i] != 0 && i != kInfoChol)
       detail::throw_library_error(
           "cuSOLVER", i == kInfoSvd ? "SVD of R" : "geqrf/ormqr",
           "info = " + std::to_string(infos[i]) + " (gpu_svd=" + cfg_.gpu_svd + ")", __FILE__,
@@ -497,6 +618,156 @@ void GpuTsqr::finish(PhaseTimes& times) {
   times.generate += gen;
   times.communicate += comm;
   times.compute += std::max(0.0, wall - gen - comm);
+}
+
+double GpuTsqr::cholesky_spread(const double* f, std::int64_t ldf, const int* dinfo) {
+  const std::int64_t n = cfg_.n;
+  cudaStream_t main = ctx_.stream;
+  int info = 0;
+  SB_CUDA_CHECK(cudaMemcpyAsync(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost, main));
+  SB_CUDA_CHECK(cudaMemcpy2DAsync(
+      chol_diag_.data(), sizeof(double), f, static_cast<std::size_t>(ldf + 1) * sizeof(double),
+      sizeof(double), static_cast<std::size_t>(n), cudaMemcpyDeviceToHost, main));
+  SB_CUDA_CHECK(cudaStreamSynchronize(main));
+  constexpr double kFail = std::numeric_limits<double>::infinity();
+  if (info != 0) return kFail;
+  double lo = kFail, hi = 0;
+  for (const double d : chol_diag_) {
+    if (!std::isfinite(d)) return kFail;  // a zero or NaN R1 in a merge, say
+    lo = std::min(lo, std::fabs(d));
+    hi = std::max(hi, std::fabs(d));
+  }
+  return lo > 0 ? hi / lo : kFail;
+}
+
+bool GpuTsqr::merge_by_cholesky(std::size_t lv) {
+  const std::int64_t n = cfg_.n;
+  const int in = as_int(n), lwork = static_cast<int>(work_main_bytes_ / sizeof(double));
+  cudaStream_t main = ctx_.stream;
+  cublasHandle_t h = ctx_.cublas();
+  const double one = 1.0;
+  // level_m_[lv] rows [0, n): W = R2 R1^-1; rows [n, 2n): G = I + W^T W, then R_c.
+  double* w = level_m_[lv];
+  double* rc = level_m_[lv] + n;
+  gpu::copy_matrix(w, 2 * n, stage_, n, n, n, main);
+  SB_CUBLAS_CHECK(cublasDtrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                              CUBLAS_DIAG_NON_UNIT, in, in, &one, own_r_, in, w, 2 * in));
+  gpu::set_identity(rc, 2 * n, n, main);
+  SB_CUBLAS_CHECK(cublasDsyrk(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, in, in, &one, w, 2 * in, &one,
+                              rc, 2 * in));
+  SB_CUDA_CHECK(cudaMemsetAsync(infos_ + kInfoChol, 0, sizeof(int), main));
+  SB_CUSOLVER_CHECK(cusolverDnDpotrf(main_solver_, CUBLAS_FILL_MODE_UPPER, in, rc, 2 * in,
+                                     work_main_, lwork, infos_ + kInfoChol));
+  if (!(cholesky_spread(rc, 2 * n, infos_ + kInfoChol) < cfg_.sketch_diag_ratio)) return false;
+  // R = R_c R1 (R1 = own_r_ is exactly upper triangular).
+  SB_CUBLAS_CHECK(cublasDtrmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                              CUBLAS_DIAG_NON_UNIT, in, in, &one, rc, 2 * in, own_r_, in, own_r_,
+                              in));
+  return true;
+}
+
+void GpuTsqr::sketch_factor(int k) {
+  const std::int64_t n = cfg_.n, chunk = cfg_.chunk, rows = static_cast<std::int64_t>(k) * chunk;
+  const std::int64_t sk = sketch_height(n);
+  const auto nn = static_cast<std::size_t>(n * n);
+  const int in = as_int(n), lwork = static_cast<int>(work_main_bytes_ / sizeof(double));
+  cudaStream_t main = ctx_.stream;
+  cublasHandle_t h = ctx_.cublas();
+  const double one = 1.0, zero = 0.0;
+  // 1. R_s, an R factor of Y = S A (every stream's sketch is in: finish() made main wait). When
+  // Y is well conditioned, Cholesky of Y^T Y gives it in ~1 ms (its error, ~cond(Y)^2 eps, only
+  // makes the preconditioner a little less exact); else Householder QR of Y (~5 ms).
+  gpu::sketch_to_double(sketch_y_, sketch_d_, n, scales_, main);
+  SB_CUBLAS_CHECK(cublasDsyrk(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, in, as_int(sk), &one,
+                              sketch_d_, as_int(sk), &zero, sketch_r_, in));
+  SB_CUDA_CHECK(cudaMemsetAsync(infos_ + kInfoChol, 0, sizeof(int), main));
+  SB_CUSOLVER_CHECK(cusolverDnDpotrf(main_solver_, CUBLAS_FILL_MODE_UPPER, in, sketch_r_, in,
+                                     work_main_, lwork, infos_ + kInfoChol));
+  const double* rs = sketch_r_;
+  std::int64_t ldrs = n;
+  if (!(cholesky_spread(sketch_r_, n, infos_ + kInfoChol) < kSketchGramSpread)) {
+    SB_CUSOLVER_CHECK(cusolverDnDgeqrf(main_solver_, as_int(sk), in, sketch_d_, as_int(sk),
+                                       tau_stack_, work_main_, lwork, infos_ + kInfoStack));
+    rs = sketch_d_;
+    ldrs = sk;
+  }
+  mark("sketch R");
+
+  // 2. A_p = A R_s^-1 in place, by recursive blocks (gemm does nearly all the flops).
+  // Out of place into U's matrix, which is free until step 5: the two swap roles from here on
+  // (a_ holds A_p, u_ the rows where U will go).
+  gpu::trsm_right_upper(h, rows, n, rs, ldrs, a_[0], lda_, u_[0], lda_, zbuf_);
+  std::swap(a_, u_);
+  mark("trsm");
+
+  // 3. G = A_p^T A_p, one recursive Gram per slice of rows on its own stream (one product has
+  // too few output tiles to fill the GPU), summed in a fixed order.
+  const auto slices = static_cast<std::int64_t>(std::min<std::size_t>(
+      blas_.size(), static_cast<std::size_t>(std::max<std::int64_t>(1, rows / (64 * n)))));
+  SB_CUDA_CHECK(cudaEventRecord(ev_x_ready_, main));
+  for (std::int64_t p = 0; p < slices; ++p) {
+    const std::int64_t r0 = rows * p / slices, r1 = rows * (p + 1) / slices;
+    const auto sp = static_cast<std::size_t>(p);
+    SB_CUDA_CHECK(cudaStreamWaitEvent(streams_[sp], ev_x_ready_, 0));
+    gpu::gram_upper(blas_[sp], r1 - r0, n, a_[0] + r0, lda_, partial_grams_ + sp * nn, n);
+    SB_CUDA_CHECK(cudaEventRecord(ev_stream_[sp], streams_[sp]));
+    SB_CUDA_CHECK(cudaStreamWaitEvent(main, ev_stream_[sp], 0));
+  }
+  gpu::sum_matrices(chol_, partial_grams_, static_cast<int>(slices), n, main);
+  mark("gram");
+
+  // 4. G = R_c^T R_c and the check.
+  SB_CUDA_CHECK(cudaMemsetAsync(infos_ + kInfoChol, 0, sizeof(int), main));
+  SB_CUSOLVER_CHECK(cusolverDnDpotrf(main_solver_, CUBLAS_FILL_MODE_UPPER, in, chol_, in,
+                                     work_main_, lwork, infos_ + kInfoChol));
+  const bool ok = cholesky_spread(chol_, n, infos_ + kInfoChol) < cfg_.sketch_diag_ratio;
+  mark("potrf");
+  gpu::pad_copy(zbuf_, n, n, n, rs, ldrs, n, true, main);  // triu(R_s)
+  if (ok) {
+    // R = R_c R_s.
+    SB_CUBLAS_CHECK(cublasDtrmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                CUBLAS_DIAG_NON_UNIT, in, in, &one, chol_, in, zbuf_, in, own_r_,
+                                in));
+    local_routine_ = "sketch";
+  } else {
+    // Householder QR of A_p block by block, as blocks mode: A_p = Q_p R_p, R = R_p R_s; U
+    // comes from Q_p by ormqr (finish(), step 5).
+    sketch_failed_ = true;
+    for (int i = 0; i < k; ++i)
+      SB_CUSOLVER_CHECK(cusolverDnDgeqrf(
+          main_solver_, as_int(chunk), in, a_[static_cast<std::size_t>(i)], as_int(lda_),
+          tau_[static_cast<std::size_t>(i)], work_main_, lwork, infos_ + kInfoStack));
+    if (k == 1) {
+      gpu::pad_copy(own_r_, n, n, n, a_[0], lda_, n, true, main);
+    } else {
+      const std::int64_t ks = static_cast<std::int64_t>(k) * n;
+      for (int i = 0; i < k; ++i)
+        gpu::pad_copy(rstack_ + static_cast<std::int64_t>(i) * n, ks, n, n,
+                      a_[static_cast<std::size_t>(i)], lda_, n, true, main);
+      SB_CUSOLVER_CHECK(cusolverDnDgeqrf(main_solver_, as_int(ks), in, rstack_, as_int(ks),
+                                         tau_stack_, work_main_, lwork, infos_ + kInfoStack));
+      gpu::pad_copy(own_r_, n, n, n, rstack_, ks, n, true, main);
+    }
+    SB_CUBLAS_CHECK(cublasDtrmm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                CUBLAS_DIAG_NON_UNIT, in, in, &one, zbuf_, in, own_r_, in, own_r_,
+                                in));
+    local_routine_ = "sketch+geqrf";
+  }
+  mark("R");
+}
+
+void GpuTsqr::sketch_u(int k) {
+  const std::int64_t n = cfg_.n, rows = static_cast<std::int64_t>(k) * cfg_.chunk;
+  const int in = as_int(n);
+  cudaStream_t main = ctx_.stream;
+  cublasHandle_t h = ctx_.cublas();
+  const double one = 1.0, zero = 0.0;
+  // U = A_p (R_c^-1 X).
+  gpu::copy_matrix(zbuf_, n, x_, n, n, n, main);
+  SB_CUBLAS_CHECK(cublasDtrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                              CUBLAS_DIAG_NON_UNIT, in, in, &one, chol_, in, zbuf_, in));
+  SB_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, as_int(rows), in, in, &one, a_[0],
+                              as_int(lda_), zbuf_, in, &zero, u_[0], as_int(lda_)));
 }
 
 std::vector<double> GpuTsqr::u_host(int i) const {

@@ -18,12 +18,32 @@
 /// the worker's stacked rows with one geqrf (its R goes up the same tree) and forms the
 /// worker's U with one ormqr. With square blocks this halves the QR work: factoring every
 /// block and then the stack of their R factors, which is as large as the blocks, is gone.
+///
+/// Sketch mode (Config::gpu_sketch(), tall stacks): the stacked rows A (M x n) are factored by
+/// sketch-preconditioned Cholesky QR, at matrix-multiply speed instead of geqrf's panel speed,
+/// without squaring A's condition number. Each task also adds its rows to a sparse sign sketch
+/// Y = S A (sketch.hpp, 2n x n, integer sums: deterministic). finish(): R_s = qr(Y) (geqrf of
+/// a 2n x n matrix); A_p = A R_s^-1 (trsm, in place), which is well conditioned (cond about 6,
+/// whatever cond(A), because S embeds A's column space); G = A_p^T A_p (syrk) = R_c^T R_c
+/// (potrf); the worker's R = R_c R_s goes up the tree. Its Q = A_p R_c^-1 loses only
+/// ~cond(A_p)^2 eps of orthogonality, and U = Q X = A_p (R_c^-1 X) is one gemm. Work: about
+/// 4mn^2 flops (trsm, syrk, gemm) against geqrf + ormqr's 6mn^2 at a fraction of the speed.
+/// The check: potrf must succeed and R_c's diagonal must span less than
+/// Config::sketch_diag_ratio, else the worker factors A_p by geqrf (R = R_p R_s, U by ormqr):
+/// always correct, only slower. The tree merges of sketch mode are preconditioned the same
+/// way, by the receiver's own R1: [R1; R2] = [I; W] R1 with W = R2 R1^-1 (trsm), I + W^T W =
+/// R_c^T R_c (syrk, potrf), merged R = R_c R1, and on the way down Q X = [R_c^-1 X; W R_c^-1 X]
+/// (trsm, gemm): ~2 ms a level instead of geqrf + ormqr of the 2n x n stack (~8 ms). Both R
+/// factors carry the same column scaling, so W is well conditioned even for badly conditioned
+/// A; the same check guards it, with geqrf + ormqr as the fallback.
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 #include <mpi.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "scalebench/gpu_context.cuh"
@@ -62,6 +82,11 @@ class GpuTsqr {
   [[nodiscard]] int capacity() const { return capacity_; }
   /// Whether the blocks are factored as one stacked matrix (see the file comment).
   [[nodiscard]] bool stacked() const { return stack_; }
+  /// Whether the stacked rows are factored by the sketch (see the file comment).
+  [[nodiscard]] bool sketched() const { return sketched_; }
+  /// How the last repeat factored this worker's rows: "blocks", "stack", "sketch" or
+  /// "sketch+geqrf" (the sketch's check failed and Householder QR of A_p took over).
+  [[nodiscard]] const char* local_routine() const { return local_routine_; }
   /// The routine that took the last SVD of R on rank 0 ("gram", "gesvdj", "gesvd", "gesvdp").
   [[nodiscard]] const char* svd_routine() const { return svd_routine_; }
   [[nodiscard]] std::int64_t block_of(int i) const {
@@ -74,6 +99,18 @@ class GpuTsqr {
 
  private:
   void svd_of_r();
+  /// Sketch mode, step 1 of finish(): R of this worker's k stacked blocks into own_r_.
+  void sketch_factor(int k);
+  /// potrf's info and the spread max/min |diag| of its factor f (leading dimension ldf), or
+  /// infinity when potrf failed; synchronises the main stream.
+  double cholesky_spread(const double* f, std::int64_t ldf, const int* dinfo);
+  /// Sketch mode's tree merge of R1 = own_r_ and R2 = stage_ (see the file comment); false when
+  /// its check fails (the caller then merges by geqrf).
+  bool merge_by_cholesky(std::size_t level);
+  /// Sketch mode: U of the stacked blocks from x_.
+  void sketch_u(int k);
+  /// SCALEBENCH_SVD_TRACE=1: a timed event on the main stream, printed after finish().
+  void mark(const char* label);
 
   Config cfg_;
   GpuContext& ctx_;
@@ -83,6 +120,9 @@ class GpuTsqr {
   int capacity_ = 0;
   int used_ = 0;
   bool stack_ = false;
+  bool sketched_ = false;       ///< sketch mode (see the file comment)
+  bool sketch_failed_ = false;  ///< the last repeat's check failed (Householder took over)
+  const char* local_routine_ = "";
   std::int64_t lda_ = 0;  ///< leading dimension of a_[i] and u_[i]: chunk, or capacity * chunk
   std::vector<std::int64_t> blocks_;
   std::vector<cudaStream_t> streams_;
@@ -98,6 +138,18 @@ class GpuTsqr {
   void* arena_ = nullptr;      ///< all data buffers
   void* workspace_ = nullptr;  ///< cuSOLVER workspaces
   double* scales_ = nullptr;
+  double* inv_scales_ = nullptr;            ///< 1 / scales_ (sketch mode)
+  unsigned long long* sketch_y_ = nullptr;  ///< Y = S A in fixed point, sketch_height(n) x n
+  double* sketch_d_ = nullptr;              ///< Y as doubles, then its QR (R_s on top)
+  double* chol_ = nullptr;                  ///< n x n: G = A_p^T A_p, then R_c (upper)
+  double* zbuf_ = nullptr;                  ///< n x n: R_c^-1 X, or triu(R_s) in the fallback
+  double* sketch_r_ = nullptr;              ///< n x n: Y^T Y, then its Cholesky factor
+  double* partial_grams_ = nullptr;         ///< streams x n x n: G of each slice of A_p rows
+  std::vector<cublasHandle_t> blas_;        ///< sketch mode: one cuBLAS handle per stream
+  std::vector<double> chol_diag_;           ///< R_c's diagonal on the host
+  bool trace_ = false;
+  std::vector<std::pair<const char*, cudaEvent_t>> marks_;
+  std::size_t marks_used_ = 0;
   std::vector<double*> a_, u_, tau_;  ///< per slot (stack mode: row offsets into one matrix)
   double* rstack_ = nullptr;          ///< capacity*n x n
   double* xstack_ = nullptr;
@@ -107,6 +159,7 @@ class GpuTsqr {
   double* stage_ = nullptr;                   ///< n x n contiguous NCCL buffer
   double* cbuf_ = nullptr;                    ///< 2n x n
   std::vector<double*> level_m_, level_tau_;  ///< 2n x n merges, per receive step
+  std::vector<bool> merge_cholesky_;          ///< per receive step: merged by merge_by_cholesky
   double* svd_in_ = nullptr;
   double* sv_ = nullptr;    ///< n singular values
   double* vmat_ = nullptr;  ///< V (gesvdj, gesvdp) or V^T (gesvd)
@@ -122,6 +175,10 @@ class GpuTsqr {
   /// Ratio lambda_min / lambda_max of R^T R above which auto uses the Gram eigen-decomposition
   /// (cond(R) <= 100: U_R = R V S^-1 then loses at most ~1e4 eps of orthogonality).
   static constexpr double kGramRatio = 1e-4;
+  /// Sketch mode: R_s comes from Cholesky of Y^T Y when its diagonal spans less than this
+  /// (cond(Y) around 1e5 at most: Y^T Y keeps ~1e-6 relative accuracy, plenty for a
+  /// preconditioner), else from geqrf of Y.
+  static constexpr double kSketchGramSpread = 1e5;
 };
 
 }  // namespace sb::svd
