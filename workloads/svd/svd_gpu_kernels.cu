@@ -94,12 +94,20 @@ __global__ void __launch_bounds__(kSketchThreads)
     __syncthreads();
     const double inv = inv_scales[j];
     const double* col = a + j * lda + seg0;
+    // A 64-bit shared atomic add compiles to a compare-and-swap loop (ATOMS.CAST.SPIN.64 on
+    // sm_90); two native 32-bit adds with the low word's carry give the same sum mod 2^64:
+    // every carry out of the low word is added to the high word once.
+    auto* acc32 = reinterpret_cast<unsigned*>(acc);
     for (int r = threadIdx.x; r < seg; r += blockDim.x) {
       const auto q = static_cast<unsigned long long>(sketch_fixed(col[r], inv));
 #pragma unroll
       for (int t = 0; t < kSketchLayers; ++t) {
         const std::uint16_t h = hits[t * kSketchSegment + r];
-        atomicAdd(&acc[h & 0x7fffu], (h & 0x8000u) != 0 ? 0ULL - q : q);
+        const unsigned long long v = (h & 0x8000u) != 0 ? 0ULL - q : q;
+        const auto lo = static_cast<unsigned>(v);
+        const unsigned old = atomicAdd(&acc32[2 * (h & 0x7fffu)], lo);
+        const unsigned hi = static_cast<unsigned>(v >> 32) + (old + lo < old ? 1u : 0u);
+        if (hi != 0) atomicAdd(&acc32[2 * (h & 0x7fffu) + 1], hi);
       }
     }
     __syncthreads();
