@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <thread>
 
@@ -115,16 +116,23 @@ TEST_F(SvdGpu, SketchIsBitIdenticalToTheCpuTwin) {
   }
 }
 
+/// The CPU engine's answer for cfg on one worker, two threads (the reference of these tests).
+std::unique_ptr<CpuTsqr> cpu_reference(const Config& cfg) {
+  auto cpu = std::make_unique<CpuTsqr>(cfg, 2, MPI_COMM_SELF, cfg.blocks());
+  cpu->begin_repeat();
+  std::atomic<int> done{0};
+  for (std::int64_t b = 0; b < cfg.blocks(); ++b) cpu->submit(b, [&](double, double) { ++done; });
+  while (done.load() < cfg.blocks()) std::this_thread::yield();
+  PhaseTimes t;
+  cpu->finish(t);
+  return cpu;
+}
+
 /// GPU engine vs CPU engine on one worker: S to 1e-12 relative to s_max, U column by column up
 /// to sign.
 void compare_engines(GpuContext& ctx, const Config& cfg) {
-  CpuTsqr cpu(cfg, 2, MPI_COMM_SELF, cfg.blocks());
-  cpu.begin_repeat();
-  std::atomic<int> done{0};
-  for (std::int64_t b = 0; b < cfg.blocks(); ++b) cpu.submit(b, [&](double, double) { ++done; });
-  while (done.load() < cfg.blocks()) std::this_thread::yield();
-  PhaseTimes t;
-  cpu.finish(t);
+  const auto reference = cpu_reference(cfg);
+  const CpuTsqr& cpu = *reference;
 
   GpuTsqr gpu(cfg, ctx, MPI_COMM_SELF, 0, 1, 3);
   for (int rep = 0; rep < 2; ++rep) {  // the second repeat reuses every buffer
@@ -237,13 +245,9 @@ TEST_F(SvdGpu, SketchStaysAccurateOnBadlyConditionedMatrices) {
     cfg.chunk = 1000;
     cfg.condition = cond;
     cfg.gpu_local = "sketch";
-    CpuTsqr cpu(cfg, 2, MPI_COMM_SELF, cfg.blocks());
-    cpu.begin_repeat();
-    std::atomic<int> done{0};
-    for (std::int64_t b = 0; b < cfg.blocks(); ++b) cpu.submit(b, [&](double, double) { ++done; });
-    while (done.load() < cfg.blocks()) std::this_thread::yield();
+    const auto reference = cpu_reference(cfg);
+    const CpuTsqr& cpu = *reference;
     PhaseTimes t;
-    cpu.finish(t);
     GpuTsqr gpu(cfg, *ctx_, MPI_COMM_SELF, 0, 1, 3);
     gpu.begin_repeat();
     for (std::int64_t b = 0; b < cfg.blocks(); ++b) gpu.submit(b);
