@@ -1,6 +1,7 @@
 // svd workload on the CPU (SPEC 4.2): one timed repeat per iteration through the WorkerCase
-// contract (generate + dgeqrf of every block, dtpqrt tree, dgesdd of R, dormqr for U), and its
-// LAPACK stages alone.
+// contract (cpu_local=auto: the sketch-preconditioned Cholesky QR for these tall presets;
+// _householder: dgeqrt of every block, dtpqrt tree, dgemqrt for U), and its LAPACK stages
+// alone. SCALEBENCH_SVD_TRACE=1 prints the stages of every finish() to stderr.
 //
 //   OPENBLAS_CORETYPE=SkylakeX build-*/bench/bench_svd_cpu --benchmark_counters_tabular=true
 //
@@ -35,12 +36,13 @@ void set_gflops(benchmark::State& state, double flops_per_iteration) {
 
 /// One repeat of the case per iteration: single-cpu (threads = 1) or one multi-cpu worker.
 void bm_case(benchmark::State& state, const std::string& preset, int threads,
-             const std::string& cpu_svd = "auto") {
+             const std::string& cpu_svd = "auto", const std::string& cpu_local = "auto") {
   const sb::Workload w = sb::svd_workload();
   sb::CaseSpec spec;
   spec.workload = "svd";
   spec.params = w.preset(preset);
   spec.params.set("cpu_svd", cpu_svd);
+  spec.params.set("cpu_local", cpu_local);
   const Config cfg = sb::svd::parse(spec.params);
   sb::CaseEnv env;
   env.device = sb::Device::cpu;
@@ -187,6 +189,14 @@ BENCHMARK_CAPTURE(bm_case, seed_2threads, std::string("seed"), 2)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK_CAPTURE(bm_case, seed_2threads_gesdd, std::string("seed"), 2, std::string("gesdd"))
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(bm_case, seed_1thread_householder, std::string("seed"), 1, std::string("auto"),
+                  std::string("householder"))
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(bm_case, seed_2threads_householder, std::string("seed"), 2, std::string("auto"),
+                  std::string("householder"))
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(bm_generate)

@@ -50,12 +50,15 @@ TEST(MemoryEstimate, SvdCpuHoldsTwoCopiesOfItsShareOfA) {
 
 TEST(MemoryEstimate, SvdGpuMirrorsTheEngineBudget) {
   // The seed-like 10^6 x 1000 case in blocks of 10^5 rows on one GPU: 16 GB of blocks, plus the
-  // fixed part and 1 GiB of workspaces, within 85% of the free memory.
+  // fixed part, the sketch mode's buffers (Y in fixed point and as doubles, 2n x n each, and 11
+  // n x n factors and partial Grams) and 1 GiB of workspaces, within 85% of the free memory.
   const auto spec = spec_of("svd", svd_params("1000000", "1000", "100000"));
   const auto g = sb::svd::memory_needed(spec, env_of(sb::Device::gpu, 0, 1, 1));
   const double blocks = 10 * (2 * 1e5 * 1000 * 8 + 1000 * 8 + 2 * 1e6 * 8);
   EXPECT_GT(g.device_bytes, (blocks + (1 << 30)) / 0.85);
-  EXPECT_LT(g.device_bytes, (blocks + (1 << 30) + 12 * 1e6 * 8 + 1e5) / 0.85);
+  const double sketch = 2 * 2000 * 1000 * 8 + 11 * 1e6 * 8;
+  EXPECT_GT(g.device_bytes, (blocks + sketch + (1 << 30)) / 0.85);
+  EXPECT_LT(g.device_bytes, (blocks + sketch + (1 << 30) + 12 * 1e6 * 8 + 1e5) / 0.85);
   EXPECT_LT(g.host_bytes, 1e9);  // validation copy of one block only
 }
 

@@ -100,6 +100,7 @@ TEST(SvdConfig, ExpandRejectsBadSizesWithOneLine) {
   bad("cpu_svd", "lapack", "cpu_svd");
   bad("gpu_svd", "magma", "gpu_svd");
   bad("gpu_local", "cholesky", "gpu_local");
+  bad("cpu_local", "cholesky", "cpu_local");
   EXPECT_EQ(w.expand(preset("tiny")).size(), 1u);
   EXPECT_EQ(w.name, "svd");
 }
@@ -135,6 +136,31 @@ TEST(SvdConfig, GpuLocalModes) {
   EXPECT_THROW((void)parse(wide), UsageError);
   wide.set("gpu_local", "auto");
   EXPECT_FALSE(parse(wide).gpu_sketch());
+}
+
+TEST(SvdConfig, CpuLocalModes) {
+  // auto: the sketch for tall matrices (every preset), Householder otherwise.
+  for (const char* name : {"tiny", "small", "seed", "large"})
+    EXPECT_TRUE(parse(preset(name)).cpu_sketch()) << name;
+  Params p = preset("tiny");
+  p.set("m", "300");
+  p.set("chunk", "100");  // m = 6n < 8n
+  EXPECT_FALSE(parse(p).cpu_sketch());
+  p.set("cpu_local", "sketch");
+  EXPECT_TRUE(parse(p).cpu_sketch());
+  p.set("m", "500");  // m = 10n
+  p.set("cpu_local", "auto");
+  EXPECT_TRUE(parse(p).cpu_sketch());
+  p.set("cpu_local", "householder");
+  EXPECT_FALSE(parse(p).cpu_sketch());
+  p.set("cpu_local", "Sketch");
+  try {
+    (void)parse(p);
+    ADD_FAILURE() << "cpu_local=Sketch was accepted";
+  } catch (const UsageError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("cpu_local must be auto, householder or sketch"), std::string::npos) << msg;
+  }
 }
 
 TEST(SvdSketch, EveryRowHitsEachLayerOnceWithASign) {
@@ -272,21 +298,30 @@ TEST(SvdTree, EveryRankSendsOnceAndPartnersMatch) {
   }
 }
 
-/// Runs the engine directly on one worker and checks S, U, V against LAPACK.
-std::string check_engine_against_lapack(const Config& cfg, int threads) {
-  test::ensure_mpi();
-  CpuTsqr engine(cfg, threads, MPI_COMM_SELF, cfg.blocks());
+/// One repeat of the engine on one worker (blocks submitted in reverse: order must not matter).
+void run_engine(CpuTsqr& engine, const Config& cfg) {
   engine.begin_repeat();
   std::atomic<int> done{0};
-  for (std::int64_t b = cfg.blocks(); b-- > 0;)  // reverse order: order must not matter
-    engine.submit(b, [&](double, double) { ++done; });
+  for (std::int64_t b = cfg.blocks(); b-- > 0;) engine.submit(b, [&](double, double) { ++done; });
   while (done.load() < cfg.blocks()) std::this_thread::yield();
   PhaseTimes times;
   engine.finish(times);
   EXPECT_TRUE(engine.root());
+}
+
+struct Routines {
+  std::string svd;    ///< CpuTsqr::svd_routine()
+  std::string local;  ///< CpuTsqr::local_routine()
+};
+
+/// Runs the engine directly on one worker and checks S, U, V against LAPACK.
+Routines check_engine_against_lapack(const Config& cfg, int threads) {
+  test::ensure_mpi();
+  CpuTsqr engine(cfg, threads, MPI_COMM_SELF, cfg.blocks());
+  run_engine(engine, cfg);
   if (engine.sigma().size() != static_cast<std::size_t>(cfg.n)) {
     ADD_FAILURE() << "no singular values";
-    return "";
+    return {};
   }
 
   // Whole matrix, LAPACK dgesvd with U.
@@ -327,44 +362,145 @@ std::string check_engine_against_lapack(const Config& cfg, int threads) {
   const auto v = engine.validate();
   if (v.size() != 3u) {
     ADD_FAILURE() << "validate() returned " << v.size() << " values";
-    return "";
+    return {};
   }
   EXPECT_LT(std::sqrt(v[0] / v[1]), 1e-13);
   EXPECT_LT(v[2], 1e-12);
   double a_sq = 0;
   for (double x : a0) a_sq += x * x;
   EXPECT_NEAR(v[1], a_sq, 1e-12 * a_sq);
-  return engine.svd_routine();
+  return {engine.svd_routine(), engine.local_routine()};
 }
 
 TEST(SvdCpu, TinyMatchesLapackDgesvd) {
   // Uniform tall data is well conditioned: auto takes the Gram eigen-decomposition of R^T R.
-  EXPECT_EQ(check_engine_against_lapack(parse(preset("tiny")), 1), "gram");
+  const Routines r = check_engine_against_lapack(parse(preset("tiny")), 1);
+  EXPECT_EQ(r.svd, "gram");
+  EXPECT_EQ(r.local, "sketch");  // auto: m >= 8n
 }
 
 TEST(SvdCpu, DgesddOfRMatchesLapackToo) {
   Config c = parse(preset("tiny"));
   c.cpu_svd = "gesdd";
-  EXPECT_EQ(check_engine_against_lapack(c, 2), "gesdd");
+  EXPECT_EQ(check_engine_against_lapack(c, 2).svd, "gesdd");
   c.cpu_svd = "auto";
   c.condition = 1e4;  // cond(R) > 100: auto falls back to dgesdd
-  EXPECT_EQ(check_engine_against_lapack(c, 1), "gesdd");
+  EXPECT_EQ(check_engine_against_lapack(c, 1).svd, "gesdd");
 }
 
 TEST(SvdCpu, OddBlockCountsAndTwoThreadsMatchLapack) {
+  for (const char* local : {"householder", "sketch"}) {
+    SCOPED_TRACE(local);
+    Config c;
+    c.cpu_local = local;
+    c.m = 3500;  // 7 blocks: an odd tree
+    c.n = 40;
+    c.chunk = 500;
+    EXPECT_EQ(check_engine_against_lapack(c, 2).local, local);
+    c.m = 240;  // square blocks, odd n
+    c.n = 39;
+    c.chunk = 40;
+    EXPECT_EQ(check_engine_against_lapack(c, 2).local, local);
+    c.m = 150;  // three square blocks on one thread
+    c.n = 50;
+    c.chunk = 50;
+    EXPECT_EQ(check_engine_against_lapack(c, 1).local, local);
+    c.m = 50;  // one block
+    EXPECT_EQ(check_engine_against_lapack(c, 1).local, local);
+    EXPECT_EQ(check_engine_against_lapack(c, 2).local, local);
+  }
+}
+
+TEST(SvdCpuSketch, WorkersSketchEqualsTheSketchOfTheWholeMatrix) {
+  // Blocks sketched on two threads in any order give sketch_rows_cpu's Y bit for bit.
+  test::ensure_mpi();
   Config c;
-  c.m = 3500;  // 7 blocks: an odd tree
+  c.m = 3500;
   c.n = 40;
   c.chunk = 500;
-  check_engine_against_lapack(c, 2);
-  c.m = 240;  // square blocks, odd n
-  c.n = 39;
-  c.chunk = 40;
-  check_engine_against_lapack(c, 2);
-  c.m = 50;  // one block
+  c.condition = 1e6;
+  c.cpu_local = "sketch";
+  CpuTsqr engine(c, 2, MPI_COMM_SELF, c.blocks());
+  run_engine(engine, c);
+  EXPECT_TRUE(engine.sketched());
+  const auto scales = column_scales(c);
+  std::vector<double> inv(scales.size());
+  for (std::size_t j = 0; j < inv.size(); ++j) inv[j] = 1.0 / scales[j];
+  std::vector<double> a(static_cast<std::size_t>(c.m * c.n));
+  generate_rows(c, scales.data(), 0, c.m, a.data(), c.m);
+  std::vector<std::int64_t> y(static_cast<std::size_t>(sketch_height(c.n) * c.n), 0);
+  sketch_rows_cpu(a.data(), c.m, 0, c.m, c.n, sketch_key(c.seed), inv.data(), y.data());
+  EXPECT_EQ(engine.sketch_y(), y);
+}
+
+TEST(SvdCpuSketch, FailedCheckFallsBackToHouseholderOfThePreconditionedBlocks) {
+  // sketch_diag_ratio = 1: no Cholesky factor passes, so every block takes dgeqrt of A R_s^-1
+  // and the worker's R is the tree's R times R_s; the answer must not change.
+  Config c;
+  c.m = 3500;
+  c.n = 40;
+  c.chunk = 500;
+  c.cpu_local = "sketch";
+  c.sketch_diag_ratio = 1.0;
+  EXPECT_EQ(check_engine_against_lapack(c, 2).local, "sketch+householder");
+  c.m = 150;  // square blocks, one thread
   c.n = 50;
   c.chunk = 50;
-  check_engine_against_lapack(c, 1);
+  EXPECT_EQ(check_engine_against_lapack(c, 1).local, "sketch+householder");
+  c.m = 50;  // one block, two threads
+  EXPECT_EQ(check_engine_against_lapack(c, 2).local, "sketch+householder");
+}
+
+TEST(SvdCpuSketch, BadlyConditionedMatricesStayAccurate) {
+  // cond(A) = 1e8 and 1e12: residual, orthogonality of U, and S against Householder mode.
+  test::ensure_mpi();
+  for (const double cond : {1e8, 1e12}) {
+    for (const double ratio : {30.0, 1.0}) {  // the sketch, and its forced fallback
+      SCOPED_TRACE("condition " + std::to_string(cond) + ", ratio " + std::to_string(ratio));
+      Config c;
+      c.m = 4000;
+      c.n = 100;
+      c.chunk = 1000;
+      c.condition = cond;
+      c.cpu_local = "householder";
+      CpuTsqr ref(c, 2, MPI_COMM_SELF, c.blocks());
+      run_engine(ref, c);
+      EXPECT_EQ(std::string(ref.local_routine()), "householder");
+      c.cpu_local = "sketch";
+      c.sketch_diag_ratio = ratio;
+      CpuTsqr engine(c, 2, MPI_COMM_SELF, c.blocks());
+      run_engine(engine, c);
+      EXPECT_EQ(std::string(engine.local_routine()), ratio > 1 ? "sketch" : "sketch+householder");
+      ASSERT_EQ(engine.sigma().size(), ref.sigma().size());
+      const double smax = ref.sigma().front();
+      EXPECT_LT(engine.sigma().back(), 10 * smax / cond);  // really badly conditioned
+      for (std::size_t i = 0; i < ref.sigma().size(); ++i)
+        EXPECT_NEAR(engine.sigma()[i], ref.sigma()[i], 1e-12 * smax) << "sigma " << i;
+      const auto v = engine.validate();
+      ASSERT_EQ(v.size(), 3u);
+      EXPECT_LE(std::sqrt(v[0] / v[1]), 1e-12);
+      EXPECT_LE(v[2], 1e-10);
+    }
+  }
+}
+
+TEST(SvdCpuSketch, RepeatsGiveTheSameAnswer) {
+  // Y is cleared between repeats, and the Grams are summed in a fixed order: bit-identical.
+  test::ensure_mpi();
+  Config c;
+  c.m = 3500;
+  c.n = 40;
+  c.chunk = 500;
+  c.cpu_local = "sketch";
+  CpuTsqr engine(c, 2, MPI_COMM_SELF, c.blocks());
+  run_engine(engine, c);
+  const std::vector<double> first = engine.sigma();
+  const std::vector<double> u0(engine.u(0), engine.u(0) + c.chunk * c.n);
+  const std::int64_t block0 = engine.block_of(0);
+  run_engine(engine, c);
+  EXPECT_EQ(engine.sigma(), first);
+  ASSERT_EQ(engine.block_of(0), block0);
+  EXPECT_EQ(std::vector<double>(engine.u(0), engine.u(0) + c.chunk * c.n), u0);
 }
 
 TEST(SvdCpu, WorkloadTinyPassesValidationOnBothThreadCounts) {

@@ -1,6 +1,8 @@
 // svd across real MPI ranks (run under mpiexec -n K): every rank is a worker of one case over
 // MPI_COMM_WORLD and calls finish_repeat/validate collectively; rank 0 also plays scheduler.
-// Task distributions cover round-robin, an idle worker, and one worker owning everything.
+// Task distributions cover round-robin, an idle worker, and one worker owning everything. These
+// shapes are tall (m >= 8n), so cpu_local=auto factors each worker's blocks by the sketch;
+// HouseholderAcrossRanks takes the Householder first level.
 #include <gtest/gtest.h>
 #include <lapacke.h>
 #include <mpi.h>
@@ -59,6 +61,7 @@ void run_distribution(const CaseSpec& spec, int threads,
 }
 
 TEST(SvdMpi, RoundRobinBlocks) {
+  EXPECT_TRUE(parse(test::make_spec(3000, 40, 250).params).cpu_sketch());
   run_distribution(test::make_spec(3000, 40, 250), 1,
                    [](std::int64_t b, int) { return static_cast<int>(b % world_size()); });
 }
@@ -80,6 +83,26 @@ TEST(SvdMpi, LastRankOwnsEverythingWithTwoThreads) {
 TEST(SvdMpi, BadlyConditionedAcrossRanks) {
   run_distribution(test::make_spec(2400, 60, 200, 1e8), 1,
                    [](std::int64_t b, int) { return static_cast<int>((b * 7) % world_size()); });
+}
+
+TEST(SvdMpi, HouseholderAcrossRanks) {
+  for (const double condition : {1.0, 1e8}) {
+    CaseSpec spec = test::make_spec(2400, 60, 200, condition);
+    spec.params.set("cpu_local", "householder");
+    EXPECT_FALSE(parse(spec.params).cpu_sketch());
+    run_distribution(spec, 2, [](std::int64_t b, int rep) {
+      return static_cast<int>((b + rep) % world_size());
+    });
+  }
+}
+
+TEST(SvdMpi, SketchWithAnIdleWorkerAndTwoThreads) {
+  CaseSpec spec = test::make_spec(2000, 50, 250, 1e10);
+  spec.params.set("cpu_local", "sketch");
+  run_distribution(spec, 2, [](std::int64_t b, int) {
+    const int s = world_size();
+    return s > 1 ? 1 + static_cast<int>(b % (s - 1)) : 0;  // rank 0 owns nothing
+  });
 }
 
 }  // namespace

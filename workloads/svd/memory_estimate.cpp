@@ -40,6 +40,14 @@ MemoryNeed memory_needed(const CaseSpec& spec, const CaseEnv& env) {
     doubles += 2 * nn + receives * (2 * nn + nb * n);
     // Rank 0: the SVD of R (input, V^T, dgesdd's ~4n^2 workspace, dsyevd's 2n^2).
     if (rank == 0) doubles += 2 * nn + 4 * nn + 2 * nn;
+    // Sketch mode: one Y shared by the pool (64-bit fixed point) and its doubles (2n x n each),
+    // R_s and R_c, dgeqrf's tau, and every thread's 32-bit hit list (chunk x kSketchLayers). The
+    // Grams of the blocks go into the slots' R buffers.
+    if (cfg.cpu_sketch()) {
+      const double sk = static_cast<double>(sketch_height(cfg.n));
+      doubles += 2 * sk * n + 2 * nn + n +
+                 (std::max(1, env.threads) + 1) * chunk * kSketchLayers * 4.0 / d;
+    }
     // Untimed validation: one block and its U S V^T, and the n x n sums.
     doubles += 2 * cn + nn;
     need.host_bytes = doubles * d + static_cast<double>(cfg.blocks()) * sizeof(void*);
@@ -50,7 +58,8 @@ MemoryNeed memory_needed(const CaseSpec& spec, const CaseEnv& env) {
     const double per_block = 2 * cn * d + n * d + 2 * nn * d;
     // Sketch mode: Y = S A in fixed point and as doubles (2n x n each), R_c, R_c^-1 X, 1/scales.
     const double sk = static_cast<double>(sketch_height(cfg.n));
-    const double sketch = cfg.gpu_sketch() ? 2 * sk * n * d + 2 * nn * d + n * d : 0.0;
+    // (R_c, R_c^-1 X, R_s, 8 streams' partial Grams; tsqr_gpu.cu's kStreams in the worker.)
+    const double sketch = cfg.gpu_sketch() ? 2 * sk * n * d + (3 + 8) * nn * d + n * d : 0.0;
     need.device_bytes =
         (fixed + sketch + static_cast<double>(share) * per_block + static_cast<double>(1 << 30)) /
         0.85;

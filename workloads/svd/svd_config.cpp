@@ -24,6 +24,11 @@ const std::vector<std::pair<std::string, std::string>>& keys() {
       {"cpu_svd",
        "SVD of R on CPUs: auto (default: dsyevd of R^T R when cond(R) <= 100, else dgesdd) or "
        "gesdd"},
+      {"cpu_local",
+       "first QR level on CPUs: auto (default: sketch when m >= 8n, else householder), "
+       "householder (dgeqrt of every block, dtpqrt tree of their R factors) or sketch "
+       "(sketch-preconditioned Cholesky QR of the worker's blocks, Householder QR when its check "
+       "fails)"},
       {"gpu_svd",
        "SVD of R on GPUs: auto (default: eigen-decomposition of R^T R when cond(R) <= 100, "
        "else gesvdj), gesvdj, gesvd or gesvdp"},
@@ -70,6 +75,10 @@ Config parse(const Params& params) {
   if (params.has("cpu_svd")) c.cpu_svd = params.str("cpu_svd");
   if (c.cpu_svd != "auto" && c.cpu_svd != "gesdd")
     throw UsageError(fmt::format("svd: cpu_svd must be auto or gesdd (got '{}')", c.cpu_svd));
+  if (params.has("cpu_local")) c.cpu_local = params.str("cpu_local");
+  if (c.cpu_local != "auto" && c.cpu_local != "householder" && c.cpu_local != "sketch")
+    throw UsageError(
+        fmt::format("svd: cpu_local must be auto, householder or sketch (got '{}')", c.cpu_local));
   if (params.has("gpu_svd")) c.gpu_svd = params.str("gpu_svd");
   if (c.gpu_svd != "auto" && c.gpu_svd != "gesvdj" && c.gpu_svd != "gesvd" && c.gpu_svd != "gesvdp")
     throw UsageError(

@@ -30,10 +30,19 @@ struct Config {
   /// (short blocks make the stacked R factors nearly as large as the blocks themselves, so
   /// factoring each block is work done twice), else blocks.
   std::string gpu_local = "auto";
+  /// A CPU worker's first QR level: householder (dgeqrt of every block, dtpqrt tree of their R
+  /// factors), sketch (sketch-preconditioned Cholesky QR of the worker's blocks, see
+  /// tsqr_cpu.hpp; Householder QR of the preconditioned blocks when its check fails) or auto:
+  /// sketch when m >= 8n.
+  std::string cpu_local = "auto";
   /// Sketch mode's acceptance test: the Cholesky factor of the preconditioned rows must have
   /// max |diag| / min |diag| below this, else the worker takes Householder QR of those rows.
   /// Not a user parameter (tests lower it to force the fallback).
   double sketch_diag_ratio = 30.0;
+  /// Whether a CPU worker factors its blocks by the sketch (cpu_local resolved).
+  [[nodiscard]] bool cpu_sketch() const {
+    return cpu_local == "sketch" || (cpu_local == "auto" && m >= 8 * n);
+  }
   /// Whether a GPU worker factors its rows by the sketch (gpu_local resolved).
   [[nodiscard]] bool gpu_sketch() const {
     return gpu_local == "sketch" || (gpu_local == "auto" && m >= 8 * n && n <= 8192);

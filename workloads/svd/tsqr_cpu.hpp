@@ -13,12 +13,30 @@
 /// U_i = Q_i [X_i; 0] with dgemqrt (dormqr's compact-WY twin) from its own reflectors: no
 /// explicit Q is ever formed.
 /// U stays on the worker; rank 0 keeps S and V^T.
+///
+/// Sketch mode (Config::cpu_sketch(), tall workers), the CPU twin of tsqr_gpu.cuh's: a task
+/// only generates its block and adds it to the worker's sparse sign sketch Y = S A (sketch.hpp,
+/// 2n x n, 64-bit fixed point, one shared Y whose column groups are taken under a lock each:
+/// integer sums, so Y is the same bit for bit whatever the order). finish(): R_s = chol(Y^T Y)
+/// (dsyrk + dpotrf; dgeqrf of Y when that factor's diagonal spans 1e5 or more); per block, on
+/// the pool, A_p = A R_s^-1 (in place, a recursive solve that runs in dgemm) and its Gram
+/// A_p^T A_p (dsyrk), summed in a fixed order; G = R_c^T R_c (dpotrf). A_p is well conditioned
+/// (cond about 6 whatever cond(A): S embeds A's column space), so the worker's R = R_c R_s
+/// (dtrmm) goes up the cross-worker tree with no local tree at all, and U_i = A_p,i (R_c^-1 X)
+/// is one dgemm per block. About 4mn^2
+/// flops, nearly all in matrix-multiply kernels, against dgeqrt + dtpqrt + dgemqrt's ~6mn^2 at
+/// panel speed. The check: dpotrf must succeed and R_c's diagonal must span less than
+/// Config::sketch_diag_ratio, else the preconditioned blocks take the Householder path above
+/// (dgeqrt, dtpqrt tree, dgemqrt) and the worker's R is that tree's R times R_s: always
+/// correct, only slower.
 
 #include <mpi.h>
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "scalebench/workload.hpp"
@@ -63,6 +81,14 @@ class CpuTsqr {
   std::vector<double> validate();
 
   [[nodiscard]] ThreadPool& pool() { return pool_; }
+  /// Whether this worker factors its blocks by the sketch (see the file comment).
+  [[nodiscard]] bool sketched() const { return sketch_; }
+  /// How the last finish() factored this worker's blocks: "householder", "sketch",
+  /// "sketch+householder" (the sketch's check failed) or "none" (no blocks).
+  [[nodiscard]] const char* local_routine() const { return local_routine_; }
+  /// Sketch mode: Y = S A of the last repeat's blocks (sketch_height(n) x n, column-major,
+  /// fixed point as sketch_rows_cpu's); for tests.
+  [[nodiscard]] const std::vector<std::int64_t>& sketch_y() const { return sketch_y_; }
   /// The routine that took the last SVD of R on rank 0: "gram" or "gesdd".
   [[nodiscard]] const char* svd_routine() const { return svd_routine_; }
   /// lambda_min / lambda_max of R^T R above which auto uses the Gram eigen-decomposition
@@ -73,10 +99,22 @@ class CpuTsqr {
   struct Slot;
   struct Work;
   Slot& slot(int i);
-  void factor(Slot& s, Work& w, double& generate_s, double& compute_s) const;
+  void factor(Slot& s, Work& w, int thread, double& generate_s, double& compute_s);
+  /// dgeqrt of the block in s.a (in place) and its R into s.r.
+  void householder_leaf(Slot& s, Work& w) const;
+  /// Sketch mode: adds block s.a to Y (column groups under their locks).
+  void sketch_block(const Slot& s, Work& w, int thread);
+  /// Sketch mode, first step of finish(): R_s, A_p, R_c and the check. True: slot(0).r holds
+  /// R_c R_s. False: every block holds dgeqrt of its A_p (the Householder path goes on).
+  bool sketch_factor();
+  /// max/min |diag| of the upper factor f, or infinity when info != 0 or a diagonal entry is
+  /// zero or not finite.
+  [[nodiscard]] double cholesky_spread(const double* f, std::int64_t ldf, int info) const;
   /// Runs body(i, work) for i < count: on the pool (BLAS single-threaded) when count > 1,
   /// else on this thread with BLAS on all threads.
   void run_level(std::int64_t count, const std::function<void(std::int64_t, Work&)>& body);
+  /// SCALEBENCH_SVD_TRACE=1: a timed point of finish(), printed at its end.
+  void mark(const char* label);
   /// Rank 0: SVD of the final R (upper triangle of r): sigma_, vt_, and U_R into x_top_.
   void svd_of_r(const double* r);
 
@@ -102,6 +140,23 @@ class CpuTsqr {
   std::vector<double> syevd_work_, eig_;
   std::vector<int> syevd_iwork_;
   const char* svd_routine_ = "";
+  bool trace_ = false;
+  std::vector<std::pair<const char*, double>> marks_;
+  // Sketch mode (see the file comment).
+  bool sketch_ = false;
+  const char* local_routine_ = "";
+  std::vector<double> inv_scales_;      ///< 1 / scales_
+  std::vector<std::int64_t> sketch_y_;  ///< Y = S A, fixed point, sketch_height(n) x n
+  int y_groups_ = 1;                    ///< column groups of Y, one lock each
+  std::unique_ptr<std::mutex[]> y_locks_;
+  std::vector<double> sketch_d_;  ///< Y as doubles, then its QR (dgeqrf fallback)
+  std::vector<double> sketch_tau_;
+  std::vector<double> rs_;    ///< n x n: Y^T Y, then R_s (upper, zeros below)
+  std::vector<double> chol_;  ///< n x n: G = A_p^T A_p, then R_c (upper)
+  /// Sketch mode: R_s comes from Cholesky of Y^T Y when its diagonal spans less than this
+  /// (cond(Y) around 1e5 at most: Y^T Y keeps ~1e-6 relative accuracy, plenty for a
+  /// preconditioner), else from dgeqrf of Y.
+  static constexpr double kSketchGramSpread = 1e5;
   ThreadPool pool_;  ///< last: joined first on destruction, while the buffers still exist
 };
 
