@@ -116,8 +116,10 @@ TEST_F(SvdGpu, SketchIsBitIdenticalToTheCpuTwin) {
   }
 }
 
-/// The CPU engine's answer for cfg on one worker, two threads (the reference of these tests).
-std::unique_ptr<CpuTsqr> cpu_reference(const Config& cfg) {
+/// The CPU engine's answer for cfg on one worker, two threads, by Householder QR (the reference
+/// of these tests, independent of the sketch that both engines also have).
+std::unique_ptr<CpuTsqr> cpu_reference(Config cfg) {
+  cfg.cpu_local = "householder";
   auto cpu = std::make_unique<CpuTsqr>(cfg, 2, MPI_COMM_SELF, cfg.blocks());
   cpu->begin_repeat();
   std::atomic<int> done{0};
