@@ -249,6 +249,77 @@ void bm_syevd(benchmark::State& state) {
   cudaFree(g);
 }
 
+/// The same eigen-decomposition by other cuSOLVER routines: 0 = Xsyevd (64-bit API), 1 = syevj
+/// (Jacobi, default tolerance), 2 = Ssyevd (fp32, for scale).
+void bm_syevd_alt(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const int method = static_cast<int>(state.range(1));
+  auto* ctx = context();
+  auto h = ctx->cusolver();
+  Buffers b(n, n, 1);
+  sb::svd::gpu::generate_rows(b.b, n, 0, n, n, 42, scales_on_device(n), ctx->stream);
+  const double one = 1.0, zero = 0.0;
+  double* g = nullptr;
+  SB_CUDA_CHECK(cudaMalloc(&g, sizeof(double) * n * n));
+  SB_CUBLAS_CHECK(cublasDsyrk(ctx->cublas(), CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, n, n, &one, b.b,
+                              n, &zero, g, n));
+  float* gf = reinterpret_cast<float*>(b.u);  // n x n floats fit in an n x n double buffer
+  float* wf = reinterpret_cast<float*>(b.v);
+  float* pristine = reinterpret_cast<float*>(b.b);  // G in fp32 (b.b is free after the syrk)
+  {
+    std::vector<double> gh(static_cast<std::size_t>(n) * n);
+    SB_CUDA_CHECK(cudaMemcpy(gh.data(), g, gh.size() * sizeof(double), cudaMemcpyDeviceToHost));
+    std::vector<float> gfh(gh.begin(), gh.end());
+    SB_CUDA_CHECK(
+        cudaMemcpy(pristine, gfh.data(), gfh.size() * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  cusolverDnParams_t dp = nullptr;
+  syevjInfo_t jp = nullptr;
+  SB_CUSOLVER_CHECK(cusolverDnCreateParams(&dp));
+  SB_CUSOLVER_CHECK(cusolverDnCreateSyevjInfo(&jp));
+  std::size_t dev_bytes = 0, host_bytes = 0;
+  int lw = 0;
+  if (method == 0) {
+    SB_CUSOLVER_CHECK(cusolverDnXsyevd_bufferSize(
+        h, dp, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n, CUDA_R_64F, b.a, n, CUDA_R_64F,
+        b.s, CUDA_R_64F, &dev_bytes, &host_bytes));
+  } else if (method == 1) {
+    SB_CUSOLVER_CHECK(cusolverDnDsyevj_bufferSize(h, CUSOLVER_EIG_MODE_VECTOR,
+                                                  CUBLAS_FILL_MODE_UPPER, n, b.a, n, b.s, &lw, jp));
+    dev_bytes = sizeof(double) * static_cast<std::size_t>(lw);
+  } else {
+    SB_CUSOLVER_CHECK(cusolverDnSsyevd_bufferSize(h, CUSOLVER_EIG_MODE_VECTOR,
+                                                  CUBLAS_FILL_MODE_UPPER, n, gf, n, wf, &lw));
+    dev_bytes = sizeof(float) * static_cast<std::size_t>(lw);
+  }
+  void* work = nullptr;
+  SB_CUDA_CHECK(cudaMalloc(&work, dev_bytes + 8));
+  std::vector<char> hwork(host_bytes + 8);
+  time_events(state, ctx->stream, [&] {
+    if (method == 2) {
+      SB_CUDA_CHECK(cudaMemcpyAsync(gf, pristine, sizeof(float) * n * n, cudaMemcpyDeviceToDevice,
+                                    ctx->stream));
+      SB_CUSOLVER_CHECK(cusolverDnSsyevd(h, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n, gf,
+                                         n, wf, static_cast<float*>(work), lw, b.info));
+      return;
+    }
+    SB_CUDA_CHECK(
+        cudaMemcpyAsync(b.a, g, sizeof(double) * n * n, cudaMemcpyDeviceToDevice, ctx->stream));
+    if (method == 0) {
+      SB_CUSOLVER_CHECK(cusolverDnXsyevd(h, dp, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n,
+                                         CUDA_R_64F, b.a, n, CUDA_R_64F, b.s, CUDA_R_64F, work,
+                                         dev_bytes, hwork.data(), host_bytes, b.info));
+    } else {
+      SB_CUSOLVER_CHECK(cusolverDnDsyevj(h, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n,
+                                         b.a, n, b.s, static_cast<double*>(work), lw, b.info, jp));
+    }
+  });
+  cudaFree(work);
+  cudaFree(g);
+  cusolverDnDestroyParams(dp);
+  cusolverDnDestroySyevjInfo(jp);
+}
+
 /// SVD of an n x n upper triangular R: 0 = gesvdj, 1 = gesvd, 2 = gesvdp.
 void bm_svd_r(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
@@ -360,6 +431,12 @@ BENCHMARK(bm_ormqr)
 BENCHMARK(bm_svd_r)->Args({1000, 0})->Args({1000, 2})->UseManualTime()->Unit(
     benchmark::kMillisecond);
 BENCHMARK(bm_syevd)->Arg(1000)->Arg(500)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(bm_syevd_alt)
+    ->Args({1000, 0})
+    ->Args({1000, 1})
+    ->Args({1000, 2})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
   int provided = 0;
