@@ -222,18 +222,24 @@ void bm_ormqr(benchmark::State& state) {
   set_gflops(state, 4 * dm * dn * dn - 2 * dn * dn * dn);
 }
 
+/// A new n x n Gram matrix (upper triangle) of a uniform n x n block, generated into b.b.
+double* uniform_gram(sb::GpuContext& ctx, Buffers& b, int n) {
+  sb::svd::gpu::generate_rows(b.b, n, 0, n, n, 42, scales_on_device(n), ctx.stream);
+  const double one = 1.0, zero = 0.0;
+  double* g = nullptr;
+  SB_CUDA_CHECK(cudaMalloc(&g, sizeof(double) * n * n));
+  SB_CUBLAS_CHECK(cublasDsyrk(ctx.cublas(), CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, n, n, &one, b.b, n,
+                              &zero, g, n));
+  return g;
+}
+
 /// Eigen-decomposition (syevd) of an n x n Gram matrix R^T R.
 void bm_syevd(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   auto* ctx = context();
   auto h = ctx->cusolver();
   Buffers b(n, n, 1);
-  sb::svd::gpu::generate_rows(b.b, n, 0, n, n, 42, scales_on_device(n), ctx->stream);
-  const double one = 1.0, zero = 0.0;
-  double* g = nullptr;
-  SB_CUDA_CHECK(cudaMalloc(&g, sizeof(double) * n * n));
-  SB_CUBLAS_CHECK(cublasDsyrk(ctx->cublas(), CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, n, n, &one, b.b,
-                              n, &zero, g, n));
+  double* g = uniform_gram(*ctx, b, n);
   int lw = 0;
   SB_CUSOLVER_CHECK(cusolverDnDsyevd_bufferSize(h, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER,
                                                 n, b.a, n, b.s, &lw));
@@ -257,12 +263,7 @@ void bm_syevd_alt(benchmark::State& state) {
   auto* ctx = context();
   auto h = ctx->cusolver();
   Buffers b(n, n, 1);
-  sb::svd::gpu::generate_rows(b.b, n, 0, n, n, 42, scales_on_device(n), ctx->stream);
-  const double one = 1.0, zero = 0.0;
-  double* g = nullptr;
-  SB_CUDA_CHECK(cudaMalloc(&g, sizeof(double) * n * n));
-  SB_CUBLAS_CHECK(cublasDsyrk(ctx->cublas(), CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, n, n, &one, b.b,
-                              n, &zero, g, n));
+  double* g = uniform_gram(*ctx, b, n);
   float* gf = reinterpret_cast<float*>(b.u);  // n x n floats fit in an n x n double buffer
   float* wf = reinterpret_cast<float*>(b.v);
   float* pristine = reinterpret_cast<float*>(b.b);  // G in fp32 (b.b is free after the syrk)
