@@ -33,7 +33,8 @@
 /// always correct, only slower. The tree merges of sketch mode are preconditioned the same
 /// way, by the receiver's own R1: [R1; R2] = [I; W] R1 with W = R2 R1^-1 (trsm), I + W^T W =
 /// R_c^T R_c (syrk, potrf), merged R = R_c R1, and on the way down Q X = [R_c^-1 X; W R_c^-1 X]
-/// (trsm, gemm): ~2 ms a level instead of geqrf + ormqr of the 2n x n stack (~8 ms). Both R
+/// (trsm, gemm): two levels took 4.6 ms on rank 0 of four H200s with the transfers, where
+/// geqrf of one 2n x n stack alone takes 5.6 ms (n = 1000), before its ormqr. Both R
 /// factors carry the same column scaling, so W is well conditioned even for badly conditioned
 /// A; the same check guards it, with geqrf + ormqr as the fallback.
 
