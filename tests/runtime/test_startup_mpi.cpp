@@ -76,6 +76,21 @@ std::map<std::string, std::string> recorded_env(const fs::path& dir) {
   return vars;
 }
 
+/// Runs the tiny job under `env` (assignments and -u NAME for env(1)) through the recording
+/// mpiexec; asserts it succeeded and returns the MPI/hwloc variables mpiexec was given.
+std::map<std::string, std::string> launch_recorded(const fs::path& dir, const std::string& env) {
+  const int rc = launch(dir, env + " " + recording_mpiexec(dir),
+                        "--no-ceilings --out " + (dir / "r.h5").string());
+  EXPECT_EQ(rc, 0) << slurp(dir / "stderr");
+  return recorded_env(dir);
+}
+
+/// vars[key], or "" when absent.
+std::string value_of(const std::map<std::string, std::string>& vars, const std::string& key) {
+  const auto it = vars.find(key);
+  return it == vars.end() ? "" : it->second;
+}
+
 TEST(Startup, ReportKeepsEveryFieldAndEachPhaseFitsInTheTotal) {
   TempDir dir;
   const fs::path out = dir.path / "startup.h5";
@@ -116,44 +131,34 @@ TEST(Startup, ReportKeepsEveryFieldAndEachPhaseFitsInTheTotal) {
 
 TEST(Startup, SingleNodeJobUsesSharedMemoryMpiAndNoGpuHwlocPlugins) {
   TempDir dir;
-  const std::string env =
-      "-u OMPI_MCA_pml -u OMPI_MCA_btl -u HWLOC_PLUGINS_BLACKLIST "
-      "-u HWLOC_COMPONENTS -u SCALEBENCH_MPI_TUNING -u SCALEBENCH_MPIEXEC_ARGS " +
-      recording_mpiexec(dir.path);
-  ASSERT_EQ(launch(dir.path, env, "--no-ceilings --out " + (dir.path / "a.h5").string()), 0)
-      << slurp(dir.path / "stderr");
-  const auto vars = recorded_env(dir.path);
-  EXPECT_EQ(vars.count("OMPI_MCA_pml") ? vars.at("OMPI_MCA_pml") : "", "ob1");
-  EXPECT_EQ(vars.count("OMPI_MCA_btl") ? vars.at("OMPI_MCA_btl") : "",
-            "^tcp,openib,ofi,uct,usnic,smcuda");
+  const auto vars = launch_recorded(dir.path,
+                                    "-u OMPI_MCA_pml -u OMPI_MCA_btl -u HWLOC_PLUGINS_BLACKLIST "
+                                    "-u HWLOC_COMPONENTS -u SCALEBENCH_MPI_TUNING "
+                                    "-u SCALEBENCH_MPIEXEC_ARGS");
+  EXPECT_EQ(value_of(vars, "OMPI_MCA_pml"), "ob1");
+  EXPECT_EQ(value_of(vars, "OMPI_MCA_btl"), "^tcp,openib,ofi,uct,usnic,smcuda");
   ASSERT_TRUE(vars.count("HWLOC_PLUGINS_BLACKLIST"));
   EXPECT_NE(vars.at("HWLOC_PLUGINS_BLACKLIST").find("hwloc_opencl"), std::string::npos);
 }
 
 TEST(Startup, UserMpiSettingsAreLeftAlone) {
   TempDir dir;
-  const std::string env =
+  const auto vars = launch_recorded(
+      dir.path,
       "-u HWLOC_COMPONENTS -u SCALEBENCH_MPI_TUNING -u SCALEBENCH_MPIEXEC_ARGS -u OMPI_MCA_btl "
-      "OMPI_MCA_pml=ob1,ucx HWLOC_PLUGINS_BLACKLIST=hwloc_gl " +
-      recording_mpiexec(dir.path);
-  ASSERT_EQ(launch(dir.path, env, "--no-ceilings --out " + (dir.path / "b.h5").string()), 0)
-      << slurp(dir.path / "stderr");
-  const auto vars = recorded_env(dir.path);
-  EXPECT_EQ(vars.count("OMPI_MCA_pml") ? vars.at("OMPI_MCA_pml") : "", "ob1,ucx");
+      "OMPI_MCA_pml=ob1,ucx HWLOC_PLUGINS_BLACKLIST=hwloc_gl");
+  EXPECT_EQ(value_of(vars, "OMPI_MCA_pml"), "ob1,ucx");
   EXPECT_EQ(vars.count("OMPI_MCA_btl"), 0u) << "the user chose the pml: btl left to MPI";
-  EXPECT_EQ(vars.count("HWLOC_PLUGINS_BLACKLIST") ? vars.at("HWLOC_PLUGINS_BLACKLIST") : "",
-            "hwloc_gl");
+  EXPECT_EQ(value_of(vars, "HWLOC_PLUGINS_BLACKLIST"), "hwloc_gl");
 }
 
 TEST(Startup, TuningOffLeavesTheEnvironmentAsItWas) {
   TempDir dir;
-  const std::string env =
-      "-u OMPI_MCA_pml -u OMPI_MCA_btl -u HWLOC_PLUGINS_BLACKLIST "
-      "-u HWLOC_COMPONENTS -u SCALEBENCH_MPIEXEC_ARGS SCALEBENCH_MPI_TUNING=0 " +
-      recording_mpiexec(dir.path);
-  ASSERT_EQ(launch(dir.path, env, "--no-ceilings --out " + (dir.path / "c.h5").string()), 0)
-      << slurp(dir.path / "stderr");
-  EXPECT_TRUE(recorded_env(dir.path).empty()) << slurp(dir.path / "env.txt");
+  const auto vars = launch_recorded(dir.path,
+                                    "-u OMPI_MCA_pml -u OMPI_MCA_btl -u HWLOC_PLUGINS_BLACKLIST "
+                                    "-u HWLOC_COMPONENTS -u SCALEBENCH_MPIEXEC_ARGS "
+                                    "SCALEBENCH_MPI_TUNING=0");
+  EXPECT_TRUE(vars.empty()) << slurp(dir.path / "env.txt");
 }
 
 }  // namespace
