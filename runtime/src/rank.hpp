@@ -26,6 +26,12 @@ struct RankContext {
   int local_rank = 0;
   int threads = 1;  ///< CPU threads of this worker
   int gpu = -1;     ///< GPU ordinal on this node (workers), -1 for none
+  /// The CUDA ordinal of that GPU in this process: 0 when the rank narrowed
+  /// CUDA_VISIBLE_DEVICES to it before CUDA started (gpu_isolation.hpp), else `gpu`.
+  int device = -1;
+  bool gpu_isolated = false;  ///< CUDA_VISIBLE_DEVICES narrowed to GPU `isolated_gpu`
+  int isolated_gpu = -1;
+  std::string cuda_visible_devices;  ///< the variable as this worker's CUDA saw it ("" = unset)
   double mpi_init_s = 0;
   double launch_epoch = 0;  ///< when the launcher started the job (system clock, seconds)
   double main_epoch = 0;    ///< when this process entered main() (system clock, seconds)

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -18,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "batch/allocation.hpp"
+#include "gpu_isolation.hpp"
 #include "rank.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
@@ -58,6 +60,15 @@ void place(sb::detail::RankContext& ctx) {
     const auto& p = all[static_cast<std::size_t>(ctx.rank)];
     ctx.threads = std::max(1, p.threads);
     ctx.gpu = p.gpu;
+    ctx.device = p.gpu;
+    if (ctx.gpu_isolated) {
+      if (p.gpu != ctx.isolated_gpu)
+        throw sb::EnvironmentError(fmt::format(
+            "rank {} was placed on GPU {} but its starter's rank variable pointed at GPU {} "
+            "before MPI_Init (set SCALEBENCH_GPU_ISOLATION=0 to start without isolation)",
+            ctx.rank, p.gpu, ctx.isolated_gpu));
+      ctx.device = 0;
+    }
     return;
   }
   const int workers_here = std::max(1, node_size - has_zero);
@@ -65,6 +76,7 @@ void place(sb::detail::RankContext& ctx) {
   ctx.threads = std::max(1, sb::physical_cores() / workers_here);
   const int gpus = sb::visible_gpu_count();
   ctx.gpu = (ctx.rank != 0 && gpus > 0) ? worker_index % gpus : -1;
+  ctx.device = ctx.gpu;
 }
 
 /// This process's world rank as the MPI starter announces it before MPI_Init (OpenMPI's
@@ -108,21 +120,35 @@ bool early_gpu_allowed() noexcept {
 #endif
 }
 
-/// The GPU this rank will drive, when the launcher's placement (SCALEBENCH_PLACEMENT) and the
-/// rank are known before MPI_Init; -1 otherwise (place() decides later, as it always does).
-int early_gpu() noexcept {
+/// This rank's placement when the launcher's placement (SCALEBENCH_PLACEMENT) and the rank are
+/// known before MPI_Init; nullopt otherwise (place() decides later, as it always does).
+std::optional<sb::batch::RankPlacement> early_placement() noexcept {
   try {
     const char* enc = std::getenv("SCALEBENCH_PLACEMENT");
-    if (enc == nullptr || *enc == '\0' || !early_gpu_allowed()) return -1;
+    if (enc == nullptr || *enc == '\0') return std::nullopt;
     const int rank = rank_from_environment();
-    if (rank < 0) return -1;
+    if (rank < 0) return std::nullopt;
     const auto all = sb::batch::decode_placement(enc);
-    if (rank >= static_cast<int>(all.size())) return -1;
-    const auto& p = all[static_cast<std::size_t>(rank)];
-    return p.scheduler ? -1 : p.gpu;
+    if (rank >= static_cast<int>(all.size())) return std::nullopt;
+    return all[static_cast<std::size_t>(rank)];
   } catch (...) {
-    return -1;  // a malformed placement is reported by place(), after MPI_Init
+    return std::nullopt;  // a malformed placement is reported by place(), after MPI_Init
   }
+}
+
+/// Before anything in this process starts CUDA: a worker placed on a GPU narrows
+/// CUDA_VISIBLE_DEVICES to that GPU alone (gpu_isolation.hpp). Returns the CUDA ordinal the
+/// worker will drive (0 when narrowed, the placement's ordinal when not), -1 for none.
+int isolate_gpu(const std::optional<sb::batch::RankPlacement>& p,
+                sb::detail::RankContext& ctx) noexcept {
+  if (!p || p->scheduler || p->gpu < 0) return -1;
+  if (!sb::detail::gpu_isolation_enabled()) return p->gpu;
+  const auto narrowed =
+      sb::detail::isolated_visible_devices(std::getenv("CUDA_VISIBLE_DEVICES"), p->gpu);
+  if (!narrowed || setenv("CUDA_VISIBLE_DEVICES", narrowed->c_str(), 1) != 0) return p->gpu;
+  ctx.gpu_isolated = true;
+  ctx.isolated_gpu = p->gpu;
+  return 0;
 }
 
 }  // namespace
@@ -132,8 +158,11 @@ int main(int argc, char** argv) {
   ctx.main_steady = sb::now();
   ctx.main_epoch =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const int device = isolate_gpu(early_placement(), ctx);
+  if (const char* cvd = std::getenv("CUDA_VISIBLE_DEVICES"); cvd != nullptr)
+    ctx.cuda_visible_devices = cvd;
   // The GPU's context comes up on its own thread while MPI starts (run_worker adopts it).
-  ctx.gpu_early = sb::start_gpu_context_early(early_gpu());
+  ctx.gpu_early = sb::start_gpu_context_early(early_gpu_allowed() ? device : -1);
   const double t0 = sb::now();
   int provided = 0;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {

@@ -39,10 +39,18 @@ nlohmann::json startup_description(const JobPlan& plan, RankContext& ctx) {
                       {"cuda_wait_s", ctx.gpu_startup.cuda_wait_s},
                       {"cuda_early", ctx.gpu_startup.cuda_early},
                       {"node", describe_node()}};
+  w["describe_node_s"] = now() - t0;
   if (ctx.launch_epoch > 0) w["launch_to_main_s"] = ctx.main_epoch - ctx.launch_epoch;
   if (ctx.gpu_ctx) {
-    w["gpu_description"] = describe_gpu(*ctx.gpu_ctx);
+    const double t1 = now();
+    auto g = describe_gpu(*ctx.gpu_ctx);
+    // The placement's ordinal on the node; `device` is the CUDA ordinal in this process.
+    g["node_gpu"] = ctx.gpu;
+    g["isolated"] = ctx.gpu_isolated;
+    g["cuda_visible_devices"] = ctx.cuda_visible_devices;
+    w["gpu_description"] = std::move(g);
     w["gpu_versions"] = gpu_library_versions();
+    w["describe_gpu_s"] = now() - t1;
   }
   w["describe_s"] = now() - t0;
   if (plan.measure_ceilings) {
@@ -135,13 +143,14 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
   // GPU bring-up: a worker whose placement names a GPU that this process can see. Its context
   // may already be up (started before MPI_Init, rank_main.cpp); the NCCL communicator comes up
   // on a thread of its own while this thread describes the node and measures the ceilings.
-  const int visible = ctx.gpu >= 0 ? visible_gpu_count() : 0;
-  const bool has_gpu = ctx.gpu >= 0 && ctx.gpu < visible;
+  const int visible = ctx.device >= 0 ? visible_gpu_count() : 0;
+  const bool has_gpu = ctx.device >= 0 && ctx.device < visible;
   SB_MPI_CHECK(
       MPI_Comm_split(ctx.workers, has_gpu ? 0 : MPI_UNDEFINED, ctx.rank, &ctx.gpu_workers));
   GpuCommStartPtr nccl;
   if (has_gpu) {
-    ctx.gpu_ctx = create_gpu_device_context(ctx.gpu, std::move(ctx.gpu_early), &ctx.gpu_startup);
+    ctx.gpu_ctx =
+        create_gpu_device_context(ctx.device, std::move(ctx.gpu_early), &ctx.gpu_startup);
     nccl = start_gpu_communicator(*ctx.gpu_ctx, ctx.gpu_workers);  // collective: MPI here
   }
   ctx.gpu_early.reset();  // a context started for a GPU this worker does not drive
@@ -207,7 +216,7 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
               budget.host_available = budget.host_total / budget.host_sharers;
             if (env.gpu != nullptr) {
               const GpuMemoryInfo gm = gpu_memory_info(*env.gpu);
-              budget.gpu = gm.device;
+              budget.gpu = ctx.gpu;  // the node's ordinal, also when isolated (device 0)
               budget.gpu_free = gm.free_bytes;
             }
             check_memory(spec.workload, wl.memory_needed(spec, env), budget);
