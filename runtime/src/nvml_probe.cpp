@@ -60,6 +60,8 @@ struct Nvml {
   nvmlReturn_t (*shutdown)() = nullptr;
   nvmlReturn_t (*device_count)(unsigned int*) = nullptr;
   nvmlReturn_t (*handle_by_index)(unsigned int, nvmlDevice_t*) = nullptr;
+  nvmlReturn_t (*handle_by_bus_id)(const char*, nvmlDevice_t*) = nullptr;
+  nvmlReturn_t (*index_of)(nvmlDevice_t, unsigned int*) = nullptr;
   nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned int) = nullptr;
   nvmlReturn_t (*uuid)(nvmlDevice_t, char*, unsigned int) = nullptr;
   nvmlReturn_t (*memory)(nvmlDevice_t, NvmlMemory*) = nullptr;
@@ -81,6 +83,8 @@ struct Nvml {
     bind(shutdown, "nvmlShutdown");
     bind(device_count, "nvmlDeviceGetCount_v2");
     bind(handle_by_index, "nvmlDeviceGetHandleByIndex_v2");
+    bind(handle_by_bus_id, "nvmlDeviceGetHandleByPciBusId_v2");
+    bind(index_of, "nvmlDeviceGetIndex");
     bind(name, "nvmlDeviceGetName");
     bind(uuid, "nvmlDeviceGetUUID");
     bind(memory, "nvmlDeviceGetMemoryInfo");
@@ -158,61 +162,96 @@ std::string cstr(const char* buf, std::size_t cap) {
 
 }  // namespace
 
+namespace {
+
+std::string driver_version(const Nvml& nvml) {
+  std::array<char, kDriverSize> buf{};
+  if (nvml.driver_version == nullptr || nvml.driver_version(buf.data(), buf.size()) != kNvmlSuccess)
+    return {};
+  return cstr(buf.data(), buf.size());
+}
+
+/// One GPU's entry of probe_gpus_nvml (`d` non-null).
+nlohmann::json describe_device(const Nvml& nvml, nvmlDevice_t d, unsigned index,
+                               const std::string& driver) {
+  nlohmann::json g;
+  g["index"] = index;
+  std::array<char, kNameSize> name{};
+  if (nvml.name != nullptr && nvml.name(d, name.data(), name.size()) == kNvmlSuccess)
+    g["name"] = cstr(name.data(), name.size());
+  std::array<char, kUuidSize> uuid{};
+  if (nvml.uuid != nullptr && nvml.uuid(d, uuid.data(), uuid.size()) == kNvmlSuccess)
+    g["uuid"] = cstr(uuid.data(), uuid.size());
+  NvmlMemory mem{};
+  if (nvml.memory != nullptr && nvml.memory(d, &mem) == kNvmlSuccess)
+    g["memory_bytes"] = mem.total;
+  unsigned int mhz = 0;
+  if (nvml.max_clock != nullptr && nvml.max_clock(d, kClockSm, &mhz) == kNvmlSuccess)
+    g["sm_clock_max_mhz"] = mhz;
+  if (nvml.max_clock != nullptr && nvml.max_clock(d, kClockMem, &mhz) == kNvmlSuccess)
+    g["mem_clock_max_mhz"] = mhz;
+  if (!driver.empty()) g["driver"] = driver;
+  if (const std::string bus = nvml.bus_id(d); !bus.empty()) g["pci_bus_id"] = bus;
+  unsigned int mw = 0;
+  if (nvml.power_limit != nullptr && nvml.power_limit(d, &mw) == kNvmlSuccess)
+    g["power_limit_w"] = mw / 1000.0;
+  auto links = nlohmann::json::array();
+  for (const auto& [link, remote] : nvml.nvlinks(d, false)) {
+    nlohmann::json l;
+    l["link"] = link & 0x7fffffffu;
+    l["active"] = (link & 0x80000000u) == 0;
+    if (!remote.empty()) l["remote_pci_bus_id"] = remote;
+    links.push_back(std::move(l));
+  }
+  g["nvlink"] = std::move(links);
+  return g;
+}
+
+}  // namespace
+
 nlohmann::json probe_gpus_nvml() {
   auto out = nlohmann::json::array();
   try {
     const Nvml nvml;
     if (!nvml.initialized) return out;
-    std::string driver;
-    if (nvml.driver_version != nullptr) {
-      std::array<char, kDriverSize> buf{};
-      if (nvml.driver_version(buf.data(), buf.size()) == kNvmlSuccess)
-        driver = cstr(buf.data(), buf.size());
-    }
+    const std::string driver = driver_version(nvml);
     const auto devs = nvml.devices();
     for (std::size_t i = 0; i < devs.size(); ++i) {
-      nvmlDevice_t d = devs[i];
-      nlohmann::json g;
-      g["index"] = i;
-      if (d == nullptr) {
-        g["error"] = "NVML could not open this GPU";
-        out.push_back(std::move(g));
+      if (devs[i] == nullptr) {
+        out.push_back({{"index", i}, {"error", "NVML could not open this GPU"}});
         continue;
       }
-      std::array<char, kNameSize> name{};
-      if (nvml.name != nullptr && nvml.name(d, name.data(), name.size()) == kNvmlSuccess)
-        g["name"] = cstr(name.data(), name.size());
-      std::array<char, kUuidSize> uuid{};
-      if (nvml.uuid != nullptr && nvml.uuid(d, uuid.data(), uuid.size()) == kNvmlSuccess)
-        g["uuid"] = cstr(uuid.data(), uuid.size());
-      NvmlMemory mem{};
-      if (nvml.memory != nullptr && nvml.memory(d, &mem) == kNvmlSuccess)
-        g["memory_bytes"] = mem.total;
-      unsigned int mhz = 0;
-      if (nvml.max_clock != nullptr && nvml.max_clock(d, kClockSm, &mhz) == kNvmlSuccess)
-        g["sm_clock_max_mhz"] = mhz;
-      if (nvml.max_clock != nullptr && nvml.max_clock(d, kClockMem, &mhz) == kNvmlSuccess)
-        g["mem_clock_max_mhz"] = mhz;
-      if (!driver.empty()) g["driver"] = driver;
-      if (const std::string bus = nvml.bus_id(d); !bus.empty()) g["pci_bus_id"] = bus;
-      unsigned int mw = 0;
-      if (nvml.power_limit != nullptr && nvml.power_limit(d, &mw) == kNvmlSuccess)
-        g["power_limit_w"] = mw / 1000.0;
-      auto links = nlohmann::json::array();
-      for (const auto& [link, remote] : nvml.nvlinks(d, false)) {
-        nlohmann::json l;
-        l["link"] = link & 0x7fffffffu;
-        l["active"] = (link & 0x80000000u) == 0;
-        if (!remote.empty()) l["remote_pci_bus_id"] = remote;
-        links.push_back(std::move(l));
-      }
-      g["nvlink"] = std::move(links);
-      out.push_back(std::move(g));
+      out.push_back(describe_device(nvml, devs[i], static_cast<unsigned>(i), driver));
     }
   } catch (...) {
     return nlohmann::json::array();
   }
   return out;
+}
+
+std::string nvml_driver_version() {
+  try {
+    const Nvml nvml;
+    return nvml.initialized ? driver_version(nvml) : std::string{};
+  } catch (...) {
+    return {};
+  }
+}
+
+nlohmann::json probe_gpu_nvml(const std::string& pci_bus_id) {
+  try {
+    const Nvml nvml;
+    nvmlDevice_t d = nullptr;
+    if (!nvml.initialized || nvml.handle_by_bus_id == nullptr || pci_bus_id.empty() ||
+        nvml.handle_by_bus_id(pci_bus_id.c_str(), &d) != kNvmlSuccess || d == nullptr)
+      return nlohmann::json::object();
+    unsigned index = 0;
+    if (nvml.index_of == nullptr || nvml.index_of(d, &index) != kNvmlSuccess)
+      return nlohmann::json::object();
+    return describe_device(nvml, d, index, driver_version(nvml));
+  } catch (...) {
+    return nlohmann::json::object();
+  }
 }
 
 std::string nvml_topology_matrix() {

@@ -101,6 +101,7 @@ class Scheduler {
     // Finer start-up figures (max over workers): where the time before `ready` went.
     double launch_to_main = ctx_.launch_epoch > 0 ? ctx_.main_epoch - ctx_.launch_epoch : 0.0;
     double cuda_wait = 0, nccl_wait = 0, describe = 0, ready_after_main = 0;
+    double describe_node_s = 0, describe_gpu_s = 0;
     int gpu_ranks = 0, cuda_early = 0, nccl_ranks = 0, nccl_overlapped = 0;
     auto add_node = [&](const nlohmann::json& node) {
       const auto host = node.at("host").get<std::string>();
@@ -127,6 +128,8 @@ class Scheduler {
       cuda_wait = std::max(cuda_wait, w.value("cuda_wait_s", 0.0));
       nccl_wait = std::max(nccl_wait, w.value("nccl_wait_s", 0.0));
       describe = std::max(describe, w.value("describe_s", 0.0));
+      describe_node_s = std::max(describe_node_s, w.value("describe_node_s", 0.0));
+      describe_gpu_s = std::max(describe_gpu_s, w.value("describe_gpu_s", 0.0));
       ready_after_main = std::max(ready_after_main, w.value("ready_after_main_s", 0.0));
       if (info.gpu) {
         ++gpu_ranks;
@@ -195,6 +198,8 @@ class Scheduler {
         {"total_s", ctx_.launch_epoch > 0 ? ready - ctx_.launch_epoch : 0.0},
         {"launch_to_main_s", launch_to_main},
         {"describe_s", describe},
+        {"describe_node_s", describe_node_s},
+        {"describe_gpu_s", describe_gpu_s},
         {"cuda_wait_s", cuda_wait},
         {"nccl_wait_s", nccl_wait},
         {"ready_after_main_s", ready_after_main},

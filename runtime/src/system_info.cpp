@@ -71,32 +71,41 @@ struct Topology {
   }
 };
 
-}  // namespace
-
-int physical_cores() {
-  const Topology topo;
+int cores_of(const Topology& topo) {
   const int cores = topo.count(HWLOC_OBJ_CORE);
   if (cores > 0) return cores;
   const long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
+}  // namespace
+
+int physical_cores() {
+  static const int cores = cores_of(Topology{});
+  return cores;
+}
+
 nlohmann::json describe_node() {
-  const Topology topo;
-  utsname u{};
-  uname(&u);
-  // The kernel's figure: hwloc's NUMA totals can miss memory that is not yet onlined.
-  const std::uint64_t mem = static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) *
-                            static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
-  return {{"host", host_name()},
-          {"cpu_model", cpu_model()},
-          {"sockets", std::max(1, topo.count(HWLOC_OBJ_PACKAGE))},
-          {"cores", physical_cores()},
-          {"pus", std::max(1, topo.count(HWLOC_OBJ_PU))},
-          {"numa_domains", std::max(1, topo.count(HWLOC_OBJ_NUMANODE))},
-          {"memory_bytes", mem},
-          {"os", fmt::format("{} {}", u.sysname, u.release)},
-          {"arch", u.machine}};
+  // hwloc's discovery is the slow part (a large node, every worker at once): once per process,
+  // one topology for every count.
+  static const nlohmann::json node = [] {
+    const Topology topo;
+    utsname u{};
+    uname(&u);
+    // The kernel's figure: hwloc's NUMA totals can miss memory that is not yet onlined.
+    const std::uint64_t mem = static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                              static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+    return nlohmann::json{{"host", host_name()},
+                          {"cpu_model", cpu_model()},
+                          {"sockets", std::max(1, topo.count(HWLOC_OBJ_PACKAGE))},
+                          {"cores", cores_of(topo)},
+                          {"pus", std::max(1, topo.count(HWLOC_OBJ_PU))},
+                          {"numa_domains", std::max(1, topo.count(HWLOC_OBJ_NUMANODE))},
+                          {"memory_bytes", mem},
+                          {"os", fmt::format("{} {}", u.sysname, u.release)},
+                          {"arch", u.machine}};
+  }();
+  return node;
 }
 
 nlohmann::json library_versions() {

@@ -80,6 +80,8 @@ TEST(GpuContext, CreateDescribeAndHandles) {
     EXPECT_TRUE(nv[0].contains("uuid"));
     EXPECT_FALSE(sb::nvml_topology_matrix().empty());
     EXPECT_TRUE(d.contains("driver")) << "NVML entry matched to the CUDA device by PCI bus id";
+    EXPECT_TRUE(d.contains("nvlink"));
+    EXPECT_TRUE(v.contains("nvidia_driver"));
   }
 }
 

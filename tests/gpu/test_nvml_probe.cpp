@@ -20,3 +20,19 @@ TEST(NvmlProbe, NeverThrowsAndReturnsAnArray) {
     EXPECT_NE(topo.find("GPU0"), std::string::npos);
   }
 }
+
+TEST(NvmlProbe, OneGpuByBusIdIsItsEntryOfTheWholeProbe) {
+  nlohmann::json none;
+  ASSERT_NO_THROW(none = sb::probe_gpu_nvml(""));
+  EXPECT_TRUE(none.is_object() && none.empty());
+  EXPECT_TRUE(sb::probe_gpu_nvml("ffff:ff:1f.7").empty());  // no such GPU
+  std::string driver;
+  ASSERT_NO_THROW(driver = sb::nvml_driver_version());
+  const auto all = sb::probe_gpus_nvml();
+  EXPECT_EQ(driver.empty(), all.empty());
+  for (const auto& g : all) {
+    if (!g.contains("pci_bus_id")) continue;
+    const auto one = sb::probe_gpu_nvml(g["pci_bus_id"].get<std::string>());
+    EXPECT_EQ(one, g) << "the single-GPU probe must describe it exactly as the whole probe";
+  }
+}

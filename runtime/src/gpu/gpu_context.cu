@@ -64,11 +64,10 @@ int device_attribute(cudaDeviceAttr attr, int device) {
   return v;
 }
 
-/// NVML's view of the GPUs, probed once per process: describe_gpu and gpu_library_versions
-/// both need it, and every nvmlInit costs tens of milliseconds on a large node.
-const nlohmann::json& nvml_gpus() {
-  static const nlohmann::json gpus = probe_gpus_nvml();
-  return gpus;
+/// NVML's view of this worker's GPU alone: on a node of eight GPUs, every worker opening every
+/// GPU (NVLink states and far ends of 18 links each) took 2 s of the start-up.
+nlohmann::json nvml_gpu(const std::string& bus_id) {
+  return bus_id.empty() ? nlohmann::json::object() : probe_gpu_nvml(bus_id);
 }
 
 /// The EnvironmentError for a device that this process cannot use, or nothing.
@@ -383,9 +382,8 @@ nlohmann::json describe_gpu(const GpuContext& ctx) {
   int driver = 0;
   if (cudaDriverGetVersion(&driver) == cudaSuccess) g["cuda_driver"] = cuda_version_string(driver);
   // What only NVML knows: driver version string, power limit, NVLinks.
-  for (const auto& n : nvml_gpus()) {
-    if (!n.contains("pci_bus_id") || canonical_bus_id(n["pci_bus_id"].get<std::string>()) != bus_id)
-      continue;
+  if (const nlohmann::json n = nvml_gpu(bus_id);
+      n.contains("pci_bus_id") && canonical_bus_id(n["pci_bus_id"].get<std::string>()) == bus_id) {
     for (const char* key : {"driver", "power_limit_w", "sm_clock_max_mhz", "mem_clock_max_mhz"})
       if (n.contains(key)) g[key] = n[key];
     auto links = nlohmann::json::array();
@@ -424,8 +422,8 @@ nlohmann::json gpu_library_versions() {
   if (auto s = prop3([](libraryPropertyType t, int* o) { return int(curandGetProperty(t, o)); });
       !s.empty())
     v["curand"] = s;
-  const auto& nvml = nvml_gpus();
-  if (!nvml.empty() && nvml[0].contains("driver")) v["nvidia_driver"] = nvml[0]["driver"];
+  if (const std::string driver = nvml_driver_version(); !driver.empty())
+    v["nvidia_driver"] = driver;
   return v;
 }
 
