@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -257,6 +258,44 @@ void bm_syevd(benchmark::State& state) {
   cudaFree(g);
 }
 
+/// Cholesky of an n x n Gram matrix (the sketch's R_s and R_c each take one): 0 = Dpotrf,
+/// 1 = Xpotrf (64-bit API), 2 = the matrix copy alone, which the other two include.
+void bm_potrf(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const int variant = static_cast<int>(state.range(1));
+  auto* ctx = context();
+  auto h = ctx->cusolver();
+  Buffers b(n, n, 1);
+  double* g = uniform_gram(*ctx, b, n);
+  int lw = 0;
+  SB_CUSOLVER_CHECK(
+      cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_UPPER, n, b.a, n, &lw));
+  std::size_t dev_bytes = sizeof(double) * static_cast<std::size_t>(lw), host_bytes = 0;
+  cusolverDnParams_t params = nullptr;
+  SB_CUSOLVER_CHECK(cusolverDnCreateParams(&params));
+  SB_CUSOLVER_CHECK(cusolverDnXpotrf_bufferSize(h, params, CUBLAS_FILL_MODE_UPPER, n, CUDA_R_64F,
+                                                b.a, n, CUDA_R_64F, &dev_bytes, &host_bytes));
+  dev_bytes = std::max(dev_bytes, sizeof(double) * static_cast<std::size_t>(lw));
+  void* work = nullptr;
+  SB_CUDA_CHECK(cudaMalloc(&work, dev_bytes));
+  std::vector<char> host_work(std::max<std::size_t>(1, host_bytes));
+  time_events(state, ctx->stream, [&] {
+    SB_CUDA_CHECK(
+        cudaMemcpyAsync(b.a, g, sizeof(double) * n * n, cudaMemcpyDeviceToDevice, ctx->stream));
+    if (variant == 0) {
+      SB_CUSOLVER_CHECK(cusolverDnDpotrf(h, CUBLAS_FILL_MODE_UPPER, n, b.a, n,
+                                         static_cast<double*>(work), lw, b.info));
+    } else if (variant == 1) {
+      SB_CUSOLVER_CHECK(cusolverDnXpotrf(h, params, CUBLAS_FILL_MODE_UPPER, n, CUDA_R_64F, b.a, n,
+                                         CUDA_R_64F, work, dev_bytes, host_work.data(),
+                                         host_bytes, b.info));
+    }
+  });
+  cusolverDnDestroyParams(params);
+  cudaFree(work);
+  cudaFree(g);
+}
+
 /// The same eigen-decomposition by other cuSOLVER routines: 0 = Xsyevd (64-bit API), 1 = syevj
 /// (Jacobi, default tolerance), 2 = Ssyevd (fp32, for scale).
 void bm_syevd_alt(benchmark::State& state) {
@@ -434,6 +473,12 @@ BENCHMARK(bm_ormqr)
 BENCHMARK(bm_svd_r)->Args({1000, 0})->Args({1000, 2})->UseManualTime()->Unit(
     benchmark::kMillisecond);
 BENCHMARK(bm_syevd)->Arg(1000)->Arg(500)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(bm_potrf)
+    ->Args({1000, 0})
+    ->Args({1000, 1})
+    ->Args({1000, 2})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(bm_syevd_alt)
     ->Args({1000, 0})
     ->Args({1000, 1})

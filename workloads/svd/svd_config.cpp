@@ -37,6 +37,10 @@ const std::vector<std::pair<std::string, std::string>>& keys() {
        "else blocks), blocks (geqrf of every block, then of the stacked R factors), stack (one "
        "geqrf of the worker's stacked blocks) or sketch (sketch-preconditioned Cholesky QR of "
        "the stacked blocks, Householder QR when its check fails)"},
+      {"sketch_check",
+       "the sketch's check (CPU and GPU): the largest spread max/min of the diagonal of "
+       "chol(A_p^T A_p) accepted (default 30); beyond it Householder QR takes over. 1 forces "
+       "that fallback (tests)"},
   };
   return k;
 }
@@ -88,6 +92,10 @@ Config parse(const Params& params) {
       c.gpu_local != "sketch")
     throw UsageError(fmt::format("svd: gpu_local must be auto, blocks, stack or sketch (got '{}')",
                                  c.gpu_local));
+  if (params.has("sketch_check")) c.sketch_diag_ratio = params.f64("sketch_check");
+  if (!(c.sketch_diag_ratio >= 1.0) || !std::isfinite(c.sketch_diag_ratio))
+    throw UsageError(fmt::format("svd: sketch_check must be a finite number >= 1 (got {})",
+                                 c.sketch_diag_ratio));
   constexpr std::int64_t int_max = std::numeric_limits<int>::max();
   if (c.chunk < c.n)
     throw UsageError(fmt::format(

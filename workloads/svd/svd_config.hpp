@@ -37,7 +37,7 @@ struct Config {
   std::string cpu_local = "auto";
   /// Sketch mode's acceptance test: the Cholesky factor of the preconditioned rows must have
   /// max |diag| / min |diag| below this, else the worker takes Householder QR of those rows.
-  /// Not a user parameter (tests lower it to force the fallback).
+  /// Parameter `sketch_check` (tests set 1 to force the fallback).
   double sketch_diag_ratio = 30.0;
   /// Whether a CPU worker factors its blocks by the sketch (cpu_local resolved).
   [[nodiscard]] bool cpu_sketch() const {

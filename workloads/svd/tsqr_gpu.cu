@@ -43,7 +43,7 @@ class Carver {
 };
 
 constexpr int kInfoStack = 0, kInfoLevel = 1, kInfoSvd = 2, kInfoDown = 3, kInfoLocal = 4;
-constexpr int kInfoChol = 5;  // read by sketch_factor itself: not a failure
+constexpr int kInfoChol = 5;  // read by the sketch's checks themselves: not a failure
 constexpr int kMainInfos = 6;
 
 float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
@@ -162,7 +162,7 @@ GpuTsqr::GpuTsqr(const Config& cfg, GpuContext& ctx, MPI_Comm comm, int rank, in
   stage_ = c.take<double>(nn);
   svd_in_ = c.take<double>(nn);
   vmat_ = c.take<double>(nn);
-  c.take<double>(nn);  // spare
+  rs_ = c.take<double>(nn);
   cbuf_ = c.take<double>(2 * nn);
   merge_cholesky_.assign(receives, false);
   for (std::size_t l = 0; l < receives; ++l) {
@@ -192,6 +192,11 @@ GpuTsqr::GpuTsqr(const Config& cfg, GpuContext& ctx, MPI_Comm comm, int rank, in
                                                 as_int(chunk), as_int(n), as_int(n), a_[0],
                                                 as_int(lda_), tau_[0], u_[0], as_int(lda_), &lw));
   lwork_stream_ = std::max(lwork_stream_, lw);
+  if (sketched_) {  // the root's check of G factors it on stream 0 beside the eigen-solver
+    SB_CUSOLVER_CHECK(cusolverDnDpotrf_bufferSize(solvers_[0], CUBLAS_FILL_MODE_UPPER, as_int(n),
+                                                  chol_, as_int(n), &lw));
+    lwork_stream_ = std::max(lwork_stream_, lw);
+  }
   std::size_t main_doubles = 1;
   struct Shape {
     std::int64_t rows, ld;
@@ -287,7 +292,7 @@ GpuTsqr::GpuTsqr(const Config& cfg, GpuContext& ctx, MPI_Comm comm, int rank, in
   ev_t0_ = make(cudaEventDefault);
   ev_done_ = make(cudaEventDefault);
   ev_x_ready_ = make(cudaEventDisableTiming);
-  for (std::size_t i = 0; i < 4 * (steps.size() + 1); ++i)
+  for (std::size_t i = 0; i < 4 * (steps.size() + 1) + 8; ++i)
     ev_comm_.push_back(make(cudaEventDefault));
   const char* trace = std::getenv("SCALEBENCH_SVD_TRACE");
   trace_ = trace != nullptr && std::strcmp(trace, "1") == 0;
@@ -386,12 +391,22 @@ GpuTsqr::TaskTimes GpuTsqr::task_times(int slot) const {
   return t;
 }
 
-void GpuTsqr::svd_of_r() {
+void GpuTsqr::comm_begin() {
+  SB_CUDA_CHECK(cudaEventRecord(ev_comm_.at(ev_used_), ctx_.stream));
+}
+
+void GpuTsqr::comm_end() {
+  SB_CUDA_CHECK(cudaEventRecord(ev_comm_.at(ev_used_ + 1), ctx_.stream));
+  ev_used_ += 2;
+}
+
+void GpuTsqr::svd_of_r(bool gram_first) {
   const int n = as_int(cfg_.n);
   cudaStream_t main = ctx_.stream;
   const int lwork = static_cast<int>(work_main_bytes_ / sizeof(double));
   int* info = infos_ + kInfoSvd;
   std::string method = cfg_.gpu_svd;
+  if (method == "auto" && !gram_first) method = "gesvdj";
   if (method == "auto") {
     // R^T R = V L V^T (divide and conquer); accepted when cond(R) <= 100: then S = sqrt(L),
     // U_R = R V S^-1 are accurate to ~cond(R)^2 eps. Otherwise Jacobi on R itself.
@@ -447,22 +462,22 @@ void GpuTsqr::finish(PhaseTimes& times) {
                                   streams_[static_cast<std::size_t>(s)]));
     SB_CUDA_CHECK(cudaStreamWaitEvent(main, ev_stream_[static_cast<std::size_t>(s)], 0));
   }
-  std::size_t ev = 0;  // next pair of communication events
-  auto comm_begin = [&] { SB_CUDA_CHECK(cudaEventRecord(ev_comm_[ev], main)); };
-  auto comm_end = [&] {
-    SB_CUDA_CHECK(cudaEventRecord(ev_comm_[ev + 1], main));
-    ev += 2;
-  };
+  ev_used_ = 0;
 
   // 1. This worker's R: [R_1; ...; R_k] factored once.
   const int k = used_;
   const std::int64_t ks = static_cast<std::int64_t>(k) * n;
   mark("tasks");
   sketch_failed_ = false;
-  if (k == 0) {
+  // Sketch mode: every worker's U comes from one global sketch and one Gram matrix (no tree);
+  // when the check fails, every worker takes Householder QR of its A_p and the tree below.
+  const bool formed = sketched_ && sketch_solve(k);
+  if (sketched_ && !formed) {
+    sketch_fallback(k);
+  } else if (formed) {
+    // U is formed: nothing goes up or down a tree.
+  } else if (k == 0) {
     SB_CUDA_CHECK(cudaMemsetAsync(own_r_, 0, nn * sizeof(double), main));
-  } else if (sketched_) {
-    sketch_factor(k);
   } else if (stack_) {
     SB_CUSOLVER_CHECK(cusolverDnDgeqrf(
         main_solver_, as_int(k * chunk), in, a_[0], as_int(lda_), tau_stack_, work_main_,
@@ -482,7 +497,7 @@ void GpuTsqr::finish(PhaseTimes& times) {
   const int lwork_main = static_cast<int>(work_main_bytes_ / sizeof(double));
 
   // 2. Up the tree over NCCL.
-  const auto steps = tree_steps(rank_, size_);
+  const auto steps = formed ? std::vector<TreeStep>{} : tree_steps(rank_, size_);
   std::size_t lv = 0;
   for (const auto& step : steps) {
     if (step.receive) {
@@ -509,7 +524,7 @@ void GpuTsqr::finish(PhaseTimes& times) {
 
   mark("tree up");
   // 3. The root: R = U_R S V^T; U_R lands in x_.
-  if (rank_ == 0) svd_of_r();
+  if (rank_ == 0 && !formed) svd_of_r(true);
   mark("svd of R");
 
   // 4. Down the tree: [X; X_peer] = Q_merge [X; 0].
@@ -541,8 +556,8 @@ void GpuTsqr::finish(PhaseTimes& times) {
   mark("tree down");
   // 5. Every block's X_i, then U_i = Q_i [X_i; 0] over the streams (stack mode: U = Q [X; 0]
   // for the whole stack at once).
-  if (sketched_ && !sketch_failed_) {
-    if (k > 0) sketch_u(k);
+  if (formed) {
+    // sketch_solve formed U.
   } else if (stack_ && !sketched_) {
     if (k > 0) {
       gpu::pad_copy(u_[0], lda_, k * chunk, n, x_, n, n, false, main);
@@ -613,22 +628,23 @@ void GpuTsqr::finish(PhaseTimes& times) {
   double gen = 0;
   for (int i = 0; i < k; ++i) gen += task_times(i).generate;
   double comm = 0;
-  for (std::size_t e = 0; e < ev; e += 2) comm += 1e-3 * elapsed_ms(ev_comm_[e], ev_comm_[e + 1]);
+  for (std::size_t e = 0; e < ev_used_; e += 2)
+    comm += 1e-3 * elapsed_ms(ev_comm_[e], ev_comm_[e + 1]);
   const double wall = 1e-3 * elapsed_ms(ev_t0_, ev_done_);
   times.generate += gen;
   times.communicate += comm;
   times.compute += std::max(0.0, wall - gen - comm);
 }
 
-double GpuTsqr::cholesky_spread(const double* f, std::int64_t ldf, const int* dinfo) {
+double GpuTsqr::cholesky_spread(const double* f, std::int64_t ldf, const int* dinfo,
+                                cudaStream_t stream) {
   const std::int64_t n = cfg_.n;
-  cudaStream_t main = ctx_.stream;
   int info = 0;
-  SB_CUDA_CHECK(cudaMemcpyAsync(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost, main));
+  SB_CUDA_CHECK(cudaMemcpyAsync(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost, stream));
   SB_CUDA_CHECK(cudaMemcpy2DAsync(
       chol_diag_.data(), sizeof(double), f, static_cast<std::size_t>(ldf + 1) * sizeof(double),
-      sizeof(double), static_cast<std::size_t>(n), cudaMemcpyDeviceToHost, main));
-  SB_CUDA_CHECK(cudaStreamSynchronize(main));
+      sizeof(double), static_cast<std::size_t>(n), cudaMemcpyDeviceToHost, stream));
+  SB_CUDA_CHECK(cudaStreamSynchronize(stream));
   constexpr double kFail = std::numeric_limits<double>::infinity();
   if (info != 0) return kFail;
   double lo = kFail, hi = 0;
@@ -658,7 +674,8 @@ bool GpuTsqr::merge_by_cholesky(std::size_t lv) {
   SB_CUDA_CHECK(cudaMemsetAsync(infos_ + kInfoChol, 0, sizeof(int), main));
   SB_CUSOLVER_CHECK(cusolverDnDpotrf(main_solver_, CUBLAS_FILL_MODE_UPPER, in, rc, 2 * in,
                                      work_main_, lwork, infos_ + kInfoChol));
-  if (!(cholesky_spread(rc, 2 * n, infos_ + kInfoChol) < cfg_.sketch_diag_ratio)) return false;
+  if (!(cholesky_spread(rc, 2 * n, infos_ + kInfoChol, main) < cfg_.sketch_diag_ratio))
+    return false;
   // R = R_c R1 (R1 = own_r_ is exactly upper triangular).
   SB_CUBLAS_CHECK(cublasDtrmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
                               CUBLAS_DIAG_NON_UNIT, in, in, &one, rc, 2 * in, own_r_, in, own_r_,
@@ -666,108 +683,207 @@ bool GpuTsqr::merge_by_cholesky(std::size_t lv) {
   return true;
 }
 
-void GpuTsqr::sketch_factor(int k) {
-  const std::int64_t n = cfg_.n, chunk = cfg_.chunk, rows = static_cast<std::int64_t>(k) * chunk;
+bool GpuTsqr::sketch_solve(int k) {
+  const std::int64_t n = cfg_.n, rows = static_cast<std::int64_t>(k) * cfg_.chunk;
   const std::int64_t sk = sketch_height(n);
   const auto nn = static_cast<std::size_t>(n * n);
   const int in = as_int(n), lwork = static_cast<int>(work_main_bytes_ / sizeof(double));
   cudaStream_t main = ctx_.stream;
   cublasHandle_t h = ctx_.cublas();
   const double one = 1.0, zero = 0.0;
-  // 1. R_s, an R factor of Y = S A (every stream's sketch is in: finish() made main wait). When
-  // Y is well conditioned, Cholesky of Y^T Y gives it in ~1 ms (its error, ~cond(Y)^2 eps, only
-  // makes the preconditioner a little less exact); else Householder QR of Y (~5 ms).
-  gpu::sketch_to_double(sketch_y_, sketch_d_, n, scales_, main);
-  SB_CUBLAS_CHECK(cublasDsyrk(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, in, as_int(sk), &one,
-                              sketch_d_, as_int(sk), &zero, sketch_r_, in));
-  SB_CUDA_CHECK(cudaMemsetAsync(infos_ + kInfoChol, 0, sizeof(int), main));
-  SB_CUSOLVER_CHECK(cusolverDnDpotrf(main_solver_, CUBLAS_FILL_MODE_UPPER, in, sketch_r_, in,
-                                     work_main_, lwork, infos_ + kInfoChol));
-  const double* rs = sketch_r_;
-  std::int64_t ldrs = n;
-  if (!(cholesky_spread(sketch_r_, n, infos_ + kInfoChol) < kSketchGramSpread)) {
-    SB_CUSOLVER_CHECK(cusolverDnDgeqrf(main_solver_, as_int(sk), in, sketch_d_, as_int(sk),
-                                       tau_stack_, work_main_, lwork, infos_ + kInfoStack));
-    rs = sketch_d_;
-    ldrs = sk;
+  // 1. Y = S A over every worker's rows: integer sums (wrapping), the same bits on every worker
+  // whatever the order. Every stream's sketch is in (finish() made main wait).
+  if (size_ > 1) {
+    comm_begin();
+    SB_NCCL_CHECK(ncclAllReduce(sketch_y_, sketch_y_, static_cast<std::size_t>(sk * n), ncclUint64,
+                                ncclSum, ctx_.nccl, main));
+    comm_end();
+  }
+  mark("sketch Y");
+
+  // 2. R_s on the root, to every worker: Cholesky of Y^T Y when Y is well conditioned (its
+  // error, ~cond(Y)^2 eps, only makes the preconditioner a little less exact), else Householder
+  // QR of Y (~5 ms). rs_ holds triu(R_s).
+  if (rank_ == 0) {
+    gpu::sketch_to_double(sketch_y_, sketch_d_, n, scales_, main);
+    SB_CUBLAS_CHECK(cublasDsyrk(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, in, as_int(sk), &one,
+                                sketch_d_, as_int(sk), &zero, sketch_r_, in));
+    SB_CUDA_CHECK(cudaMemsetAsync(infos_ + kInfoChol, 0, sizeof(int), main));
+    SB_CUSOLVER_CHECK(cusolverDnDpotrf(main_solver_, CUBLAS_FILL_MODE_UPPER, in, sketch_r_, in,
+                                       work_main_, lwork, infos_ + kInfoChol));
+    if (cholesky_spread(sketch_r_, n, infos_ + kInfoChol, main) < kSketchGramSpread) {
+      gpu::pad_copy(rs_, n, n, n, sketch_r_, n, n, true, main);
+    } else {
+      SB_CUSOLVER_CHECK(cusolverDnDgeqrf(main_solver_, as_int(sk), in, sketch_d_, as_int(sk),
+                                         tau_stack_, work_main_, lwork, infos_ + kInfoStack));
+      gpu::pad_copy(rs_, n, n, n, sketch_d_, sk, n, true, main);
+    }
+  }
+  if (size_ > 1) {
+    comm_begin();
+    SB_NCCL_CHECK(ncclBroadcast(rs_, rs_, nn, ncclDouble, 0, ctx_.nccl, main));
+    comm_end();
   }
   mark("sketch R");
 
-  // 2. A_p = A R_s^-1 in place, by recursive blocks (gemm does nearly all the flops).
-  // Out of place into U's matrix, which is free until step 5: the two swap roles from here on
-  // (a_ holds A_p, u_ the rows where U will go).
-  gpu::trsm_right_upper(h, rows, n, rs, ldrs, a_[0], lda_, u_[0], lda_, zbuf_);
-  std::swap(a_, u_);
+  // 3. A_p = A R_s^-1 by recursive blocks (gemm does nearly all the flops), out of place into
+  // U's rows, which are free until U is formed: the two swap roles from here on (a_ holds A_p,
+  // u_ the rows where U will go).
+  if (k > 0) {
+    gpu::trsm_right_upper(h, rows, n, rs_, n, a_[0], lda_, u_[0], lda_, zbuf_);
+    std::swap(a_, u_);
+  }
   mark("trsm");
 
-  // 3. G = A_p^T A_p, one recursive Gram per slice of rows on its own stream (one product has
-  // too few output tiles to fill the GPU), summed in a fixed order.
-  const auto slices = static_cast<std::int64_t>(std::min<std::size_t>(
-      blas_.size(), static_cast<std::size_t>(std::max<std::int64_t>(1, rows / (64 * n)))));
-  SB_CUDA_CHECK(cudaEventRecord(ev_x_ready_, main));
-  for (std::int64_t p = 0; p < slices; ++p) {
-    const std::int64_t r0 = rows * p / slices, r1 = rows * (p + 1) / slices;
-    const auto sp = static_cast<std::size_t>(p);
-    SB_CUDA_CHECK(cudaStreamWaitEvent(streams_[sp], ev_x_ready_, 0));
-    gpu::gram_upper(blas_[sp], r1 - r0, n, a_[0] + r0, lda_, partial_grams_ + sp * nn, n);
-    SB_CUDA_CHECK(cudaEventRecord(ev_stream_[sp], streams_[sp]));
-    SB_CUDA_CHECK(cudaStreamWaitEvent(main, ev_stream_[sp], 0));
-  }
-  gpu::sum_matrices(chol_, partial_grams_, static_cast<int>(slices), n, main);
-  mark("gram");
-
-  // 4. G = R_c^T R_c and the check.
-  SB_CUDA_CHECK(cudaMemsetAsync(infos_ + kInfoChol, 0, sizeof(int), main));
-  SB_CUSOLVER_CHECK(cusolverDnDpotrf(main_solver_, CUBLAS_FILL_MODE_UPPER, in, chol_, in,
-                                     work_main_, lwork, infos_ + kInfoChol));
-  const bool ok = cholesky_spread(chol_, n, infos_ + kInfoChol) < cfg_.sketch_diag_ratio;
-  mark("potrf");
-  gpu::pad_copy(zbuf_, n, n, n, rs, ldrs, n, true, main);  // triu(R_s)
-  if (ok) {
-    // R = R_c R_s.
-    SB_CUBLAS_CHECK(cublasDtrmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
-                                CUBLAS_DIAG_NON_UNIT, in, in, &one, chol_, in, zbuf_, in, own_r_,
-                                in));
-    local_routine_ = "sketch";
-  } else {
-    // Householder QR of A_p block by block, as blocks mode: A_p = Q_p R_p, R = R_p R_s; U
-    // comes from Q_p by ormqr (finish(), step 5).
-    sketch_failed_ = true;
-    for (int i = 0; i < k; ++i)
-      SB_CUSOLVER_CHECK(cusolverDnDgeqrf(
-          main_solver_, as_int(chunk), in, a_[static_cast<std::size_t>(i)], as_int(lda_),
-          tau_[static_cast<std::size_t>(i)], work_main_, lwork, infos_ + kInfoStack));
-    if (k == 1) {
-      gpu::pad_copy(own_r_, n, n, n, a_[0], lda_, n, true, main);
-    } else {
-      const std::int64_t ks = static_cast<std::int64_t>(k) * n;
-      for (int i = 0; i < k; ++i)
-        gpu::pad_copy(rstack_ + static_cast<std::int64_t>(i) * n, ks, n, n,
-                      a_[static_cast<std::size_t>(i)], lda_, n, true, main);
-      SB_CUSOLVER_CHECK(cusolverDnDgeqrf(main_solver_, as_int(ks), in, rstack_, as_int(ks),
-                                         tau_stack_, work_main_, lwork, infos_ + kInfoStack));
-      gpu::pad_copy(own_r_, n, n, n, rstack_, ks, n, true, main);
+  // 4. G = A_p^T A_p: one recursive Gram per slice of rows on its own stream (one product has
+  // too few output tiles to fill the GPU), summed in a fixed order; then over the workers.
+  if (k > 0) {
+    const auto slices = static_cast<std::int64_t>(std::min<std::size_t>(
+        blas_.size(), static_cast<std::size_t>(std::max<std::int64_t>(1, rows / (64 * n)))));
+    SB_CUDA_CHECK(cudaEventRecord(ev_x_ready_, main));
+    for (std::int64_t p = 0; p < slices; ++p) {
+      const std::int64_t r0 = rows * p / slices, r1 = rows * (p + 1) / slices;
+      const auto sp = static_cast<std::size_t>(p);
+      SB_CUDA_CHECK(cudaStreamWaitEvent(streams_[sp], ev_x_ready_, 0));
+      gpu::gram_upper(blas_[sp], r1 - r0, n, a_[0] + r0, lda_, partial_grams_ + sp * nn, n);
+      SB_CUDA_CHECK(cudaEventRecord(ev_stream_[sp], streams_[sp]));
+      SB_CUDA_CHECK(cudaStreamWaitEvent(main, ev_stream_[sp], 0));
     }
-    SB_CUBLAS_CHECK(cublasDtrmm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
-                                CUBLAS_DIAG_NON_UNIT, in, in, &one, zbuf_, in, own_r_, in, own_r_,
-                                in));
-    local_routine_ = "sketch+geqrf";
+    gpu::sum_matrices(chol_, partial_grams_, static_cast<int>(slices), n, main);
+  } else {
+    SB_CUDA_CHECK(cudaMemsetAsync(chol_, 0, nn * sizeof(double), main));
   }
-  mark("R");
+  mark("gram");
+  if (size_ > 1) {
+    comm_begin();
+    SB_NCCL_CHECK(ncclAllReduce(chol_, chol_, nn, ncclDouble, ncclSum, ctx_.nccl, main));
+    comm_end();
+  }
+  mark("G");
+
+  // 5. The root: the SVD, as Z with U = A_p Z, and the check's verdict; to every worker.
+  if (rank_ == 0) sketch_root_svd();
+  mark("svd of R");
+  if (size_ > 1) {
+    comm_begin();
+    SB_NCCL_CHECK(ncclBroadcast(cbuf_, cbuf_, nn + 1, ncclDouble, 0, ctx_.nccl, main));
+    comm_end();
+  }
+  double verdict = 0;
+  SB_CUDA_CHECK(cudaMemcpyAsync(&verdict, cbuf_ + nn, sizeof(double), cudaMemcpyDeviceToHost, main));
+  SB_CUDA_CHECK(cudaStreamSynchronize(main));
+  if (verdict != 1.0) return false;
+
+  // 6. U = A_p Z, one gemm.
+  if (k > 0)
+    SB_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, as_int(rows), in, in, &one, a_[0],
+                                as_int(lda_), cbuf_, in, &zero, u_[0], as_int(lda_)));
+  local_routine_ = "sketch";
+  mark("U");
+  return true;
 }
 
-void GpuTsqr::sketch_u(int k) {
-  const std::int64_t n = cfg_.n, rows = static_cast<std::int64_t>(k) * cfg_.chunk;
-  const int in = as_int(n);
-  cudaStream_t main = ctx_.stream;
+void GpuTsqr::sketch_root_svd() {
+  const std::int64_t n = cfg_.n;
+  const auto nn = static_cast<std::size_t>(n * n);
+  const int in = as_int(n), lwork = static_cast<int>(work_main_bytes_ / sizeof(double));
+  cudaStream_t main = ctx_.stream, side = streams_[0];
   cublasHandle_t h = ctx_.cublas();
   const double one = 1.0, zero = 0.0;
-  // U = A_p (R_c^-1 X).
-  gpu::copy_matrix(zbuf_, n, x_, n, n, n, main);
-  SB_CUBLAS_CHECK(cublasDtrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
-                              CUBLAS_DIAG_NON_UNIT, in, in, &one, chol_, in, zbuf_, in));
-  SB_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, as_int(rows), in, in, &one, a_[0],
-                              as_int(lda_), zbuf_, in, &zero, u_[0], as_int(lda_)));
+  const bool gram = cfg_.gpu_svd == "auto";
+  if (gram) {
+    // R^T R = R_s^T G R_s (R = R_c R_s) needs no R_c: the main stream forms it and runs the
+    // eigen-solver while stream 0 factors G = R_c^T R_c for the check; that 1 ms of potrf
+    // hides behind the ~10 ms eigen-decomposition. T = G R_s lands in x_, R^T R in svd_in_.
+    // potrf is enqueued first: syevd's call returns only after its host-side steps (with it
+    // first, potrf started after it and the pair took 12.1 ms on one H200).
+    SB_CUBLAS_CHECK(cublasDsymm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, in, in, &one, chol_,
+                                in, rs_, in, &zero, x_, in));
+    SB_CUDA_CHECK(cudaEventRecord(ev_x_ready_, main));
+    SB_CUDA_CHECK(cudaStreamWaitEvent(side, ev_x_ready_, 0));
+    SB_CUDA_CHECK(cudaMemsetAsync(infos_ + kInfoChol, 0, sizeof(int), side));
+    SB_CUSOLVER_CHECK(cusolverDnDpotrf(solvers_[0], CUBLAS_FILL_MODE_UPPER, in, chol_, in,
+                                       work_[0], lwork_stream_, infos_ + kInfoChol));
+    SB_CUBLAS_CHECK(cublasDtrmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T,
+                                CUBLAS_DIAG_NON_UNIT, in, in, &one, rs_, in, x_, in, svd_in_, in));
+    SB_CUSOLVER_CHECK(cusolverDnDsyevd(main_solver_, CUSOLVER_EIG_MODE_VECTOR,
+                                       CUBLAS_FILL_MODE_UPPER, in, svd_in_, in, rwork_,
+                                       work_main_, lwork, infos_ + kInfoSvd));
+  } else {
+    SB_CUDA_CHECK(cudaMemsetAsync(infos_ + kInfoChol, 0, sizeof(int), main));
+    SB_CUSOLVER_CHECK(cusolverDnDpotrf(main_solver_, CUBLAS_FILL_MODE_UPPER, in, chol_, in,
+                                       work_main_, lwork, infos_ + kInfoChol));
+  }
+  cudaStream_t check = gram ? side : main;
+  const bool ok = cholesky_spread(chol_, n, infos_ + kInfoChol, check) < cfg_.sketch_diag_ratio;
+  bool done = !ok;
+  if (ok && gram) {
+    // Accepted when cond(R) <= 100 (as svd_of_r): S = sqrt(L), Z = R_s V S^-1.
+    double ends[2] = {0, 0};
+    SB_CUDA_CHECK(cudaMemcpyAsync(&ends[0], rwork_, sizeof(double), cudaMemcpyDeviceToHost, main));
+    SB_CUDA_CHECK(
+        cudaMemcpyAsync(&ends[1], rwork_ + (n - 1), sizeof(double), cudaMemcpyDeviceToHost, main));
+    SB_CUDA_CHECK(cudaStreamSynchronize(main));
+    if (ends[1] > 0 && ends[0] >= kGramRatio * ends[1]) {
+      gpu::gram_to_svd(svd_in_, rwork_, vmat_, sv_, n, main);
+      SB_CUBLAS_CHECK(cublasDtrmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                  CUBLAS_DIAG_NON_UNIT, in, in, &one, rs_, in, vmat_, in, cbuf_,
+                                  in));
+      gpu::divide_columns(cbuf_, sv_, n, main);
+      svd_routine_ = "gram";
+      done = true;
+    }
+  }
+  if (!done) {
+    // R = R_c R_s, its SVD by the configured routine (gesvdj for auto), Z = R_c^-1 U_R.
+    SB_CUBLAS_CHECK(cublasDtrmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                CUBLAS_DIAG_NON_UNIT, in, in, &one, chol_, in, rs_, in, own_r_,
+                                in));
+    svd_of_r(false);
+    gpu::copy_matrix(cbuf_, n, x_, n, n, n, main);
+    SB_CUBLAS_CHECK(cublasDtrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                CUBLAS_DIAG_NON_UNIT, in, in, &one, chol_, in, cbuf_, in));
+  }
+  // The verdict travels with Z (a pageable copy: staged before this call returns).
+  const double verdict = ok ? 1.0 : 0.0;
+  SB_CUDA_CHECK(
+      cudaMemcpyAsync(cbuf_ + nn, &verdict, sizeof(double), cudaMemcpyHostToDevice, main));
+}
+
+void GpuTsqr::sketch_fallback(int k) {
+  const std::int64_t n = cfg_.n, chunk = cfg_.chunk;
+  const auto nn = static_cast<std::size_t>(n * n);
+  const int in = as_int(n), lwork = static_cast<int>(work_main_bytes_ / sizeof(double));
+  cudaStream_t main = ctx_.stream;
+  sketch_failed_ = true;
+  local_routine_ = "sketch+geqrf";
+  if (k == 0) {
+    SB_CUDA_CHECK(cudaMemsetAsync(own_r_, 0, nn * sizeof(double), main));
+    return;
+  }
+  // Householder QR of A_p block by block, as blocks mode: A_p = Q_p R_p, R = R_p R_s; U comes
+  // from Q_p by ormqr (finish(), step 5).
+  for (int i = 0; i < k; ++i)
+    SB_CUSOLVER_CHECK(cusolverDnDgeqrf(main_solver_, as_int(chunk), in,
+                                       a_[static_cast<std::size_t>(i)], as_int(lda_),
+                                       tau_[static_cast<std::size_t>(i)], work_main_, lwork,
+                                       infos_ + kInfoStack));
+  if (k == 1) {
+    gpu::pad_copy(own_r_, n, n, n, a_[0], lda_, n, true, main);
+  } else {
+    const std::int64_t ks = static_cast<std::int64_t>(k) * n;
+    for (int i = 0; i < k; ++i)
+      gpu::pad_copy(rstack_ + static_cast<std::int64_t>(i) * n, ks, n, n,
+                    a_[static_cast<std::size_t>(i)], lda_, n, true, main);
+    SB_CUSOLVER_CHECK(cusolverDnDgeqrf(main_solver_, as_int(ks), in, rstack_, as_int(ks),
+                                       tau_stack_, work_main_, lwork, infos_ + kInfoStack));
+    gpu::pad_copy(own_r_, n, n, n, rstack_, ks, n, true, main);
+  }
+  const double one = 1.0;
+  SB_CUBLAS_CHECK(cublasDtrmm(ctx_.cublas(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER,
+                              CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, in, in, &one, rs_, in, own_r_,
+                              in, own_r_, in));
+  mark("R");
 }
 
 std::vector<double> GpuTsqr::u_host(int i) const {

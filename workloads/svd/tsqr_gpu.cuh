@@ -19,24 +19,28 @@
 /// worker's U with one ormqr. With square blocks this halves the QR work: factoring every
 /// block and then the stack of their R factors, which is as large as the blocks, is gone.
 ///
-/// Sketch mode (Config::gpu_sketch(), tall stacks): the stacked rows A (M x n) are factored by
-/// sketch-preconditioned Cholesky QR, at matrix-multiply speed instead of geqrf's panel speed,
-/// without squaring A's condition number. Each task also adds its rows to a sparse sign sketch
-/// Y = S A (sketch.hpp, 2n x n, integer sums: deterministic). finish(): R_s = qr(Y) (geqrf of
-/// a 2n x n matrix); A_p = A R_s^-1 (trsm, in place), which is well conditioned (cond about 6,
-/// whatever cond(A), because S embeds A's column space); G = A_p^T A_p (syrk) = R_c^T R_c
-/// (potrf); the worker's R = R_c R_s goes up the tree. Its Q = A_p R_c^-1 loses only
-/// ~cond(A_p)^2 eps of orthogonality, and U = Q X = A_p (R_c^-1 X) is one gemm. Work: about
-/// 4mn^2 flops (trsm, syrk, gemm) against geqrf + ormqr's 6mn^2 at a fraction of the speed.
-/// The check: potrf must succeed and R_c's diagonal must span less than
-/// Config::sketch_diag_ratio, else the worker factors A_p by geqrf (R = R_p R_s, U by ormqr):
-/// always correct, only slower. The tree merges of sketch mode are preconditioned the same
-/// way, by the receiver's own R1: [R1; R2] = [I; W] R1 with W = R2 R1^-1 (trsm), I + W^T W =
-/// R_c^T R_c (syrk, potrf), merged R = R_c R1, and on the way down Q X = [R_c^-1 X; W R_c^-1 X]
-/// (trsm, gemm): two levels took 4.6 ms on rank 0 of four H200s with the transfers, where
-/// geqrf of one 2n x n stack alone takes 5.6 ms (n = 1000), before its ormqr. Both R
-/// factors carry the same column scaling, so W is well conditioned even for badly conditioned
-/// A; the same check guards it, with geqrf + ormqr as the fallback.
+/// Sketch mode (Config::gpu_sketch(), tall stacks): the stacked rows A (M x n, all workers
+/// together) are factored by sketch-preconditioned Cholesky QR, at matrix-multiply speed
+/// instead of geqrf's panel speed, without squaring A's condition number, and without a tree.
+/// Each task also adds its rows to a sparse sign sketch Y = S A (sketch.hpp, 2n x n, integer
+/// sums). finish(): the workers' sketches are summed exactly (NCCL all-reduce of the integers:
+/// the same Y, bit for bit, on any number of workers); the root takes R_s from Y (Cholesky of
+/// Y^T Y, or geqrf of Y when Y is badly conditioned) and broadcasts it; every worker forms
+/// A_p = A R_s^-1 for its rows (recursive trsm in gemm), which is well conditioned (cond about
+/// 6, whatever cond(A), because S embeds A's column space), and its G_i = A_p^T A_p; the G_i
+/// are summed (all-reduce, 8 MB at n = 1000). The root then has G = R_c^T R_c for all rows:
+/// R = R_c R_s is A's R factor. With gpu_svd=auto it eigen-decomposes R^T R = R_s^T G R_s
+/// (accepted when cond(R) <= 100, as svd_of_r) while a second stream factors G (potrf) for
+/// the check, and Z = R_s V S^-1; otherwise Z = R_c^-1 U_R from the SVD of R (gesvdj, ...).
+/// Z and the verdict go to every worker (broadcast) and U_i = A_p,i Z is one gemm. The check:
+/// potrf of G must succeed and R_c's diagonal must span less than Config::sketch_diag_ratio
+/// (parameter sketch_check); else every worker factors its A_p by geqrf (R_i = R_p,i R_s), the
+/// R factors go up the tree below and U comes back down by ormqr: always correct, only
+/// slower. The tree merges of that fallback are preconditioned by the receiver's own R1:
+/// [R1; R2] = [I; W] R1 with W = R2 R1^-1 (trsm), I + W^T W = R_c^T R_c (syrk, potrf), merged
+/// R = R_c R1, and on the way down Q X = [R_c^-1 X; W R_c^-1 X] (trsm, gemm), with geqrf +
+/// ormqr when their own check fails. Summing Gram matrices of the *preconditioned* rows is
+/// the same computation as one worker holding all rows: cond(A_p), not cond(A), is squared.
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -99,17 +103,26 @@ class GpuTsqr {
   std::vector<double> validate();
 
  private:
-  void svd_of_r();
-  /// Sketch mode, step 1 of finish(): R of this worker's k stacked blocks into own_r_.
-  void sketch_factor(int k);
+  /// The root's SVD of own_r_ into sv_, x_ (U_R) and vmat_; gram_first: with gpu_svd=auto,
+  /// try the eigen-decomposition of R^T R first (else gesvdj at once).
+  void svd_of_r(bool gram_first);
+  /// Sketch mode (see the file comment): the global sketch, R_s, A_p, G, the root's SVD and
+  /// every worker's U. Collective over the case's workers. False when the check failed: then
+  /// nothing of U is formed, A_p is in a_ and R_s in rs_, and every worker falls back.
+  bool sketch_solve(int k);
+  /// sketch_solve on the root: Z (U = A_p Z) into cbuf_, the verdict (1 or 0) at cbuf_[n*n].
+  void sketch_root_svd();
+  /// The fallback of sketch_solve: Householder QR of this worker's A_p; own_r_ = R_p R_s.
+  void sketch_fallback(int k);
   /// potrf's info and the spread max/min |diag| of its factor f (leading dimension ldf), or
-  /// infinity when potrf failed; synchronises the main stream.
-  double cholesky_spread(const double* f, std::int64_t ldf, const int* dinfo);
+  /// infinity when potrf failed; synchronises `stream`, on which potrf ran.
+  double cholesky_spread(const double* f, std::int64_t ldf, const int* dinfo, cudaStream_t stream);
+  /// A pair of timed events around an NCCL operation on the main stream (communication time).
+  void comm_begin();
+  void comm_end();
   /// Sketch mode's tree merge of R1 = own_r_ and R2 = stage_ (see the file comment); false when
   /// its check fails (the caller then merges by geqrf).
   bool merge_by_cholesky(std::size_t level);
-  /// Sketch mode: U of the stacked blocks from x_.
-  void sketch_u(int k);
   /// SCALEBENCH_SVD_TRACE=1: a timed event on the main stream, printed after finish().
   void mark(const char* label);
 
@@ -135,6 +148,7 @@ class GpuTsqr {
   std::vector<cudaEvent_t> ev_stream_;                   ///< per stream
   cudaEvent_t ev_t0_ = nullptr, ev_x_ready_ = nullptr, ev_done_ = nullptr;
   std::vector<cudaEvent_t> ev_comm_;  ///< pairs around NCCL operations
+  std::size_t ev_used_ = 0;           ///< events of ev_comm_ recorded in this finish()
 
   void* arena_ = nullptr;      ///< all data buffers
   void* workspace_ = nullptr;  ///< cuSOLVER workspaces
@@ -143,7 +157,8 @@ class GpuTsqr {
   unsigned long long* sketch_y_ = nullptr;  ///< Y = S A in fixed point, sketch_height(n) x n
   double* sketch_d_ = nullptr;              ///< Y as doubles, then its QR (R_s on top)
   double* chol_ = nullptr;                  ///< n x n: G = A_p^T A_p, then R_c (upper)
-  double* zbuf_ = nullptr;                  ///< n x n: R_c^-1 X, or triu(R_s) in the fallback
+  double* zbuf_ = nullptr;                  ///< n x n: scratch of the recursive trsm
+  double* rs_ = nullptr;                    ///< n x n: triu(R_s), the same on every worker
   double* sketch_r_ = nullptr;              ///< n x n: Y^T Y, then its Cholesky factor
   double* partial_grams_ = nullptr;         ///< streams x n x n: G of each slice of A_p rows
   std::vector<cublasHandle_t> blas_;        ///< sketch mode: one cuBLAS handle per stream
