@@ -66,7 +66,7 @@ nlohmann::json startup_description(const JobPlan& plan, RankContext& ctx) {
 /// finish_repeat and DONE.
 void run_repeat(RankContext& ctx, WorkerCase& wc) {
   wc.begin_repeat();
-  const int depth = std::max(1, wc.prefetch()) + 1;
+  const int depth = std::max(0, wc.prefetch()) + 1;
   std::deque<std::int64_t> queue;
   bool no_more = false;
   int awaiting = 0;  // requests sent whose ASSIGN has not arrived

@@ -60,11 +60,14 @@ class GpuWorker final : public WorkerCase {
 
   [[nodiscard]] PhaseTimes phase_times() const override { return times_; }
   std::vector<double> validate() override { return engine_.validate(); }
-  /// One task per stream plus one, but never more than this worker's share of the blocks: with
-  /// few, long blocks (the large preset: 20 blocks of 10^5 rows) a deep prefetch let the first
-  /// workers to ask take nearly every block (4 GPUs ran no faster than 2).
+  /// A worker asks for prefetch() + 1 blocks at first: at most one per stream plus one, and
+  /// never more than its share of the blocks. A block's task is only its generation and
+  /// sketch; most of its cost (solve, Gram, U) comes in finish_repeat, in proportion to the
+  /// blocks a worker owns, so the first request must not exceed the share: asking for one more
+  /// gave four H200 workers 6, 6, 6 and 2 of the large preset's 20 blocks (80.8 ms instead of
+  /// the ~70 ms of 5 each). With fewer blocks than workers, one at a time.
   [[nodiscard]] int prefetch() const override {
-    return std::max(1, std::min(engine_.streams() + 1, fair_share_));
+    return std::clamp(fair_share_ - 1, 0, engine_.streams());
   }
 
  private:

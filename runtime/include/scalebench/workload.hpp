@@ -126,7 +126,9 @@ class WorkerCase {
   [[nodiscard]] virtual PhaseTimes phase_times() const = 0;
   /// After all repeats, untimed: this worker's part of the validation.
   virtual std::vector<double> validate() { return {}; }
-  /// Tasks to keep requested ahead of the one running (bounded prefetch).
+  /// Tasks to keep requested ahead of the one running (bounded prefetch): a worker asks for
+  /// prefetch() + 1 tasks at the start of a repeat and for one more per task finished. 0 is
+  /// allowed (one task at a time).
   [[nodiscard]] virtual int prefetch() const { return 2; }
 };
 
