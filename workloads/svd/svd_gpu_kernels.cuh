@@ -61,7 +61,7 @@ void trsm_right_upper(cublasHandle_t h, std::int64_t rows, std::int64_t n, const
 
 /// The upper triangle of g (n x n, leading dimension ldg) = a^T a for a (rows x n, lda), by
 /// recursive halving: gemm for the off-diagonal blocks, syrk for blocks of at most 128 columns
-/// (one syrk when rows < 64 n).
+/// (one syrk when rows < 16 n).
 void gram_upper(cublasHandle_t h, std::int64_t rows, std::int64_t n, const double* a,
                 std::int64_t lda, double* g, std::int64_t ldg);
 
