@@ -7,14 +7,8 @@
 set -uo pipefail
 sb=$1 workload=$2 fixed=$3
 shift 3
-gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-if [ "${gpus:-0}" -lt 2 ]; then
-  echo "fewer than two GPUs visible: skipped"
-  exit 77
-fi
-export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=multi_gpu_env.sh
+. "$(dirname "$0")/multi_gpu_env.sh"
 fail=0
 i=0
 for params in "$@"; do

@@ -7,14 +7,8 @@
 #   test_gpu_isolation.sh path/to/scalebench
 set -uo pipefail
 sb=$1
-gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-if [ "${gpus:-0}" -lt 2 ]; then
-  echo "fewer than two GPUs visible: skipped"
-  exit 77
-fi
-export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=multi_gpu_env.sh
+. "$(dirname "$0")/multi_gpu_env.sh"
 fail=0
 for iso in 1 0; do
   SCALEBENCH_GPU_ISOLATION=$iso "$sb" run --preset tiny --workloads subset-mean,groupby \
