@@ -163,6 +163,25 @@ TEST(SvdConfig, CpuLocalModes) {
   }
 }
 
+TEST(SvdConfig, SketchCheckBound) {
+  Params p = preset("tiny");
+  EXPECT_DOUBLE_EQ(parse(p).sketch_diag_ratio, 30.0);
+  p.set("sketch_check", "1");  // forces the Householder fallback (tests)
+  EXPECT_DOUBLE_EQ(parse(p).sketch_diag_ratio, 1.0);
+  p.set("sketch_check", "100");
+  EXPECT_DOUBLE_EQ(parse(p).sketch_diag_ratio, 100.0);
+  for (const char* bad : {"0.5", "0", "-3", "nan", "inf"}) {
+    p.set("sketch_check", bad);
+    try {
+      (void)parse(p);
+      ADD_FAILURE() << "sketch_check=" << bad << " was accepted";
+    } catch (const UsageError& e) {
+      // nan and inf are refused by the parameter parser itself, the rest by svd's check.
+      EXPECT_NE(std::string(e.what()).find("sketch_check"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(SvdSketch, EveryRowHitsEachLayerOnceWithASign) {
   const std::int64_t n = 1000, s = sketch_height(n), layer = s / kSketchLayers;
   EXPECT_EQ(s, 2000);
