@@ -268,8 +268,7 @@ void bm_potrf(benchmark::State& state) {
   Buffers b(n, n, 1);
   double* g = uniform_gram(*ctx, b, n);
   int lw = 0;
-  SB_CUSOLVER_CHECK(
-      cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_UPPER, n, b.a, n, &lw));
+  SB_CUSOLVER_CHECK(cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_UPPER, n, b.a, n, &lw));
   std::size_t dev_bytes = sizeof(double) * static_cast<std::size_t>(lw), host_bytes = 0;
   cusolverDnParams_t params = nullptr;
   SB_CUSOLVER_CHECK(cusolverDnCreateParams(&params));
@@ -287,8 +286,8 @@ void bm_potrf(benchmark::State& state) {
                                          static_cast<double*>(work), lw, b.info));
     } else if (variant == 1) {
       SB_CUSOLVER_CHECK(cusolverDnXpotrf(h, params, CUBLAS_FILL_MODE_UPPER, n, CUDA_R_64F, b.a, n,
-                                         CUDA_R_64F, work, dev_bytes, host_work.data(),
-                                         host_bytes, b.info));
+                                         CUDA_R_64F, work, dev_bytes, host_work.data(), host_bytes,
+                                         b.info));
     }
   });
   cusolverDnDestroyParams(params);
@@ -473,12 +472,8 @@ BENCHMARK(bm_ormqr)
 BENCHMARK(bm_svd_r)->Args({1000, 0})->Args({1000, 2})->UseManualTime()->Unit(
     benchmark::kMillisecond);
 BENCHMARK(bm_syevd)->Arg(1000)->Arg(500)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(bm_potrf)
-    ->Args({1000, 0})
-    ->Args({1000, 1})
-    ->Args({1000, 2})
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(bm_potrf)->Args({1000, 0})->Args({1000, 1})->Args({1000, 2})->UseManualTime()->Unit(
+    benchmark::kMicrosecond);
 BENCHMARK(bm_syevd_alt)
     ->Args({1000, 0})
     ->Args({1000, 1})

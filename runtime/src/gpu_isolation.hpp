@@ -17,8 +17,7 @@ namespace sb::detail {
 /// visible and ordinal k is "k"). Entries may be indices, GPU-/MIG- UUIDs, with spaces around.
 /// nullopt when the list has no such entry (ordinal out of range, negative, an empty list, or
 /// an entry that hides GPUs such as "-1"): the caller then leaves the variable alone.
-[[nodiscard]] std::optional<std::string> isolated_visible_devices(const char* current,
-                                                                  int ordinal);
+[[nodiscard]] std::optional<std::string> isolated_visible_devices(const char* current, int ordinal);
 
 /// Whether worker ranks narrow CUDA_VISIBLE_DEVICES (SCALEBENCH_GPU_ISOLATION=0 turns it off;
 /// anything else, or unset, leaves it on).

@@ -183,8 +183,7 @@ nlohmann::json describe_device(const Nvml& nvml, nvmlDevice_t d, unsigned index,
   if (nvml.uuid != nullptr && nvml.uuid(d, uuid.data(), uuid.size()) == kNvmlSuccess)
     g["uuid"] = cstr(uuid.data(), uuid.size());
   NvmlMemory mem{};
-  if (nvml.memory != nullptr && nvml.memory(d, &mem) == kNvmlSuccess)
-    g["memory_bytes"] = mem.total;
+  if (nvml.memory != nullptr && nvml.memory(d, &mem) == kNvmlSuccess) g["memory_bytes"] = mem.total;
   unsigned int mhz = 0;
   if (nvml.max_clock != nullptr && nvml.max_clock(d, kClockSm, &mhz) == kNvmlSuccess)
     g["sm_clock_max_mhz"] = mhz;

@@ -149,8 +149,7 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
       MPI_Comm_split(ctx.workers, has_gpu ? 0 : MPI_UNDEFINED, ctx.rank, &ctx.gpu_workers));
   GpuCommStartPtr nccl;
   if (has_gpu) {
-    ctx.gpu_ctx =
-        create_gpu_device_context(ctx.device, std::move(ctx.gpu_early), &ctx.gpu_startup);
+    ctx.gpu_ctx = create_gpu_device_context(ctx.device, std::move(ctx.gpu_early), &ctx.gpu_startup);
     nccl = start_gpu_communicator(*ctx.gpu_ctx, ctx.gpu_workers);  // collective: MPI here
   }
   ctx.gpu_early.reset();  // a context started for a GPU this worker does not drive

@@ -26,8 +26,8 @@ TEST(GpuIsolation, LeavesTheVariableAloneWhenTheOrdinalIsNotInTheList) {
   EXPECT_FALSE(isolated_visible_devices("2,3", 2));
   EXPECT_FALSE(isolated_visible_devices("2,3", -1));
   EXPECT_FALSE(isolated_visible_devices(nullptr, -1));
-  EXPECT_FALSE(isolated_visible_devices("", 0));     // no GPU visible at all
-  EXPECT_FALSE(isolated_visible_devices("-1", 0));   // hides every GPU
+  EXPECT_FALSE(isolated_visible_devices("", 0));        // no GPU visible at all
+  EXPECT_FALSE(isolated_visible_devices("-1", 0));      // hides every GPU
   EXPECT_FALSE(isolated_visible_devices("0,-1,2", 2));  // CUDA stops at "-1": no third GPU
   EXPECT_FALSE(isolated_visible_devices("0,,2", 2));
   EXPECT_EQ(isolated_visible_devices("0,-1,2", 0), "0");

@@ -790,7 +790,8 @@ bool GpuTsqr::sketch_solve(int k) {
     comm_end();
   }
   double verdict = 0;
-  SB_CUDA_CHECK(cudaMemcpyAsync(&verdict, cbuf_ + nn, sizeof(double), cudaMemcpyDeviceToHost, main));
+  SB_CUDA_CHECK(
+      cudaMemcpyAsync(&verdict, cbuf_ + nn, sizeof(double), cudaMemcpyDeviceToHost, main));
   SB_CUDA_CHECK(cudaStreamSynchronize(main));
   if (verdict != 1.0) return false;
 
@@ -822,13 +823,13 @@ void GpuTsqr::sketch_root_svd() {
     SB_CUDA_CHECK(cudaEventRecord(ev_x_ready_, main));
     SB_CUDA_CHECK(cudaStreamWaitEvent(side, ev_x_ready_, 0));
     SB_CUDA_CHECK(cudaMemsetAsync(infos_ + kInfoChol, 0, sizeof(int), side));
-    SB_CUSOLVER_CHECK(cusolverDnDpotrf(solvers_[0], CUBLAS_FILL_MODE_UPPER, in, chol_, in,
-                                       work_[0], lwork_stream_, infos_ + kInfoChol));
+    SB_CUSOLVER_CHECK(cusolverDnDpotrf(solvers_[0], CUBLAS_FILL_MODE_UPPER, in, chol_, in, work_[0],
+                                       lwork_stream_, infos_ + kInfoChol));
     SB_CUBLAS_CHECK(cublasDtrmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T,
                                 CUBLAS_DIAG_NON_UNIT, in, in, &one, rs_, in, x_, in, svd_in_, in));
     SB_CUSOLVER_CHECK(cusolverDnDsyevd(main_solver_, CUSOLVER_EIG_MODE_VECTOR,
-                                       CUBLAS_FILL_MODE_UPPER, in, svd_in_, in, rwork_,
-                                       work_main_, lwork, infos_ + kInfoSvd));
+                                       CUBLAS_FILL_MODE_UPPER, in, svd_in_, in, rwork_, work_main_,
+                                       lwork, infos_ + kInfoSvd));
   } else {
     SB_CUDA_CHECK(cudaMemsetAsync(infos_ + kInfoChol, 0, sizeof(int), main));
     SB_CUSOLVER_CHECK(cusolverDnDpotrf(main_solver_, CUBLAS_FILL_MODE_UPPER, in, chol_, in,
@@ -884,10 +885,9 @@ void GpuTsqr::sketch_fallback(int k) {
   // Householder QR of A_p block by block, as blocks mode: A_p = Q_p R_p, R = R_p R_s; U comes
   // from Q_p by ormqr (finish(), step 5).
   for (int i = 0; i < k; ++i)
-    SB_CUSOLVER_CHECK(cusolverDnDgeqrf(main_solver_, as_int(chunk), in,
-                                       a_[static_cast<std::size_t>(i)], as_int(lda_),
-                                       tau_[static_cast<std::size_t>(i)], work_main_, lwork,
-                                       infos_ + kInfoStack));
+    SB_CUSOLVER_CHECK(cusolverDnDgeqrf(
+        main_solver_, as_int(chunk), in, a_[static_cast<std::size_t>(i)], as_int(lda_),
+        tau_[static_cast<std::size_t>(i)], work_main_, lwork, infos_ + kInfoStack));
   if (k == 1) {
     gpu::pad_copy(own_r_, n, n, n, a_[0], lda_, n, true, main);
   } else {
@@ -900,9 +900,8 @@ void GpuTsqr::sketch_fallback(int k) {
     gpu::pad_copy(own_r_, n, n, n, rstack_, ks, n, true, main);
   }
   const double one = 1.0;
-  SB_CUBLAS_CHECK(cublasDtrmm(ctx_.cublas(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER,
-                              CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, in, in, &one, rs_, in, own_r_,
-                              in, own_r_, in));
+  SB_CUBLAS_CHECK(cublasDtrmm(ctx_.cublas(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                              CUBLAS_DIAG_NON_UNIT, in, in, &one, rs_, in, own_r_, in, own_r_, in));
   mark("R");
 }
 
