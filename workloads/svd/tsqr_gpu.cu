@@ -294,6 +294,13 @@ GpuTsqr::GpuTsqr(const Config& cfg, GpuContext& ctx, MPI_Comm comm, int rank, in
   ev_x_ready_ = make(cudaEventDisableTiming);
   for (std::size_t i = 0; i < 4 * (steps.size() + 1) + 8; ++i)
     ev_comm_.push_back(make(cudaEventDefault));
+  if (const char* rows = std::getenv("SCALEBENCH_SVD_SLICE_ROWS")) {
+    char* end = nullptr;
+    const long v = std::strtol(rows, &end, 10);
+    SB_EXPECTS(end != rows && *end == '\0' && v >= 1 && v <= 1000000,
+               "SCALEBENCH_SVD_SLICE_ROWS must be an integer in [1, 10^6]");
+    slice_rows_ = v;
+  }
   const char* trace = std::getenv("SCALEBENCH_SVD_TRACE");
   trace_ = trace != nullptr && std::strcmp(trace, "1") == 0;
   if (trace_)
@@ -728,47 +735,33 @@ bool GpuTsqr::sketch_solve(int k) {
 
   // Row slices for the streams: one product over a few 10^5 rows leaves the GPU partly idle
   // (a Gram matrix has few output tiles; a worker of eight held 3 slices of 83 000 rows and ran
-  // its Gram at 14 TFLOP/s against 37 on one GPU with 2 10^6 rows in 8 slices). The solve
-  // takes slices of at least 32 n rows (a worker of four: 8 slices of 62 500 rows 13.8-14.7
-  // ms, 7 slices of 71 400 rows 17.9-18.5 ms).
-  auto slices_of = [&](std::int64_t min_rows) {
-    return static_cast<std::int64_t>(std::min<std::size_t>(
-        blas_.size(), static_cast<std::size_t>(std::max<std::int64_t>(1, rows / min_rows))));
-  };
-
-  // 3. A_p = A R_s^-1 by recursive blocks (gemm does nearly all the flops), one slice of rows
-  // per stream, out of place into U's rows, which are free until U is formed: the two swap roles
-  // from here on (a_ holds A_p, u_ the rows where U will go). Scratch: zbuf_ for the first
-  // slice, the partial Gram buffers (free until step 4) for the others.
+  // its Gram at 14 TFLOP/s against 37 on one GPU with 2 10^6 rows in 8 slices). A slice has at
+  // least slice_rows_ n rows (32 by default; a worker of four: 8 slices of 62 500 rows solved in
+  // 13.8-14.7 ms, 7 slices of 71 400 rows in 17.9-18.5 ms). Each stream solves its slice and
+  // forms the slice's Gram matrix at once: no stream waits for the others in between.
+  // 3. A_p = A R_s^-1 by recursive blocks (gemm does nearly all the flops), out of place into
+  // U's rows, which are free until U is formed: the two swap roles from here on (a_ holds A_p,
+  // u_ the rows where U will go). Scratch: zbuf_ for the first slice, the partial Gram buffer of
+  // the slice for the others (the solve is done with it before its Gram is formed).
+  // 4. G = A_p^T A_p: one recursive Gram per slice, summed in a fixed order; then over workers.
   if (k > 0) {
-    const std::int64_t slices = slices_of(32 * n);
+    const std::int64_t slices = static_cast<std::int64_t>(std::min<std::size_t>(
+        blas_.size(),
+        static_cast<std::size_t>(std::max<std::int64_t>(1, rows / (slice_rows_ * n)))));
     SB_CUDA_CHECK(cudaEventRecord(ev_x_ready_, main));
     for (std::int64_t p = 0; p < slices; ++p) {
       const std::int64_t r0 = rows * p / slices, r1 = rows * (p + 1) / slices;
       const auto sp = static_cast<std::size_t>(p);
+      double* gram = partial_grams_ + sp * nn;
       SB_CUDA_CHECK(cudaStreamWaitEvent(streams_[sp], ev_x_ready_, 0));
       gpu::trsm_right_upper(blas_[sp], r1 - r0, n, rs_, n, a_[0] + r0, lda_, u_[0] + r0, lda_,
-                            p == 0 ? zbuf_ : partial_grams_ + sp * nn);
+                            p == 0 ? zbuf_ : gram);
+      gpu::gram_upper(blas_[sp], r1 - r0, n, u_[0] + r0, lda_, gram, n);
       SB_CUDA_CHECK(cudaEventRecord(ev_stream_[sp], streams_[sp]));
       SB_CUDA_CHECK(cudaStreamWaitEvent(main, ev_stream_[sp], 0));
     }
     std::swap(a_, u_);
-  }
-  mark("trsm");
-
-  // 4. G = A_p^T A_p: one recursive Gram per slice of rows on its own stream, summed in a fixed
-  // order; then over the workers.
-  if (k > 0) {
-    const std::int64_t slices = slices_of(8 * n);
-    SB_CUDA_CHECK(cudaEventRecord(ev_x_ready_, main));
-    for (std::int64_t p = 0; p < slices; ++p) {
-      const std::int64_t r0 = rows * p / slices, r1 = rows * (p + 1) / slices;
-      const auto sp = static_cast<std::size_t>(p);
-      SB_CUDA_CHECK(cudaStreamWaitEvent(streams_[sp], ev_x_ready_, 0));
-      gpu::gram_upper(blas_[sp], r1 - r0, n, a_[0] + r0, lda_, partial_grams_ + sp * nn, n);
-      SB_CUDA_CHECK(cudaEventRecord(ev_stream_[sp], streams_[sp]));
-      SB_CUDA_CHECK(cudaStreamWaitEvent(main, ev_stream_[sp], 0));
-    }
+    mark("trsm+gram");
     gpu::sum_matrices(chol_, partial_grams_, static_cast<int>(slices), n, main);
   } else {
     SB_CUDA_CHECK(cudaMemsetAsync(chol_, 0, nn * sizeof(double), main));

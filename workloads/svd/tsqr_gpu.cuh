@@ -164,6 +164,9 @@ class GpuTsqr {
   std::vector<cublasHandle_t> blas_;        ///< sketch mode: one cuBLAS handle per stream
   std::vector<double> chol_diag_;           ///< R_c's diagonal on the host
   bool trace_ = false;
+  /// Sketch mode: a row slice of the solve and Gram has at least slice_rows_ n rows
+  /// (SCALEBENCH_SVD_SLICE_ROWS, a tuning knob).
+  std::int64_t slice_rows_ = 32;
   std::vector<std::pair<const char*, cudaEvent_t>> marks_;
   std::size_t marks_used_ = 0;
   std::vector<double*> a_, u_, tau_;  ///< per slot (stack mode: row offsets into one matrix)
