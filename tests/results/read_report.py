@@ -68,6 +68,9 @@ with h5py.File(sys.argv[1], "r") as f:
     out["work"] = {k: plain(v) for k, v in c0["work"].attrs.items()}
     svd = f["cases"][names[4]]
     out["svd_singular_values"] = plain(svd["result"]["singular_values"][()])
+    routines = ["local_routine", "svd_routine"]
+    out["svd_result_routines"] = {k: plain(svd["result"].attrs[k]) for k in routines}
+    out["svd_results_routines"] = frame(svd["results"])[routines].to_dict(orient="records")
     summary = frame(f["summary"])
     out["summary_columns"] = list(summary.columns)
     out["summary"] = json.loads(summary.to_json(orient="records"))

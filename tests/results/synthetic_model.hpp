@@ -214,6 +214,13 @@ inline json make_model() {
   json svd = make_case(4, "svd", "single-cpu", "cpu", 1, {1.0, 1.1, 0.9, 1.0, 1.0}, 1e6, 0, 5e10,
                        "failed");
   svd["result"]["singular_values"] = {45.2, 10.1, 9.9, 9.7};
+  // Text fields of a result (which routines ran), per repeat and in the last repeat's result.
+  for (std::size_t i = 0; i < svd["results"].size(); ++i) {
+    svd["results"][i]["local_routine"] = i == 0 ? "sketch,none" : "sketch";
+    svd["results"][i]["svd_routine"] = "gram";
+  }
+  svd["result"]["local_routine"] = "sketch";
+  svd["result"]["svd_routine"] = "gram";
   svd["validation"][1]["limit"] = nullptr;  // a check without a numeric limit
   svd["repeats"][0]["wait"] = 0.001;        // an extra phase in one repeat only
   for (std::size_t i = 1; i < svd["repeats"].size(); ++i) svd["repeats"][i]["wait"] = nullptr;

@@ -73,6 +73,15 @@ TEST(ReportPython, H5pyAndPandasReadTheReport) {
   EXPECT_EQ(r["metrics"], c0["metrics"]);
   EXPECT_EQ(r["work"], c0["work"]);
   EXPECT_EQ(r["svd_singular_values"], model["cases"][4]["result"]["singular_values"]);
+  // Text result fields: str attributes of result/, a text column of the results table.
+  const json& svd = model["cases"][4];
+  EXPECT_EQ(r["svd_result_routines"], json({{"local_routine", svd["result"]["local_routine"]},
+                                            {"svd_routine", svd["result"]["svd_routine"]}}));
+  ASSERT_EQ(r["svd_results_routines"].size(), svd["results"].size());
+  for (std::size_t i = 0; i < svd["results"].size(); ++i) {
+    EXPECT_EQ(r["svd_results_routines"][i]["local_routine"], svd["results"][i]["local_routine"]);
+    EXPECT_EQ(r["svd_results_routines"][i]["svd_routine"], svd["results"][i]["svd_routine"]);
+  }
 
   // Summary: pandas builds a DataFrame from /summary; values match summarize().
   const json summary = sb::results::summarize(model);

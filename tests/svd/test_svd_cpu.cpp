@@ -13,6 +13,7 @@
 
 #include "scalebench/error.hpp"
 #include "scalebench/philox.hpp"
+#include "svd/routines.hpp"
 #include "svd/sketch.hpp"
 #include "svd/svd.hpp"
 #include "svd/svd_config.hpp"
@@ -536,6 +537,10 @@ TEST(SvdCpu, WorkloadTinyPassesValidationOnBothThreadCounts) {
     EXPECT_EQ(out.fingerprint.data.size(), 50u);
     EXPECT_EQ(out.results[0]["sigma_max"], out.results[1]["sigma_max"]);
     EXPECT_NEAR(out.results[1]["sigma_max"].get<double>(), out.fingerprint.data.front(), 0.0);
+    for (const auto& r : out.results) {  // what CpuTsqr reports for tiny (m >= 8n, cond 1)
+      EXPECT_EQ(r.at("local_routine"), "sketch");
+      EXPECT_EQ(r.at("svd_routine"), "gram");
+    }
     const auto times = worker->phase_times();
     EXPECT_GT(times.generate, 0.0);
     EXPECT_GT(times.compute, 0.0);
@@ -550,6 +555,85 @@ TEST(SvdCpu, WorkloadTinyPassesValidationOnBothThreadCounts) {
       EXPECT_TRUE(cc[0].pass) << cc[0].value;
     }
   }
+}
+
+TEST(SvdCpu, WorkloadResultNamesTheRoutinesItRan) {
+  // Every repeat's result carries the engine's local_routine() and svd_routine().
+  struct Case {
+    std::vector<std::pair<const char*, const char*>> params;
+    double condition;
+    const char* local;
+    const char* svd;
+  };
+  const Case cases[] = {
+      {{}, 1, "sketch", "gram"},
+      {{{"cpu_svd", "gesdd"}}, 1, "sketch", "gesdd"},
+      {{{"cpu_local", "householder"}}, 1, "householder", "gram"},
+      {{{"cpu_local", "householder"}, {"cpu_svd", "gesdd"}}, 1, "householder", "gesdd"},
+      {{{"sketch_check", "1"}}, 1, "sketch+householder", "gram"},
+      {{}, 1e8, "sketch", "gesdd"},  // cond(R) > 100: auto leaves the Gram route
+  };
+  const Workload w = svd_workload();
+  for (const auto& c : cases) {
+    CaseSpec spec = make_spec(2000, 50, 500, c.condition);
+    for (const auto& [k, v] : c.params) spec.params.set(k, v);
+    const CaseEnv env = cpu_env(2);
+    auto worker = w.make_worker(spec, env);
+    const auto out = drive(spec, env, *worker, all_tasks(4, 2));
+    expect_all_pass(out.checks);
+    ASSERT_EQ(out.results.size(), 2u);
+    for (const auto& r : out.results) {
+      EXPECT_EQ(r.at("local_routine"), c.local) << spec.params.canonical();
+      EXPECT_EQ(r.at("svd_routine"), c.svd) << spec.params.canonical();
+    }
+    // The same values the engine itself reports.
+    const Config cfg = parse(spec.params);
+    CpuTsqr engine(cfg, 2, MPI_COMM_SELF, cfg.blocks());
+    run_engine(engine, cfg);
+    EXPECT_STREQ(engine.local_routine(), c.local);
+    EXPECT_STREQ(engine.svd_routine(), c.svd);
+  }
+}
+
+TEST(SvdRoutines, FinishPartialRoundTrips) {
+  FinishPartial p;
+  p.local_routine = "sketch+householder";
+  p.svd_routine = "gesdd";
+  p.sigma = {3.5, 2.25, 1e-300, 0.0};
+  const auto enc = encode_finish(p);
+  EXPECT_EQ(enc.size(), 2 + p.local_routine.size() + p.svd_routine.size() + p.sigma.size());
+  const FinishPartial q = decode_finish(enc);
+  EXPECT_EQ(q.local_routine, p.local_routine);
+  EXPECT_EQ(q.svd_routine, p.svd_routine);
+  EXPECT_EQ(q.sigma, p.sigma);
+  // Off the root: the local routine only.
+  const FinishPartial off = decode_finish(encode_finish({"none", "", {}}));
+  EXPECT_EQ(off.local_routine, "none");
+  EXPECT_TRUE(off.svd_routine.empty());
+  EXPECT_TRUE(off.sigma.empty());
+}
+
+TEST(SvdRoutines, MalformedPartialsAreRefused) {
+  const std::vector<std::vector<double>> bad = {
+      {},                     // no local length
+      {2, 'a'},               // too short for its length
+      {1.5, 'a', 0},          // fractional length
+      {-1, 0},                // negative length
+      {1, 300, 0},            // not a byte
+      {1, 'a'},               // no svd length
+      {0, 4, 'g', 'r', 'a'},  // svd text cut short
+  };
+  for (const auto& p : bad) EXPECT_THROW((void)decode_finish(p), Error) << p.size();
+}
+
+TEST(SvdRoutines, CombineKeepsTheRootFirstThenOtherValuesByRank) {
+  EXPECT_EQ(combine_local_routines({}), "");
+  EXPECT_EQ(combine_local_routines({{0, "sketch"}}), "sketch");
+  EXPECT_EQ(combine_local_routines({{0, "sketch"}, {1, "sketch"}, {2, "sketch"}}), "sketch");
+  EXPECT_EQ(combine_local_routines({{0, "sketch"}, {1, "none"}, {2, "sketch"}}), "sketch,none");
+  EXPECT_EQ(combine_local_routines({{0, "none"}, {1, "sketch"}, {2, "householder"}, {3, "none"}}),
+            "none,sketch,householder");
+  EXPECT_EQ(combine_local_routines({{2, "stack"}, {0, "blocks"}, {1, "stack"}}), "blocks,stack");
 }
 
 TEST(SvdCpu, BadlyConditionedMatrixStaysAccurate) {

@@ -2,13 +2,16 @@
 // MPI_COMM_WORLD and calls finish_repeat/validate collectively; rank 0 also plays scheduler.
 // Task distributions cover round-robin, an idle worker, and one worker owning everything. These
 // shapes are tall (m >= 8n), so cpu_local=auto factors each worker's blocks by the sketch;
-// HouseholderAcrossRanks takes the Householder first level.
+// HouseholderAcrossRanks takes the Householder first level. Every repeat's result must name
+// the routines that ran (local_routine: rank 0's, then the other workers' distinct values).
 #include <gtest/gtest.h>
 #include <lapacke.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
+#include <string>
 
 #include "svd/svd.hpp"
 #include "svd/svd_config.hpp"
@@ -31,9 +34,25 @@ int world_size() {
 
 using Plan = std::vector<std::vector<std::int64_t>>;  // per repeat: this rank's tasks
 
-/// Runs the case with `owner(block, repeat)` deciding which rank factors each block.
+/// The result's local_routine when the workers that own blocks report `busy` and the others
+/// "none" (routines.hpp: case rank 0's value, then the other distinct values by rank).
+std::string expected_local(const std::vector<bool>& owns, const std::string& busy) {
+  std::vector<std::string> seen;
+  for (const bool o : owns) {
+    const std::string v = o ? busy : "none";
+    if (std::find(seen.begin(), seen.end(), v) == seen.end()) seen.push_back(v);
+  }
+  std::string out;
+  for (const auto& v : seen) out += (out.empty() ? "" : ",") + v;
+  return out;
+}
+
+/// Runs the case with `owner(block, repeat)` deciding which rank factors each block; every
+/// repeat's result must name `svd` as the SVD of R and `busy` as the local routine of the
+/// workers that own blocks ("none" for the others).
 void run_distribution(const CaseSpec& spec, int threads,
-                      const std::function<int(std::int64_t, int)>& owner) {
+                      const std::function<int(std::int64_t, int)>& owner,
+                      const std::string& busy = "sketch", const std::string& svd = "gram") {
   const Config cfg = parse(spec.params);
   CaseEnv env;
   env.device = Device::cpu;
@@ -51,6 +70,14 @@ void run_distribution(const CaseSpec& spec, int threads,
   const auto out = test::drive(spec, env, *worker, plan);
   if (env.rank != 0) return;
   ASSERT_EQ(out.results.size(), static_cast<std::size_t>(repeats));
+  for (int rep = 0; rep < repeats; ++rep) {
+    std::vector<bool> owns(static_cast<std::size_t>(env.size), false);
+    for (std::int64_t b = 0; b < cfg.blocks(); ++b)
+      owns[static_cast<std::size_t>(owner(b, rep))] = true;
+    const auto& r = out.results[static_cast<std::size_t>(rep)];
+    EXPECT_EQ(r.at("local_routine"), expected_local(owns, busy)) << "repeat " << rep;
+    EXPECT_EQ(r.at("svd_routine"), svd) << "repeat " << rep;
+  }
   for (const auto& c : out.checks)
     EXPECT_TRUE(c.pass) << c.name << " = " << c.value << " (limit " << c.limit << ")";
   // Against LAPACK's singular values of the whole matrix, computed here independently.
@@ -81,8 +108,10 @@ TEST(SvdMpi, LastRankOwnsEverythingWithTwoThreads) {
 }
 
 TEST(SvdMpi, BadlyConditionedAcrossRanks) {
-  run_distribution(test::make_spec(2400, 60, 200, 1e8), 1,
-                   [](std::int64_t b, int) { return static_cast<int>((b * 7) % world_size()); });
+  run_distribution(
+      test::make_spec(2400, 60, 200, 1e8), 1,
+      [](std::int64_t b, int) { return static_cast<int>((b * 7) % world_size()); }, "sketch",
+      "gesdd");
 }
 
 TEST(SvdMpi, HouseholderAcrossRanks) {
@@ -90,19 +119,30 @@ TEST(SvdMpi, HouseholderAcrossRanks) {
     CaseSpec spec = test::make_spec(2400, 60, 200, condition);
     spec.params.set("cpu_local", "householder");
     EXPECT_FALSE(parse(spec.params).cpu_sketch());
-    run_distribution(spec, 2, [](std::int64_t b, int rep) {
-      return static_cast<int>((b + rep) % world_size());
-    });
+    run_distribution(
+        spec, 2, [](std::int64_t b, int rep) { return static_cast<int>((b + rep) % world_size()); },
+        "householder", condition == 1.0 ? "gram" : "gesdd");
   }
+}
+
+TEST(SvdMpi, SketchCheckFallbackOnEveryWorker) {
+  CaseSpec spec = test::make_spec(2000, 50, 250);
+  spec.params.set("sketch_check", "1");  // every worker's check fails: Householder takes over
+  run_distribution(
+      spec, 1, [](std::int64_t b, int) { return static_cast<int>(b % world_size()); },
+      "sketch+householder", "gram");
 }
 
 TEST(SvdMpi, SketchWithAnIdleWorkerAndTwoThreads) {
   CaseSpec spec = test::make_spec(2000, 50, 250, 1e10);
   spec.params.set("cpu_local", "sketch");
-  run_distribution(spec, 2, [](std::int64_t b, int) {
-    const int s = world_size();
-    return s > 1 ? 1 + static_cast<int>(b % (s - 1)) : 0;  // rank 0 owns nothing
-  });
+  run_distribution(
+      spec, 2,
+      [](std::int64_t b, int) {
+        const int s = world_size();
+        return s > 1 ? 1 + static_cast<int>(b % (s - 1)) : 0;  // rank 0 owns nothing
+      },
+      "sketch", "gesdd");
 }
 
 }  // namespace

@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
 
 #include <fmt/format.h>
 
 #include "scalebench/error.hpp"
 #include "svd/lapack_check.hpp"
+#include "svd/routines.hpp"
 #include "svd/svd_config.hpp"
 #include "svd/svd_data.hpp"
 
@@ -48,6 +51,8 @@ class Scheduler final : public SchedulerCase {
   void begin_repeat() override {
     sigma_.clear();
     roots_ = 0;
+    local_routines_.clear();
+    svd_routine_.clear();
     seen_.assign(static_cast<std::size_t>(cfg_.blocks()), 0);
   }
 
@@ -56,10 +61,13 @@ class Scheduler final : public SchedulerCase {
       ++seen_[static_cast<std::size_t>(outcome.task)];
   }
 
-  void on_worker_done(int /*rank*/, const std::vector<double>& partial) override {
-    if (partial.empty()) return;
+  void on_worker_done(int rank, const std::vector<double>& partial) override {
+    FinishPartial p = decode_finish(partial);
+    local_routines_[rank] = std::move(p.local_routine);
+    if (p.sigma.empty()) return;
     ++roots_;
-    sigma_ = partial;
+    sigma_ = std::move(p.sigma);
+    svd_routine_ = std::move(p.svd_routine);
   }
 
   nlohmann::json end_repeat() override {
@@ -69,7 +77,10 @@ class Scheduler final : public SchedulerCase {
           cfg_.n, roots_, sigma_.size()));
     tasks_ok_ = std::all_of(seen_.begin(), seen_.end(), [](int c) { return c == 1; });
     last_sigma_ = sigma_;
-    return summary();
+    nlohmann::json j = summary();
+    j["local_routine"] = combine_local_routines(local_routines_);
+    j["svd_routine"] = svd_routine_;
+    return j;
   }
 
   std::vector<Check> validate(const std::vector<std::vector<double>>& parts) override {
@@ -137,6 +148,8 @@ class Scheduler final : public SchedulerCase {
   Config cfg_;
   std::vector<double> sigma_, last_sigma_;
   std::vector<int> seen_;
+  std::map<int, std::string> local_routines_;  ///< by case rank, this repeat
+  std::string svd_routine_;                    ///< the root's, this repeat
   int roots_ = 0;
   bool tasks_ok_ = false;
   double residual_ = NAN;

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "scalebench/clock.hpp"
+#include "svd/routines.hpp"
 #include "svd/svd_config.hpp"
 #include "svd/tsqr_cpu.hpp"
 
@@ -84,7 +85,13 @@ class CpuWorker final : public WorkerCase {
       times_.compute = compute_sum_ / threads_;
     }
     engine_.finish(times_);
-    return engine_.root() ? engine_.sigma() : std::vector<double>{};
+    FinishPartial p;
+    p.local_routine = engine_.local_routine();
+    if (engine_.root()) {
+      p.svd_routine = engine_.svd_routine();
+      p.sigma = engine_.sigma();
+    }
+    return encode_finish(p);
   }
 
   [[nodiscard]] PhaseTimes phase_times() const override { return times_; }

@@ -6,6 +6,7 @@
 
 #include "scalebench/error.hpp"
 #include "scalebench/gpu_context.cuh"
+#include "svd/routines.hpp"
 #include "svd/svd_config.hpp"
 #include "svd/tsqr_gpu.cuh"
 
@@ -55,7 +56,13 @@ class GpuWorker final : public WorkerCase {
   std::vector<double> finish_repeat() override {
     while (!pending_.empty()) (void)poll(true);
     engine_.finish(times_);
-    return engine_.root() ? engine_.sigma() : std::vector<double>{};
+    FinishPartial p;
+    p.local_routine = engine_.local_routine();
+    if (engine_.root()) {
+      p.svd_routine = engine_.svd_routine();
+      p.sigma = engine_.sigma();
+    }
+    return encode_finish(p);
   }
 
   [[nodiscard]] PhaseTimes phase_times() const override { return times_; }
