@@ -91,10 +91,10 @@ TEST(U01, ExactValuesAtTheEdges) {
   EXPECT_EQ(u01(0x80000000, 0), 0.5);
   EXPECT_EQ(u01(0x80000000, 0x800), 0.5 + 0x1p-52);
   EXPECT_EQ(u01(0xFFFFFFFF, 0xFFFFF7FF), 0x1.ffffffffffffep-1);
-  // All-one words: k = 2^53 - 1 is odd, so the tie rounds UP to exactly 1.0. philox.hpp's
-  // comment promises (0, 1); this pins the formula's actual value (reported to the lead: the
-  // formula would need 52 bits, or a clamp, to stay below 1). Box-Muller handles it (log 1 = 0).
-  EXPECT_EQ(u01(0xFFFFFFFF, 0xFFFFFFFF), 1.0);
+  // All-one words: k = 2^53 - 1 is odd, so the tie would round UP to exactly 1.0; u01 clamps
+  // it to the largest double below 1 (tests/data/test_u01.cpp: no other k changes).
+  EXPECT_EQ(u01(0xFFFFFFFF, 0xFFFFFFFF), 0x1.fffffffffffffp-1);
+  EXPECT_LT(u01(0xFFFFFFFF, 0xFFFFFFFF), 1.0);
 }
 
 TEST(U01, BelowOneHalfIsExactlyHalfAStepOffset) {
@@ -157,7 +157,8 @@ TEST(BoxMuller, WithinThreeUlpsOfLongDouble) {
                             0.984375,
                             0x1.fffffffffffffp-2,
                             0.5 + 0x1p-52,
-                            0x1.ffffffffffffep-1};
+                            0x1.ffffffffffffep-1,
+                            0x1.fffffffffffffp-1};
   const double edges_b[] = {0x1p-54,
                             0x1p-40,
                             0.125,
@@ -170,7 +171,8 @@ TEST(BoxMuller, WithinThreeUlpsOfLongDouble) {
                             0.5 + 0x1p-53,
                             0.75,
                             0.875,
-                            0x1.ffffffffffffep-1};
+                            0x1.ffffffffffffep-1,
+                            0x1.fffffffffffffp-1};
   for (double a : edges_a)
     for (double b : edges_b) inputs.push_back({a, b});
   for (std::uint64_t block = 0; block < 200000; ++block)
@@ -189,7 +191,7 @@ TEST(BoxMuller, WithinThreeUlpsOfLongDouble) {
 }
 
 TEST(BoxMuller, UniformOfOneGivesZero) {
-  // u01 can return exactly 1.0 (see U01.ExactValuesAtTheEdges): log 1 = 0, so both normals are 0.
+  // u01 never returns 1.0 (it clamps to 1 - 2^-53), but box_muller accepts (0, 1]: log 1 = 0.
   const sb::data::Pair z = sb::data::box_muller({1.0, 0.3});
   EXPECT_EQ(z.a, 0.0);
   EXPECT_EQ(z.b, 0.0);

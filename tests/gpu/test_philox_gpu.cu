@@ -73,6 +73,34 @@ __global__ void u01_kernel(const uint2* w, std::size_t n, double* out) {
   if (i < n) out[i] = dg::u01(w[i].x, w[i].y);
 }
 
+/// Words -> u01 -> fast Box-Muller, as the fused subset-mean kernel does.
+__global__ void words_box_muller_kernel(const uint4* w, std::size_t n, double2* u, double2* z) {
+  const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (i >= n) return;
+  const double ua = dg::u01(w[i].x, w[i].y);
+  const double ub = dg::u01(w[i].z, w[i].w);
+  const dg::Normals b = dg::box_muller_fast(ua, ub);
+  u[i] = make_double2(ua, ub);
+  z[i] = make_double2(b.z0, b.z1);
+}
+
+/// The words (hi, lo) of a 53-bit k, with junk in lo's 11 ignored bits.
+uint2 words_of_k(std::uint64_t k) {
+  return {static_cast<std::uint32_t>(k >> 21),
+          static_cast<std::uint32_t>((k & 0x1FFFFF) << 11) | 0x3A5u};
+}
+
+/// Edge k of u01: the ends, the half and binade boundaries, and the top k whose sums are ties
+/// near 1 (k = 2^53 - 1 would round to 1.0; u01 clamps it to 1 - 2^-53).
+std::vector<std::uint64_t> edge_ks() {
+  constexpr std::uint64_t kAll = std::uint64_t{1} << 53;
+  std::vector<std::uint64_t> ks = {0, 1, 2, 3, kAll / 2 - 2, kAll / 2 - 1, kAll / 2, kAll / 2 + 1};
+  for (int j = 1; j < 53; ++j)
+    for (std::uint64_t d = 0; d < 5; ++d) ks.push_back((std::uint64_t{1} << j) - 2 + d);
+  for (std::uint64_t d = 0; d < 64; ++d) ks.push_back(kAll - 1 - d);
+  return ks;
+}
+
 __global__ void stream_kernel(std::uint64_t seed, const std::uint64_t* e, std::size_t n,
                               std::uint32_t stream, double* uni, double* nor) {
   const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
@@ -199,6 +227,8 @@ TEST(PhiloxGpu, UniformsBitIdentical) {
                           {0xFFFFFFFFu, 0xFFFFF7FFu},
                           {0x7FFFFFFFu, 0xFFFFF800u},
                           {1u, 0u}};
+  const std::size_t n_named = w.size();
+  for (std::uint64_t k : edge_ks()) w.push_back(words_of_k(k));
   std::mt19937 rng(7);
   for (int i = 0; i < 1 << 20; ++i)
     w.push_back({static_cast<std::uint32_t>(rng()), static_cast<std::uint32_t>(rng())});
@@ -216,7 +246,47 @@ TEST(PhiloxGpu, UniformsBitIdentical) {
   }
   EXPECT_EQ(bad, 0u);
   EXPECT_EQ(out[0], 0x1p-54);
-  EXPECT_EQ(out[3], 1.0);  // k = 2^53 - 1 rounds up to 1 (CPU too)
+  EXPECT_EQ(out[3], 0x1.fffffffffffffp-1);  // k = 2^53 - 1: clamped below 1 (CPU too)
+  EXPECT_EQ(out[4], 0x1.fffffffffffffp-2);  // k = 2^52 - 1
+  EXPECT_EQ(out[5], 0.5);                   // k = 2^52
+  EXPECT_EQ(out[8], 0x1.ffffffffffffep-1);  // k = 2^53 - 2
+  for (std::size_t i = n_named; i < w.size(); ++i) ASSERT_LT(out[i], 1.0) << i;
+}
+
+TEST(PhiloxGpu, BoxMullerOfEdgeWordsUsesTheClampedUniforms) {
+  SB_REQUIRE_GPU();
+  // Words -> u01 -> box_muller_fast (the fused subset-mean kernel's path) against the CPU's
+  // box_muller(uniform_pair(words)), on every pair of edge k (all-one words included).
+  std::vector<uint4> w;
+  const std::vector<std::uint64_t> ks = edge_ks();
+  for (std::size_t a = 0; a < ks.size(); a += 3)
+    for (std::size_t b = 0; b < ks.size(); b += 2) {
+      const uint2 wa = words_of_k(ks[a]);
+      const uint2 wb = words_of_k(ks[b]);
+      w.push_back(make_uint4(wa.x, wa.y, wb.x, wb.y));
+    }
+  w.push_back(make_uint4(0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu));
+  auto dw = to_device(w);
+  DeviceBuffer<double2> d_u(w.size());
+  DeviceBuffer<double2> d_z(w.size());
+  words_box_muller_kernel<<<blocks_for(w.size()), 256>>>(dw.ptr, w.size(), d_u.ptr, d_z.ptr);
+  SB_CUDA_CHECK_LAUNCH();
+  const auto u = to_host(d_u.ptr, w.size());
+  const auto z = to_host(d_z.ptr, w.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const sb::data::Pair uc = sb::data::uniform_pair({w[i].x, w[i].y, w[i].z, w[i].w});
+    ASSERT_EQ(u[i].x, uc.a) << i;
+    ASSERT_EQ(u[i].y, uc.b) << i;
+    const sb::data::Pair zc = sb::data::box_muller(uc);
+    worst = std::max({worst, ulps(z[i].x, zc.a), ulps(z[i].y, zc.b)});
+  }
+  const double2 last = z.back();  // ua = ub = 1 - 2^-53: r = 2^-26, z0 ~ r, z1 ~ -r pi 2^-52
+  EXPECT_EQ(u.back().x, 0x1.fffffffffffffp-1);
+  EXPECT_NEAR(last.x, 0x1p-26, 0x1p-26 * 0x1p-48);
+  EXPECT_LT(last.y, 0.0);
+  std::printf("words -> u01 -> fast Box-Muller vs CPU on edge k: worst %.2f ulp\n", worst);
+  EXPECT_LE(worst, 4.0);
 }
 
 TEST(PhiloxGpu, StreamsMatchCpu) {

@@ -46,6 +46,36 @@ TEST(GroupbyData, PhiloxMatchesRandom123) {
   EXPECT_EQ(gb::unit_double(0u, 0u), sb::data::u01(0u, 0u));
 }
 
+TEST(GroupbyData, UniformEdgesMatchU01AndStayInside) {
+  // Words of k = 0, 1, 2^52 - 1, 2^52, 2^53 - 2, 2^53 - 1 (u01 clamps the last to 1 - 2^-53), and
+  // random ones, through table.hpp's scalar functions and the generator's vector conversion.
+  std::vector<std::uint32_t> hi = {0u, 0u, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu, 0xFFFFFFFFu};
+  std::vector<std::uint32_t> lo = {0u, 0x800u, 0xFFFFFFFFu, 0u, 0xFFFFF000u, 0xFFFFFFFFu};
+  std::uint64_t state = 12345;
+  for (int i = 0; i < 1000; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    hi.push_back(static_cast<std::uint32_t>(state >> 32));
+    lo.push_back(static_cast<std::uint32_t>(state));
+  }
+  for (int i = 0; i < 20; ++i) {  // the clamped words again, at every lane position
+    hi.push_back(0xFFFFFFFFu);
+    lo.push_back(0xFFFFFFFFu);
+  }
+  std::vector<double> fast(hi.size());
+  gb::centered_uniform_lanes(hi.data(), lo.data(), hi.size(), fast.data());
+  for (std::size_t i = 0; i < hi.size(); ++i) {
+    const double u = sb::data::u01(hi[i], lo[i]);
+    ASSERT_TRUE(same_bits(gb::unit_double(hi[i], lo[i]), u)) << i;
+    ASSERT_TRUE(same_bits(gb::centered_uniform(hi[i], lo[i]), 2.0 * u - 1.0)) << i;
+    ASSERT_TRUE(same_bits(fast[i], gb::centered_uniform(hi[i], lo[i]))) << i;
+    ASSERT_GT(fast[i], -1.0) << i;
+    ASSERT_LT(fast[i], 1.0) << i;
+  }
+  EXPECT_EQ(gb::unit_double(0xFFFFFFFFu, 0xFFFFFFFFu), 0x1.fffffffffffffp-1);
+  EXPECT_EQ(gb::centered_uniform(0xFFFFFFFFu, 0xFFFFFFFFu), 1.0 - 0x1p-52);
+  EXPECT_EQ(gb::centered_uniform(0u, 0u), -1.0 + 0x1p-53);
+}
+
 TEST(GroupbyData, GeneratorEqualsScalarReference) {
   const gb::TableSpec spec{7, 12345};
   const std::int64_t row0 = 86400 * 3 + 5;  // odd start: lanes and tail both exercised

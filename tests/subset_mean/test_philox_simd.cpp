@@ -124,6 +124,47 @@ TEST_P(Kernels, WordsAndUniformsAreBitIdentical) {
   }
 }
 
+TEST_P(Kernels, U01OfEdgeIntegersIsBitIdentical) {
+  // Raw 53-bit k through the same vector code as `uniforms`: the ends, the half and binade
+  // boundaries, and k = 2^53 - 1, whose sum rounds to 1.0 and which u01 clamps to 1 - 2^-53.
+  constexpr std::uint64_t kAll = std::uint64_t{1} << 53;
+  std::vector<std::uint64_t> ks = {0,
+                                   1,
+                                   2,
+                                   kAll / 4 - 1,
+                                   kAll / 4,
+                                   kAll / 2 - 2,
+                                   kAll / 2 - 1,
+                                   kAll / 2,
+                                   kAll / 2 + 1,
+                                   kAll - 3,
+                                   kAll - 2,
+                                   kAll - 1};
+  for (int j = 1; j < 53; ++j)
+    for (std::uint64_t d = 0; d < 3; ++d) ks.push_back((std::uint64_t{1} << j) - 1 + d);
+  for (std::uint64_t d = 0; d < 40; ++d) ks.push_back(kAll - 1 - d);
+  std::mt19937_64 rng(53);
+  for (int i = 0; i < 100000; ++i) ks.push_back(rng() >> 11);
+  for (std::size_t count : {std::size_t{1}, std::size_t{3}, ks.size()}) {
+    // 1 and 3: the clamped k alone, in partial vectors; then every k
+    const std::vector<std::uint64_t> in =
+        count < ks.size() ? std::vector<std::uint64_t>(count, kAll - 1) : ks;
+    std::vector<double> out(count);
+    k().u01(in.data(), count, out.data());
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::uint64_t kk = in[i];
+      const double ref = sb::data::u01(static_cast<std::uint32_t>(kk >> 21),
+                                       static_cast<std::uint32_t>((kk & 0x1FFFFF) << 11));
+      ASSERT_EQ(out[i], ref) << "k = " << kk;
+      ASSERT_LT(out[i], 1.0) << "k = " << kk;
+    }
+  }
+  double top = 0;
+  const std::uint64_t last = kAll - 1;
+  k().u01(&last, 1, &top);
+  EXPECT_EQ(top, 0x1.fffffffffffffp-1);
+}
+
 TEST_P(Kernels, NormalsWithinFourUlpsOfTheReference) {
   // The scalar SLEEF variant IS the reference (same calls in the same order): bit for bit.
   const bool exact = GetParam().isa == simd::Isa::scalar && GetParam().math == simd::Math::sleef;
@@ -181,7 +222,7 @@ TEST_P(Kernels, NormalsWithinThreeUlpsOfLongDouble) {
 }
 
 TEST_P(Kernels, LogOfOneIsExactlyZero) {
-  // u01(all-one words) rounds to 1.0 (tests/data): log must give 0 there, so z = 0.
+  // u01 never gives 1.0 (it clamps to 1 - 2^-53), but log accepts (0, 1]: log 1 must be 0.
   const double x = 1.0;
   double lg = -1;
   k().log(&x, 1, &lg);

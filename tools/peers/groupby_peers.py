@@ -52,7 +52,8 @@ def philox(rows, stream, seed):
 
 def centered(hi, lo):
     k = (hi << np.uint64(21)) | (lo >> np.uint64(11))
-    return 2.0 * (k.astype(np.float64) * 2.0**-53 + 2.0**-54) - 1.0
+    u = np.minimum(k.astype(np.float64) * 2.0**-53 + 2.0**-54, 1.0 - 2.0**-53)  # u01's clamp
+    return 2.0 * u - 1.0
 
 
 def mul_hi64(u, card):

@@ -26,10 +26,11 @@ inline double u32_to_double(std::uint32_t u) {
 }
 
 /// centered_uniform(hi, lo) of table.hpp, written so it vectorises; the same bits: the
-/// 53-bit integer k = hi * 2^21 + (lo >> 11) is exact in double.
+/// 53-bit integer k = hi * 2^21 + (lo >> 11) is exact in double; the clamp is a compare and select.
 inline double centered_fast(std::uint32_t hi, std::uint32_t lo) {
   const double k = u32_to_double(hi) * 0x1p21 + u32_to_double(lo >> 11);
-  return 2.0 * (k * 0x1p-53 + 0x1p-54) - 1.0;
+  const double u = k * 0x1p-53 + 0x1p-54;
+  return 2.0 * (u < 0x1.fffffffffffffp-1 ? u : 0x1.fffffffffffffp-1) - 1.0;
 }
 
 /// Philox words of kLanes consecutive rows of one stream: w[word][lane].
@@ -115,6 +116,16 @@ SB_GB_CLONES void generate_lanes(const TableSpec& spec, const PoissonTable& pt, 
       for (int l = 0; l < kLanes; ++l) out.timestamp[o + l] = timestamp_ns(row0 + i + l);
   }
 }
+
+}  // namespace
+
+SB_GB_CLONES void centered_uniform_lanes(const std::uint32_t* hi, const std::uint32_t* lo,
+                                         std::size_t n, double* out) {
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) out[i] = centered_fast(hi[i], lo[i]);
+}
+
+namespace {
 
 /// One row by the shared per-row functions (tails that do not fill a lane group).
 void generate_one(const TableSpec& spec, const PoissonTable& pt, std::int64_t row, unsigned columns,

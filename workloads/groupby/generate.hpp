@@ -2,6 +2,7 @@
 /// @file generate.hpp
 /// The CPU generator of the groupby table (the mapping is documented in table.hpp).
 
+#include <cstddef>
 #include <cstdint>
 
 #include "groupby/poisson.hpp"
@@ -24,6 +25,11 @@ void generate_rows(const TableSpec& spec, std::int64_t row0, std::int64_t n, uns
 /// The same with `threads` OpenMP threads (contiguous slices).
 void generate_rows_parallel(const TableSpec& spec, std::int64_t row0, std::int64_t n,
                             unsigned columns, const ColumnPtrs& out, int threads);
+
+/// The vectorised x / y conversion of generate_rows, element-wise, for tests of its edges:
+/// out[i] = centered_uniform(hi[i], lo[i]) (table.hpp), bit for bit.
+void centered_uniform_lanes(const std::uint32_t* hi, const std::uint32_t* lo, std::size_t n,
+                            double* out);
 
 /// One row by the scalar reference (Random123's philox4x32 through philox.hpp), for tests and
 /// the validation scan.

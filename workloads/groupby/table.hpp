@@ -19,7 +19,8 @@
 ///     key  = ((b2 << 32 | b3) * cardinality) >> 64    uniform in [0, cardinality), 128-bit product
 ///   timestamp = 946684800e9 + r * 1e9                 int64 nanoseconds since the Unix epoch
 ///
-/// with u01(hi, lo) = ((hi << 21) | (lo >> 11)) * 2^-53 + 2^-54 as in philox.hpp. Every step is
+/// with u01(hi, lo) = min(((hi << 21) | (lo >> 11)) * 2^-53 + 2^-54, 1 - 2^-53) as in philox.hpp
+/// (so x, y lie in [-1 + 2^-53, 1 - 2^-52], inside (-1, 1)). Every step is
 /// an integer operation or an exactly specified IEEE operation (the multiplications by powers
 /// of two are exact, so FMA contraction cannot change a bit), hence CPU and GPU agree bit for
 /// bit; tests compare them. A query costs one Philox call per row (by-name) or two (by-id,
@@ -106,10 +107,12 @@ SB_GB_HD inline Words4 philox4x32_10(std::uint64_t block, std::uint32_t stream,
   return {{c0, c1, c2, c3}};
 }
 
-/// philox.hpp's u01: 53-bit uniform in (0,1) from two words (hi gives the top 32 bits).
+/// philox.hpp's u01: 53-bit uniform in (0,1) from two words (hi gives the top 32 bits), clamped
+/// to 1 - 2^-53 (only k = 2^53 - 1 is affected: its sum rounds up to 1.0).
 SB_GB_HD constexpr double unit_double(std::uint32_t hi, std::uint32_t lo) {
   const std::uint64_t k = (static_cast<std::uint64_t>(hi) << 21) | (lo >> 11);
-  return static_cast<double>(k) * 0x1p-53 + 0x1p-54;
+  const double u = static_cast<double>(k) * 0x1p-53 + 0x1p-54;
+  return u < 0x1.fffffffffffffp-1 ? u : 0x1.fffffffffffffp-1;
 }
 
 /// uniform(-1, 1) of two words.

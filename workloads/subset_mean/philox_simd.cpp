@@ -63,6 +63,7 @@ struct Scalar {
   static vd add(vd a, vd b) { return a + b; }
   static vd sub(vd a, vd b) { return a - b; }
   static vd mul(vd a, vd b) { return a * b; }
+  static vd min(vd a, vd b) { return b < a ? b : a; }
   static vd fma(vd a, vd b, vd c) { return std::fma(a, b, c); }
   static vd fms(vd a, vd b, vd c) { return std::fma(a, b, -c); }
   static vd sqrt(vd a) { return std::sqrt(a); }

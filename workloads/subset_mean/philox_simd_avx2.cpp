@@ -67,6 +67,7 @@ struct Avx2 {
   static vd add(vd a, vd b) { return _mm256_add_pd(a, b); }
   static vd sub(vd a, vd b) { return _mm256_sub_pd(a, b); }
   static vd mul(vd a, vd b) { return _mm256_mul_pd(a, b); }
+  static vd min(vd a, vd b) { return _mm256_min_pd(a, b); }
   static vd fma(vd a, vd b, vd c) { return _mm256_fmadd_pd(a, b, c); }
   static vd fms(vd a, vd b, vd c) { return _mm256_fmsub_pd(a, b, c); }
   static vd sqrt(vd a) { return _mm256_sqrt_pd(a); }

@@ -61,6 +61,7 @@ struct Avx512 {
   static vd add(vd a, vd b) { return _mm512_add_pd(a, b); }
   static vd sub(vd a, vd b) { return _mm512_sub_pd(a, b); }
   static vd mul(vd a, vd b) { return _mm512_mul_pd(a, b); }
+  static vd min(vd a, vd b) { return _mm512_min_pd(a, b); }
   static vd fma(vd a, vd b, vd c) { return _mm512_fmadd_pd(a, b, c); }
   static vd fms(vd a, vd b, vd c) { return _mm512_fmsub_pd(a, b, c); }
   static vd sqrt(vd a) { return _mm512_sqrt_pd(a); }

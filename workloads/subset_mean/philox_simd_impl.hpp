@@ -12,9 +12,10 @@
 ///   left as garbage: the multiplier reads only the low halves, and outputs are masked once.
 ///   Bits are identical to Random123's philox4x32 (tests check with the published vectors).
 ///
-///   u01: exactly philox.hpp's ((hi << 21) | (lo >> 11)) * 2^-53 + 2^-54 (the product is exact,
-///   so the fused multiply-add rounds the same way as the reference's multiply then add), with
-///   the last Philox round fused in (uniforms_of_blocks).
+///   u01: exactly philox.hpp's min(k 2^-53 + 2^-54, 1 - 2^-53), k = (hi << 21) | (lo >> 11)
+///   (the product is exact, so the fused multiply-add rounds the same way as the reference's
+///   multiply then add; the clamp is one vector min), with the last Philox round fused in
+///   (uniforms_of_blocks).
 ///
 ///   -2 log (Math::own): x = 2^k z, z in [0.734375, 1.46875) by integer arithmetic on the bits;
 ///   16 sub-intervals with c_i ~ their centres and invc_i = fl(1/c_i); r = z invc_i - 1 exactly
@@ -184,6 +185,7 @@ struct X2 {
   SB_X2_BINARY(vd, add, vd)
   SB_X2_BINARY(vd, sub, vd)
   SB_X2_BINARY(vd, mul, vd)
+  SB_X2_BINARY(vd, min, vd)
   SB_X2_TERNARY(vd, fma, vd)
   SB_X2_TERNARY(vd, fms, vd)
   SB_X2_UNARY(vd, sqrt, vd)
@@ -474,6 +476,15 @@ inline RoundKeys seed_keys(std::uint64_t seed) {
   return round_keys(static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
 }
 
+/// philox.hpp's u01 of 53-bit integers k (< 2^53): k 2^-53 + 2^-54 (the product is exact, so
+/// the FMA rounds once, as the reference does), then min with 1 - 2^-53 (only k = 2^53 - 1,
+/// whose sum rounds up to 1.0, changes).
+template <class V>
+inline typename V::vd u01_of_k(typename V::vi k) {
+  return V::min(V::fma(V::cvt_u53(k), V::set1d(0x1p-53), V::set1d(0x1p-54)),
+                V::set1d(0x1.fffffffffffffp-1));
+}
+
 // ---- The exported kernels ------------------------------------------------------------------
 
 /// The uniform pair (ua, ub) of blocks b, with Philox's last round fused into u01. In that round
@@ -490,8 +501,20 @@ inline void uniforms_of_blocks(typename V::vi b, std::uint32_t stream, const Rou
       V::srli11(V::xor3(p1, V::slli32(x.w1), V::set1(std::uint64_t{rk.k0[kRounds - 1]} << 32)));
   const vi kb =
       V::srli11(V::xor3(p0, V::slli32(x.w3), V::set1(std::uint64_t{rk.k1[kRounds - 1]} << 32)));
-  ua = V::fma(V::cvt_u53(ka), V::set1d(0x1p-53), V::set1d(0x1p-54));
-  ub = V::fma(V::cvt_u53(kb), V::set1d(0x1p-53), V::set1d(0x1p-54));
+  ua = u01_of_k<V>(ka);
+  ub = u01_of_k<V>(kb);
+}
+
+template <class V>
+void k_u01(const std::uint64_t* k, std::size_t count, double* out) {
+  constexpr int L = V::kLanes;
+  for (std::size_t i = 0; i < count; i += L) {
+    std::uint64_t in[L] = {};
+    double res[L];
+    for (int l = 0; l < L && i + l < count; ++l) in[l] = k[i + l] & ((std::uint64_t{1} << 53) - 1);
+    V::stored(res, u01_of_k<V>(V::load(in)));
+    for (int l = 0; l < L && i + l < count; ++l) out[i + l] = res[l];
+  }
 }
 
 template <class V>
@@ -684,6 +707,7 @@ constexpr Kernels make_kernels(Isa isa) {
   k.philox = &k_philox<V>;
   k.words = &k_words<V>;
   k.uniforms = &k_uniforms<V>;
+  k.u01 = &k_u01<V>;
   k.normals = &k_normals<V, M>;
   k.normal_sums = &k_normal_sums<V, M>;
   k.normal_pair_total = &k_normal_pair_total<V, M>;

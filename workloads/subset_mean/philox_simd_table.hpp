@@ -42,6 +42,10 @@ struct Kernels {
   /// Uniforms in element order: out[2i] = ua, out[2i+1] = ub of block first+i.
   void (*uniforms)(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t count,
                    double* out) = nullptr;
+  /// u01 of raw 53-bit integers (for tests of the edges): out[i] = philox.hpp's
+  /// u01(k[i] >> 21, (k[i] & (2^21 - 1)) << 11), by the same vector code as `uniforms`; bits of
+  /// k[i] above 52 are ignored.
+  void (*u01)(const std::uint64_t* k, std::size_t count, double* out) = nullptr;
   /// Normals in element order: out[2i] = z0, out[2i+1] = z1 of block first+i.
   void (*normals)(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t count,
                   double* out) = nullptr;

@@ -14,8 +14,8 @@
 ///     sincospi_u05: within a few ulps of the CPU normals);
 ///   - box_muller_fast(): the same function with fewer fp64 instructions (exact quadrant
 ///     reduction of the 53-bit uniform, minimax polynomials, no special-case branches because
-///     the uniforms lie in [2^-54, 1]); also within a few ulps of the CPU, used by the fused
-///     subset-mean kernel, which is bound by instruction issue and the fp64 pipe.
+///     the uniforms lie in [2^-54, 1 - 2^-53]); also within a few ulps of the CPU, used by the
+///     fused subset-mean kernel, which is bound by instruction issue and the fp64 pipe.
 ///
 /// cuRAND: curand_init(seed, subsequence = stream, offset = 4 * block, &state) on a
 /// curandStatePhilox4_32_10_t followed by curand4(&state) returns exactly the words
@@ -102,18 +102,35 @@ __host__ __device__ __forceinline__ uint4 philox_words(std::uint64_t seed, std::
   return c;
 }
 
-/// u01(hi, lo) = ((hi << 21) | (lo >> 11)) * 2^-53 + 2^-54, bit-identical to philox.hpp's
-/// (one correctly rounded fp64 operation on the exact value, as the CPU does), built from bits
-/// and a single FMA instead of an integer-to-double conversion:
-///   t = 1 + m * 2^-52 (m = low 52 bits of k, exact), u = fma(t, 1/2, c),
-///   c = 2^-54 when bit 52 of k is set, 2^-54 - 1/2 otherwise (both exact doubles).
+/// u01(hi, lo) = min(k 2^-53 + 2^-54, 1 - 2^-53), k = (hi << 21) | (lo >> 11): bit-identical
+/// to philox.hpp's (one correctly rounded fp64 operation on the exact value, as the CPU does,
+/// then the clamp), built from bits and a single FMA instead of an integer-to-double conversion:
+///   t = 1 + m 2^-52 (m = low 52 bits of k, exact; bit 52 of k lands on the exponent's low bit,
+///   already set), u = fma(t, 1/2, c), c = 2^-54 when bit 52 of k is set, 2^-54 - 1/2 otherwise
+///   (both exact). c's words come from that bit b without a compare or select:
+///   c_lo = 0xFFFFFFFF + b, c_hi = 0x3C900000 + c_lo * 0x7CB00001 (mod 2^32), i.e.
+///   (0x3C900000, 0) = 2^-54 for b = 1 and (0xBFDFFFFF, 0xFFFFFFFF) = 2^-54 - 1/2 for b = 0.
+/// The clamp is two integer instructions on u's words (h, l), no fp64 compare or select:
+///   h' = min(h, 0x3FEFFFFF), l' = l + (h' - h).
+/// u lies in [2^-54, 1], so h <= 0x3FF00000 (the high word of 1.0), with equality only for
+/// u = 1.0, whose low word is 0: then h' - h = -1 and (h', l') = (0x3FEFFFFF, 0xFFFFFFFF),
+/// i.e. 1 - 2^-53; for every u < 1, h' = h and l' = l (the same bits). On sm_90 the whole
+/// u01 is 8 SASS instructions (the clamp's integer min and add included), one more than the
+/// unclamped form with a compare and two selects for c had (7). No form of this construction
+/// clamps for free: every value of the top half is a tie that rounds by the parity of k, so no
+/// constant c or multiplier can break k = 2^53 - 1's tie alone; and the clamp changes both
+/// words of u.
 __device__ __forceinline__ double u01(std::uint32_t hi, std::uint32_t lo) {
-  const std::uint32_t t_hi = 0x3FF00000u | ((hi >> 11) & 0x000FFFFFu);
+  const std::uint32_t t_hi = 0x3FF00000u | (hi >> 11);
   const std::uint32_t t_lo = __funnelshift_r(lo, hi, 11);
-  const bool top = (hi >> 31) != 0u;
+  const std::uint32_t c_lo = 0xFFFFFFFFu + (hi >> 31);
+  const std::uint32_t c_hi = 0x3C900000u + c_lo * 0x7CB00001u;
   const double t = __hiloint2double(static_cast<int>(t_hi), static_cast<int>(t_lo));
-  const double c = top ? 0x1p-54 : (0x1p-54 - 0.5);
-  return fma(t, 0.5, c);
+  const double c = __hiloint2double(static_cast<int>(c_hi), static_cast<int>(c_lo));
+  const double u = fma(t, 0.5, c);
+  const int h = __double2hiint(u);
+  const int h_clamped = min(h, 0x3FEFFFFF);  // high word of 1 - 2^-53
+  return __hiloint2double(h_clamped, __double2loint(u) + (h_clamped - h));
 }
 
 struct Normals {
@@ -207,9 +224,9 @@ __device__ __forceinline__ double sqrt_fast(double a) {
 
 }  // namespace detail
 
-/// Box-Muller for uniforms in [2^-54, 1] (what u01 yields) with fewer fp64 instructions than
-/// box_muller(): within a few ulps of the CPU reference (tested). `k` is kFastConstants, taken
-/// from wherever the caller keeps it (a kernel parameter in hot loops).
+/// Box-Muller for uniforms in [2^-54, 1] (u01 yields [2^-54, 1 - 2^-53]) with fewer fp64
+/// instructions than box_muller(): within a few ulps of the CPU reference (tested). `k` is
+/// kFastConstants, taken from wherever the caller keeps it (a kernel parameter in hot loops).
 __device__ __forceinline__ Normals box_muller_fast(double ua, double ub,
                                                    const detail::FastConstants k) {
   const double r = detail::sqrt_fast(detail::minus_two_log(ua, k));

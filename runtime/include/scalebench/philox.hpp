@@ -8,7 +8,11 @@
 ///   counter = { lo32(block), hi32(block), stream, 0 }      block = element index / 2
 ///   words   = philox4x32_10(counter, key) = { w0, w1, w2, w3 }
 ///   uniform pair:  ua = u01(w0, w1),  ub = u01(w2, w3)
-///   u01(hi, lo)  = ((hi << 21) | (lo >> 11)) * 2^-53 + 2^-54     (53 bits, in (0,1))
+///   u01(hi, lo)  = min(k * 2^-53 + 2^-54, 1 - 2^-53),  k = (hi << 21) | (lo >> 11)  (53 bits)
+///                  one correctly rounded fp64 sum (the product is exact), then the clamp: from
+///                  1/2 on the sum is a tie that rounds to even, so k = 2^53 - 1 alone would give
+///                  exactly 1.0; the clamp maps it to the largest double below 1 and changes no
+///                  other k. Every uniform lies in [2^-54, 1 - 2^-53], inside (0, 1).
 ///   normal pair (Box-Muller): r = sqrt(-2 ln ua);  z0 = r cos(2 pi ub),  z1 = r sin(2 pi ub)
 ///                             (computed as sincospi(2 ub))
 ///   element e of a uniform stream is (e even ? ua : ub) of block e/2; likewise z0 / z1 of a
@@ -38,10 +42,16 @@ inline Words philox_words(std::uint64_t seed, std::uint64_t block, std::uint32_t
   return {out.v[0], out.v[1], out.v[2], out.v[3]};
 }
 
-/// 53-bit uniform in the open interval (0,1) from two 32-bit words (hi gives the top 32 bits).
+/// The largest double below 1 (1 - 2^-53): u01's upper clamp.
+inline constexpr double kU01Max = 0x1.fffffffffffffp-1;
+
+/// 53-bit uniform in the open interval (0,1) from two 32-bit words (hi gives the top 32 bits):
+/// k 2^-53 + 2^-54 rounded once, clamped to kU01Max (only k = 2^53 - 1 is affected; it would
+/// round up to 1.0). Result in [2^-54, 1 - 2^-53].
 constexpr double u01(std::uint32_t hi, std::uint32_t lo) noexcept {
   const std::uint64_t k = (static_cast<std::uint64_t>(hi) << 21) | (lo >> 11);
-  return static_cast<double>(k) * 0x1p-53 + 0x1p-54;
+  const double u = static_cast<double>(k) * 0x1p-53 + 0x1p-54;
+  return u < kU01Max ? u : kU01Max;
 }
 
 struct Pair {
