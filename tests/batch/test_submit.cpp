@@ -22,17 +22,16 @@
 #include <iostream>
 #include <sstream>
 
+#include "../support/scratch_dir.hpp"
+
 namespace sb::batch {
+
 namespace {
 
-namespace fs = std::filesystem;
+using sb::test_support::slurp;
+using sb::test_support::TempDir;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+namespace fs = std::filesystem;
 
 std::string source_template(const char* name) {
   return slurp(fs::path(SB_SOURCE_DIR) / "slurm" / name);
@@ -47,18 +46,6 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 /// A private temporary folder, removed at scope end.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "sb_submit_test_XXXXXX").string();
-    path = ::mkdtemp(t.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
 bool bash_syntax_ok(const std::string& script) {
   TempDir d;
   std::ofstream(d.path / "s.sh") << script;

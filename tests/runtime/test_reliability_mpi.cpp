@@ -13,23 +13,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "../support/scratch_dir.hpp"
 #include "scalebench/report.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "sbrelXXXXXX").string();
-    path = mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using sb::test_support::slurp;
+using sb::test_support::TempDir;
 
 /// Runs `scalebench run ARGS` (env assignments may precede it); returns the exit code and
 /// leaves stderr in DIR/stderr.
@@ -39,13 +31,6 @@ int launch(const fs::path& dir, const std::string& env, const std::string& args)
                   env, SB_LAUNCHER_EXE, args, dir.string(), dir.string());
   const int st = std::system(cmd.c_str());
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 TEST(Reliability, CaseTooLargeForHostMemoryFailsAloneAndTheRunGoesOn) {
