@@ -28,6 +28,19 @@ struct FinishPartial {
 /// The partial in the layout above.
 [[nodiscard]] std::vector<double> encode_finish(const FinishPartial& p);
 
+/// The partial of a TSQR engine (CpuTsqr, GpuTsqr) after its finish(): its local_routine(),
+/// and on the root its svd_routine() and sigma().
+template <class Engine>
+[[nodiscard]] std::vector<double> encode_engine_finish(const Engine& engine) {
+  FinishPartial p;
+  p.local_routine = engine.local_routine();
+  if (engine.root()) {
+    p.svd_routine = engine.svd_routine();
+    p.sigma = engine.sigma();
+  }
+  return encode_finish(p);
+}
+
 /// The inverse of encode_finish; throws sb::Error naming the fault on a malformed partial.
 [[nodiscard]] FinishPartial decode_finish(const std::vector<double>& partial);
 

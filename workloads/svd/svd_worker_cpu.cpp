@@ -85,13 +85,7 @@ class CpuWorker final : public WorkerCase {
       times_.compute = compute_sum_ / threads_;
     }
     engine_.finish(times_);
-    FinishPartial p;
-    p.local_routine = engine_.local_routine();
-    if (engine_.root()) {
-      p.svd_routine = engine_.svd_routine();
-      p.sigma = engine_.sigma();
-    }
-    return encode_finish(p);
+    return encode_engine_finish(engine_);
   }
 
   [[nodiscard]] PhaseTimes phase_times() const override { return times_; }

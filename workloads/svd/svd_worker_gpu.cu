@@ -56,13 +56,7 @@ class GpuWorker final : public WorkerCase {
   std::vector<double> finish_repeat() override {
     while (!pending_.empty()) (void)poll(true);
     engine_.finish(times_);
-    FinishPartial p;
-    p.local_routine = engine_.local_routine();
-    if (engine_.root()) {
-      p.svd_routine = engine_.svd_routine();
-      p.sigma = engine_.sigma();
-    }
-    return encode_finish(p);
+    return encode_engine_finish(engine_);
   }
 
   [[nodiscard]] PhaseTimes phase_times() const override { return times_; }
