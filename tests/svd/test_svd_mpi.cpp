@@ -11,8 +11,10 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <string>
 
+#include "svd/routines.hpp"
 #include "svd/svd.hpp"
 #include "svd/svd_config.hpp"
 #include "svd/svd_scheduler.hpp"
@@ -35,16 +37,12 @@ int world_size() {
 using Plan = std::vector<std::vector<std::int64_t>>;  // per repeat: this rank's tasks
 
 /// The result's local_routine when the workers that own blocks report `busy` and the others
-/// "none" (routines.hpp: case rank 0's value, then the other distinct values by rank).
+/// "none" (the join rule itself is tested in test_svd_cpu).
 std::string expected_local(const std::vector<bool>& owns, const std::string& busy) {
-  std::vector<std::string> seen;
-  for (const bool o : owns) {
-    const std::string v = o ? busy : "none";
-    if (std::find(seen.begin(), seen.end(), v) == seen.end()) seen.push_back(v);
-  }
-  std::string out;
-  for (const auto& v : seen) out += (out.empty() ? "" : ",") + v;
-  return out;
+  std::map<int, std::string> by_rank;
+  for (std::size_t r = 0; r < owns.size(); ++r)
+    by_rank[static_cast<int>(r)] = owns[r] ? busy : "none";
+  return combine_local_routines(by_rank);
 }
 
 /// Runs the case with `owner(block, repeat)` deciding which rank factors each block; every

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 
 #include "../support/scratch_dir.hpp"
 #include "scalebench/report.hpp"
+#include "svd/routines.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -51,14 +53,10 @@ std::string expected_local(const json& c, int repeat, const std::string& busy) {
   const json& te = c.at("task_events");
   for (std::size_t i = 0; i < te.at("repeat").size(); ++i)
     if (te["repeat"][i].get<int>() == repeat) owns.at(te["worker"][i].get<std::size_t>()) = true;
-  std::vector<std::string> seen;
-  for (const bool o : owns) {
-    const std::string v = o ? busy : "none";
-    if (std::find(seen.begin(), seen.end(), v) == seen.end()) seen.push_back(v);
-  }
-  std::string out;
-  for (const auto& v : seen) out += (out.empty() ? "" : ",") + v;
-  return out;
+  std::map<int, std::string> by_rank;
+  for (std::size_t r = 0; r < owns.size(); ++r)
+    by_rank[static_cast<int>(r)] = owns[r] ? busy : "none";
+  return sb::svd::combine_local_routines(by_rank);
 }
 
 /// Both svd cases carry the routines in every repeat and in `result`; h5py reads the same.
