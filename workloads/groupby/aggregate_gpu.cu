@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "groupby/gpu_kernels.cuh"
@@ -451,12 +452,12 @@ struct TileTarget {
 
 /// One tile: rows [base, min(n, base + tile)) of (keys, x, y) into the buckets of the regions
 /// of `tt`.
-__device__ __forceinline__ void stage_tile(StageShared& sh, const TileTarget& tt,
-                                           const std::int64_t* keys, const double* x,
-                                           const double* y, std::int64_t n, std::int64_t base,
-                                           std::int64_t* skey, double* sx, double* sy,
-                                           std::int64_t rcap, unsigned long long* cursor,
-                                           int* overflow) {
+template <class Key>
+__device__ __forceinline__ void stage_tile(StageShared& sh, const TileTarget& tt, const Key* keys,
+                                           const double* x, const double* y, std::int64_t n,
+                                           std::int64_t base, std::int64_t* skey, double* sx,
+                                           double* sy, std::int64_t rcap,
+                                           unsigned long long* cursor, int* overflow) {
   const std::uint64_t mask = tt.mask;
   const int shift = tt.shift;
   const unsigned sub_mask = tt.sub_mask;
@@ -475,7 +476,7 @@ __device__ __forceinline__ void stage_tile(StageShared& sh, const TileTarget& tt
   for (int u = 0; u < kStageRows; ++u) {
     const std::int64_t i = base + u * kStageThreads + threadIdx.x;
     const bool valid = i < n;
-    k[u] = valid ? keys[i] : 0;
+    k[u] = valid ? static_cast<long long>(keys[i]) : 0;
     xv[u] = valid ? x[i] : 0.0;
     yv[u] = (valid && ry) ? y[i] : 0.0;
     r[u] = valid ? static_cast<int>(((slot_hash(k[u]) & mask) >> shift) & sub_mask) : -1;
@@ -646,14 +647,20 @@ __device__ __forceinline__ int segment_of(const int* tile_start, int nseg, int t
   return lo;
 }
 
-/// Packs the send buckets: segment s copies rows[s] rows from bucket offset src[s] to dst[s] of
-/// the packed arrays (key, x and, when present, y).
+/// The type of a packed key (gpu_kernels.cuh: RowShuffle::narrow_keys).
+template <bool kNarrow>
+using PackedKey = std::conditional_t<kNarrow, std::uint32_t, std::uint64_t>;
+
+/// Packs the send buckets: segment s copies rows[s] rows from bucket offset src[s] to the
+/// packed arrays: keys from key offset keyoff[s], x from word dst[s] and, when present, y from
+/// dst[s] + plane[s].
+template <bool kNarrow>
 __global__ void __launch_bounds__(kStageThreads)
     pack_kernel(int nseg, const std::int64_t* __restrict__ src,
-                const std::int64_t* __restrict__ rows, const std::int64_t* __restrict__ dst,
-                const std::int64_t* __restrict__ plane, const std::int64_t* __restrict__ key,
-                const double* __restrict__ x, const double* __restrict__ y,
-                std::uint64_t* __restrict__ out) {
+                const std::int64_t* __restrict__ rows, const std::int64_t* __restrict__ keyoff,
+                const std::int64_t* __restrict__ dst, const std::int64_t* __restrict__ plane,
+                const std::int64_t* __restrict__ key, const double* __restrict__ x,
+                const double* __restrict__ y, std::uint64_t* __restrict__ out) {
   __shared__ typename cub::BlockScan<unsigned, kStageThreads>::TempStorage scan;
   __shared__ int tile_start[kMaxRegions + 1];
   constexpr std::int64_t kTile = kStageThreads * kStageRows;
@@ -663,26 +670,31 @@ __global__ void __launch_bounds__(kStageThreads)
     const std::int64_t base = static_cast<std::int64_t>(t - tile_start[q]) * kTile;
     const auto n = static_cast<int>(min(kTile, rows[q] - base));
     const std::int64_t i0 = src[q] + base;
-    std::uint64_t* ok = out + dst[q] + base;
-    auto* ox = reinterpret_cast<double*>(ok + plane[q]);
+    PackedKey<kNarrow>* ok = reinterpret_cast<PackedKey<kNarrow>*>(out) + keyoff[q] + base;
+    auto* ox = reinterpret_cast<double*>(out + dst[q] + base);
     double* oy = ox + plane[q];
     for (int j = threadIdx.x; j < n; j += kStageThreads) {
-      ok[j] = static_cast<std::uint64_t>(key[i0 + j]);
+      ok[j] = static_cast<PackedKey<kNarrow>>(key[i0 + j]);
       ox[j] = x[i0 + j];
       if (y != nullptr) oy[j] = y[i0 + j];
     }
   }
 }
 
-/// The receiving side's staging: segment s (rows[s] received rows at off[s], all of region
-/// region[s] of the owner's table) into the slice buckets of that region (tt cuts a region's
-/// slots into its slices).
-__global__ void __launch_bounds__(kStageThreads) restage_segments_kernel(
-    const TileTarget tt, int nseg, const std::int64_t* __restrict__ off,
-    const std::int64_t* __restrict__ rows, const std::int64_t* __restrict__ region,
-    const std::int64_t* __restrict__ plane, const std::uint64_t* __restrict__ recv, bool with_y,
-    std::int64_t* __restrict__ skey, double* __restrict__ sx, double* __restrict__ sy,
-    std::int64_t scap, unsigned long long* __restrict__ scursor, int* overflow) {
+/// The receiving side's staging: segment s (rows[s] received rows, keys from key offset
+/// keyoff[s], x from word off[s], all of region region[s] of the owner's table) into the slice
+/// buckets of that region (tt cuts a region's slots into its slices).
+template <bool kNarrow>
+__global__ void __launch_bounds__(kStageThreads)
+    restage_segments_kernel(const TileTarget tt, int nseg, const std::int64_t* __restrict__ keyoff,
+                            const std::int64_t* __restrict__ off,
+                            const std::int64_t* __restrict__ rows,
+                            const std::int64_t* __restrict__ region,
+                            const std::int64_t* __restrict__ plane,
+                            const std::uint64_t* __restrict__ recv, bool with_y,
+                            std::int64_t* __restrict__ skey, double* __restrict__ sx,
+                            double* __restrict__ sy, std::int64_t scap,
+                            unsigned long long* __restrict__ scursor, int* overflow) {
   extern __shared__ unsigned char stage_smem[];
   StageShared& sh = *reinterpret_cast<StageShared*>(stage_smem);
   constexpr std::int64_t kTile = kStageThreads * kStageRows;
@@ -690,8 +702,8 @@ __global__ void __launch_bounds__(kStageThreads) restage_segments_kernel(
   const std::int64_t per = tt.regions;
   for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
     const int q = segment_of(sh.tile_start, nseg, t);
-    const auto* keys = reinterpret_cast<const std::int64_t*>(recv + off[q]);
-    const auto* x = reinterpret_cast<const double*>(recv + off[q] + plane[q]);
+    const auto* keys = reinterpret_cast<const PackedKey<kNarrow>*>(recv) + keyoff[q];
+    const auto* x = reinterpret_cast<const double*>(recv + off[q]);
     const double* y = with_y ? x + plane[q] : nullptr;
     const std::int64_t out = region[q] * per * scap;
     const int first = sh.tile_start[q];
@@ -1121,7 +1133,9 @@ std::size_t stage_shared() {
         cudaFuncSetAttribute(stage_rows_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
     SB_CUDA_CHECK(
         cudaFuncSetAttribute(restage_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
-    SB_CUDA_CHECK(cudaFuncSetAttribute(restage_segments_kernel,
+    SB_CUDA_CHECK(cudaFuncSetAttribute(restage_segments_kernel<true>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+    SB_CUDA_CHECK(cudaFuncSetAttribute(restage_segments_kernel<false>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, b));
     return sizeof(StageShared);
   }();
@@ -1393,9 +1407,10 @@ void shuffle_pack(const RowShuffle& s, int seg0, int nseg, cudaStream_t stream) 
   if (nseg <= 0) return;
   const std::int64_t B = s.buckets();
   const std::int64_t* seg = s.segs + seg0;
-  pack_kernel<<<device_sms() * 2, kStageThreads, 0, stream>>>(
-      nseg, seg + kPackSrc * B, seg + kPackRows * B, seg + kPackDst * B, seg + kPackPlane * B,
-      s.key, s.x, s.with_y ? s.y : nullptr, s.send);
+  auto* kernel = s.narrow_keys ? pack_kernel<true> : pack_kernel<false>;
+  kernel<<<device_sms() * 2, kStageThreads, 0, stream>>>(
+      nseg, seg + kPackSrc * B, seg + kPackRows * B, seg + kPackKey * B, seg + kPackDst * B,
+      seg + kPackPlane * B, s.key, s.x, s.with_y ? s.y : nullptr, s.send);
   SB_CUDA_CHECK_LAUNCH();
 }
 
@@ -1416,11 +1431,11 @@ void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, in
     const TileTarget tt{
         mask,        s.slice_bits, static_cast<unsigned>(per - 1), per, 1, slots, mask,
         owner.width, owner.fields};
-    restage_segments_kernel<<<grid_for(rows, kStageThreads * kStageRows, 3), kStageThreads,
-                              stage_shared(), stream>>>(
-        tt, nseg, seg + kRecvOff * B, seg + kRecvRows * B, seg + kRecvRegion * B,
-        seg + kRecvPlane * B, s.recv, s.with_y, s.skey, s.sx, s.sy, s.scap, s.scursor,
-        owner.overflow);
+    auto* kernel = s.narrow_keys ? restage_segments_kernel<true> : restage_segments_kernel<false>;
+    kernel<<<grid_for(rows, kStageThreads * kStageRows, 3), kStageThreads, stage_shared(),
+             stream>>>(tt, nseg, seg + kRecvKey * B, seg + kRecvOff * B, seg + kRecvRows * B,
+                       seg + kRecvRegion * B, seg + kRecvPlane * B, s.recv, s.with_y, s.skey, s.sx,
+                       s.sy, s.scap, s.scursor, owner.overflow);
     SB_CUDA_CHECK_LAUNCH();
   }
   const std::size_t smem = slice_shared_bytes(s.slice_bits, owner.width, s.scap);

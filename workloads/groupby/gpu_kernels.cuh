@@ -150,18 +150,22 @@ void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream);
 /// spill table's groups then travel as records); rows whose slice bucket is full go to the
 /// owner's table with global atomics.
 /// Rows of RowShuffle's segment tables (each owners * R int64).
-/// Packed rows travel as one message per (chunk, peer): a block of n rows is n keys, then the
-/// n x values, then (when kept) the n y values, 8-byte words; a segment's key sits at word
-/// `offset` and its x at offset + plane (plane = the block's n).
+/// Packed rows travel as one message per (chunk, peer): a block of n rows is n keys (32-bit
+/// words when RowShuffle::narrow_keys, n/2 8-byte words rounded up; else 8-byte words), then
+/// the n x values, then (when kept) the n y values, 8-byte words. A segment's first key is key
+/// number `key offset` of the packed array (counted in keys of the block's width), its first x
+/// at word `offset` and its first y at offset + plane (plane = the block's n).
 enum SegField : int {
   kPackSrc = 0,  ///< send bucket offset (rows) of the segment
   kPackRows,     ///< rows
-  kPackDst,      ///< word offset of the segment's first key in the packed send block
-  kPackPlane,    ///< rows of its block (distance from a key to its x)
-  kRecvOff,      ///< word offset of the segment's first key in the received data
+  kPackDst,      ///< word offset of the segment's first x in the packed send array
+  kPackPlane,    ///< rows of its block (distance from an x to its y)
+  kRecvOff,      ///< word offset of the segment's first x in the received data
   kRecvRows,     ///< rows
   kRecvRegion,   ///< region of the owner's table the rows belong to
   kRecvPlane,    ///< rows of its block
+  kPackKey,      ///< key offset of the segment's first key in the packed send array
+  kRecvKey,      ///< key offset of the segment's first key in the received data
   kSegFields
 };
 
@@ -173,6 +177,9 @@ struct RowShuffle {
   std::int64_t rcap = 0;      ///< rows per send bucket
   std::int64_t scap = 0;      ///< rows per slice bucket
   bool with_y = false;
+  /// Every key is below 2^32 (the case's key domain): packed keys travel as 32-bit words, 20
+  /// instead of 24 bytes a row with y (the exchange bounds the multi-GPU by-key case).
+  bool narrow_keys = false;
   double bytes = 0;  ///< device bytes alloc_row_shuffle takes (without the packed arrays)
   // send buckets [owners * R][rcap] and their cursors
   std::int64_t* key = nullptr;
@@ -198,6 +205,16 @@ struct RowShuffle {
   [[nodiscard]] int regions() const { return 1 << region_bits; }
   [[nodiscard]] int buckets() const { return owners << region_bits; }
   [[nodiscard]] int planes() const { return with_y ? 3 : 2; }
+  /// 8-byte words of the keys of a block of n packed rows.
+  [[nodiscard]] std::int64_t key_words(std::int64_t n) const {
+    return narrow_keys ? (n + 1) / 2 : n;
+  }
+  /// 8-byte words of a block of n packed rows (at most planes() n).
+  [[nodiscard]] std::int64_t block_words(std::int64_t n) const {
+    return key_words(n) + (planes() - 1) * n;
+  }
+  /// Key offset (in keys of the packed width) of the block that starts at 8-byte word w.
+  [[nodiscard]] std::int64_t key_offset(std::int64_t w) const { return narrow_keys ? 2 * w : w; }
 };
 /// Sizes the shuffle for an owner's table `owner` (one per worker), `owners` workers and a case
 /// of `rows` rows (a worker may be handed every task); owners == 0 in the result when the
@@ -205,8 +222,8 @@ struct RowShuffle {
 [[nodiscard]] RowShuffle plan_row_shuffle(const HashTable& owner, int owners, std::int64_t rows);
 void alloc_row_shuffle(RowShuffle& s);
 void free_row_shuffle(RowShuffle& s);
-/// Packed arrays for at least send_rows / recv_rows rows (reallocated when larger; synchronises
-/// the device then).
+/// Packed arrays for at least send_rows / recv_rows rows, planes() words each (an upper bound of
+/// their blocks' words; reallocated when larger; synchronises the device then).
 void reserve_row_shuffle(RowShuffle& s, std::int64_t send_rows, std::int64_t recv_rows);
 /// Empties the send buckets.
 void shuffle_clear(const RowShuffle& s, cudaStream_t stream);

@@ -252,6 +252,8 @@ class GpuWorker final : public WorkerCase {
       return;
     }
     shuffle_ = plan;
+    // Keys lie in [0, cardinality) (by-key; the other queries do not take this path).
+    shuffle_.narrow_keys = cfg_.cardinality <= (std::uint64_t{1} << 32);
     gpu::alloc_row_shuffle(shuffle_);
     gpu::reserve_row_shuffle(shuffle_, share_rows, share_rows);
     // The exchange's stream outranks the aggregation kernels: NCCL's blocks are scheduled as soon
@@ -306,10 +308,11 @@ class GpuWorker final : public WorkerCase {
     for (int q = 0; q < P; ++q) any_spill |= recvc[static_cast<std::size_t>(q) * W1 + R] != 0;
     // Layout: packed rows by (chunk, owner, region), received rows by (chunk, source, region).
     std::int64_t* hs = sh.host_segs;
+    // Offsets in 8-byte words: each (chunk, peer) block is sh.block_words(rows) words.
     std::vector<long long> send_off(static_cast<std::size_t>(K) * P), send_n(send_off.size());
     std::vector<long long> recv_off(send_off.size()), recv_n(send_off.size());
-    const int planes = sh.planes();
-    long long so = 0, ro = 0;
+    std::vector<long long> send_w(send_off.size()), recv_w(send_off.size());
+    long long so = 0, ro = 0, so_rows = 0, ro_rows = 0;
     for (int g = 0; g < K; ++g) {
       for (int p = 0; p < P; ++p) {
         const std::size_t gp = static_cast<std::size_t>(g) * P + p;
@@ -326,9 +329,11 @@ class GpuWorker final : public WorkerCase {
           const std::int64_t idx = static_cast<std::int64_t>(gp) * Rg + rr;
           hs[gpu::kPackSrc * B + idx] = (static_cast<std::int64_t>(p) * R + r) * sh.rcap;
           hs[gpu::kPackRows * B + idx] = sc[rr];
-          hs[gpu::kPackDst * B + idx] = planes * so + ls;
+          hs[gpu::kPackKey * B + idx] = sh.key_offset(so) + ls;
+          hs[gpu::kPackDst * B + idx] = so + sh.key_words(ns) + ls;
           hs[gpu::kPackPlane * B + idx] = ns;
-          hs[gpu::kRecvOff * B + idx] = planes * ro + lr;
+          hs[gpu::kRecvKey * B + idx] = sh.key_offset(ro) + lr;
+          hs[gpu::kRecvOff * B + idx] = ro + sh.key_words(nr) + lr;
           hs[gpu::kRecvRows * B + idx] = rc[rr];
           hs[gpu::kRecvRegion * B + idx] = r;
           hs[gpu::kRecvPlane * B + idx] = nr;
@@ -339,11 +344,15 @@ class GpuWorker final : public WorkerCase {
         recv_off[gp] = ro;
         send_n[gp] = ns;
         recv_n[gp] = nr;
-        so += ns;
-        ro += nr;
+        send_w[gp] = sh.block_words(ns);
+        recv_w[gp] = sh.block_words(nr);
+        so += send_w[gp];
+        ro += recv_w[gp];
+        so_rows += ns;
+        ro_rows += nr;
       }
     }
-    gpu::reserve_row_shuffle(sh, so, ro);
+    gpu::reserve_row_shuffle(sh, so_rows, ro_rows);
     cudaEvent_t* ev_pack = chunk_events_.data();
     cudaEvent_t* ev_c0 = ev_pack + kMaxChunks;
     cudaEvent_t* ev_c1 = ev_c0 + kMaxChunks;
@@ -360,10 +369,9 @@ class GpuWorker final : public WorkerCase {
       SB_CUDA_CHECK(cudaEventRecord(ev_c0[g], comm_stream_));
       const std::size_t gm = static_cast<std::size_t>(g) * P + me;
       if (send_n[gm] > 0) {
-        own += send_n[gm];
-        SB_CUDA_CHECK(cudaMemcpyAsync(sh.recv + planes * recv_off[gm],
-                                      sh.send + planes * send_off[gm],
-                                      8 * static_cast<std::size_t>(planes * send_n[gm]),
+        own += send_w[gm];
+        SB_CUDA_CHECK(cudaMemcpyAsync(sh.recv + recv_off[gm], sh.send + send_off[gm],
+                                      8 * static_cast<std::size_t>(send_w[gm]),
                                       cudaMemcpyDeviceToDevice, comm_stream_));
       }
       // One message per peer and direction (keys, x and y back to back).
@@ -373,13 +381,11 @@ class GpuWorker final : public WorkerCase {
         const std::size_t gp = static_cast<std::size_t>(g) * P + p;
         const int peer = nccl_peer_[static_cast<std::size_t>(p)];
         if (send_n[gp] > 0)
-          SB_NCCL_CHECK(ncclSend(sh.send + planes * send_off[gp],
-                                 static_cast<std::size_t>(planes * send_n[gp]), ncclUint64, peer,
-                                 ctx_->nccl, comm_stream_));
+          SB_NCCL_CHECK(ncclSend(sh.send + send_off[gp], static_cast<std::size_t>(send_w[gp]),
+                                 ncclUint64, peer, ctx_->nccl, comm_stream_));
         if (recv_n[gp] > 0)
-          SB_NCCL_CHECK(ncclRecv(sh.recv + planes * recv_off[gp],
-                                 static_cast<std::size_t>(planes * recv_n[gp]), ncclUint64, peer,
-                                 ctx_->nccl, comm_stream_));
+          SB_NCCL_CHECK(ncclRecv(sh.recv + recv_off[gp], static_cast<std::size_t>(recv_w[gp]),
+                                 ncclUint64, peer, ctx_->nccl, comm_stream_));
       }
       SB_NCCL_CHECK(ncclGroupEnd());
       SB_CUDA_CHECK(cudaEventRecord(ev_c1[g], comm_stream_));
@@ -403,7 +409,8 @@ class GpuWorker final : public WorkerCase {
         line += " [" + std::to_string(g) + "] pack " + std::to_string(at(ev_pack[g])) + " send " +
                 std::to_string(at(ev_c0[g])) + ".." + std::to_string(at(ev_c1[g])) + " agg " +
                 std::to_string(at(ev_agg[g]));
-      std::fprintf(stderr, "%s; rows out %lld in %lld\n", line.c_str(), so, ro);
+      std::fprintf(stderr, "%s; rows out %lld in %lld, words out %lld in %lld\n", line.c_str(),
+                   so_rows, ro_rows, so, ro);
     }
     float in_flight_ms = 0;
     for (int g = 0; g < K; ++g) {
@@ -411,10 +418,9 @@ class GpuWorker final : public WorkerCase {
       SB_CUDA_CHECK(cudaEventElapsedTime(&ms, ev_c0[g], ev_c1[g]));
       in_flight_ms += ms;
     }
-    const double row_bytes = 8.0 * planes;
     stats_.seconds = counts_s + in_flight_ms * 1e-3;
-    stats_.send_total = static_cast<double>(so) * row_bytes;
-    stats_.bytes_sent = static_cast<double>(so - own) * row_bytes;
+    stats_.send_total = 8.0 * static_cast<double>(so);
+    stats_.bytes_sent = 8.0 * static_cast<double>(so - own);
     std::vector<long long> counts(static_cast<std::size_t>(P)), offsets(counts.size());
     if (any_spill) {
       // A send bucket overflowed somewhere: those rows sit in their workers' spill tables,
