@@ -424,12 +424,7 @@ void GpuTsqr::svd_of_r(bool gram_first) {
     SB_CUSOLVER_CHECK(cusolverDnDsyevd(main_solver_, CUSOLVER_EIG_MODE_VECTOR,
                                        CUBLAS_FILL_MODE_UPPER, n, svd_in_, n, rwork_, work_main_,
                                        lwork, info));
-    double ends[2] = {0, 0};
-    SB_CUDA_CHECK(cudaMemcpyAsync(&ends[0], rwork_, sizeof(double), cudaMemcpyDeviceToHost, main));
-    SB_CUDA_CHECK(
-        cudaMemcpyAsync(&ends[1], rwork_ + (n - 1), sizeof(double), cudaMemcpyDeviceToHost, main));
-    SB_CUDA_CHECK(cudaStreamSynchronize(main));
-    if (ends[1] > 0 && ends[0] >= kGramRatio * ends[1]) {
+    if (gram_accepted()) {
       gpu::gram_to_svd(svd_in_, rwork_, vmat_, sv_, n, main);
       SB_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, own_r_, n, vmat_, n,
                                   &zero, x_, n));
@@ -797,6 +792,17 @@ bool GpuTsqr::sketch_solve(int k) {
   return true;
 }
 
+bool GpuTsqr::gram_accepted() {
+  const std::int64_t n = cfg_.n;
+  cudaStream_t main = ctx_.stream;
+  double ends[2] = {0, 0};  // the smallest and the largest eigenvalue (ascending order)
+  SB_CUDA_CHECK(cudaMemcpyAsync(&ends[0], rwork_, sizeof(double), cudaMemcpyDeviceToHost, main));
+  SB_CUDA_CHECK(
+      cudaMemcpyAsync(&ends[1], rwork_ + (n - 1), sizeof(double), cudaMemcpyDeviceToHost, main));
+  SB_CUDA_CHECK(cudaStreamSynchronize(main));
+  return ends[1] > 0 && ends[0] >= kGramRatio * ends[1];
+}
+
 void GpuTsqr::sketch_root_svd() {
   const std::int64_t n = cfg_.n;
   const auto nn = static_cast<std::size_t>(n * n);
@@ -833,12 +839,7 @@ void GpuTsqr::sketch_root_svd() {
   bool done = !ok;
   if (ok && gram) {
     // Accepted when cond(R) <= 100 (as svd_of_r): S = sqrt(L), Z = R_s V S^-1.
-    double ends[2] = {0, 0};
-    SB_CUDA_CHECK(cudaMemcpyAsync(&ends[0], rwork_, sizeof(double), cudaMemcpyDeviceToHost, main));
-    SB_CUDA_CHECK(
-        cudaMemcpyAsync(&ends[1], rwork_ + (n - 1), sizeof(double), cudaMemcpyDeviceToHost, main));
-    SB_CUDA_CHECK(cudaStreamSynchronize(main));
-    if (ends[1] > 0 && ends[0] >= kGramRatio * ends[1]) {
+    if (gram_accepted()) {
       gpu::gram_to_svd(svd_in_, rwork_, vmat_, sv_, n, main);
       SB_CUBLAS_CHECK(cublasDtrmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
                                   CUBLAS_DIAG_NON_UNIT, in, in, &one, rs_, in, vmat_, in, cbuf_,

@@ -110,6 +110,9 @@ class GpuTsqr {
   /// every worker's U. Collective over the case's workers. False when the check failed: then
   /// nothing of U is formed, A_p is in a_ and R_s in rs_, and every worker falls back.
   bool sketch_solve(int k);
+  /// After syevd of R^T R on the main stream (eigenvalues in rwork_): whether the eigen-
+  /// decomposition is accepted, cond(R) <= 100 (kGramRatio). Synchronises the main stream.
+  bool gram_accepted();
   /// sketch_solve on the root: Z (U = A_p Z) into cbuf_, the verdict (1 or 0) at cbuf_[n*n].
   void sketch_root_svd();
   /// The fallback of sketch_solve: Householder QR of this worker's A_p; own_r_ = R_p R_s.
