@@ -7,6 +7,15 @@
 
 namespace sb::svd::test {
 
+Config make_config(std::int64_t m, std::int64_t n, std::int64_t chunk, double condition) {
+  Config c;
+  c.m = m;
+  c.n = n;
+  c.chunk = chunk;
+  c.condition = condition;
+  return c;
+}
+
 CaseSpec make_spec(std::int64_t m, std::int64_t n, std::int64_t chunk, double condition,
                    std::uint64_t seed) {
   CaseSpec spec;

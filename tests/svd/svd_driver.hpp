@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scalebench/workload.hpp"
+#include "svd/svd_config.hpp"
 
 namespace sb::svd::test {
 
@@ -23,6 +24,9 @@ struct Driven {
 /// CaseSpec for svd with these parameters.
 CaseSpec make_spec(std::int64_t m, std::int64_t n, std::int64_t chunk, double condition = 1,
                    std::uint64_t seed = 42);
+
+/// Config of an m x n matrix in blocks of `chunk` rows (the other fields at their defaults).
+Config make_config(std::int64_t m, std::int64_t n, std::int64_t chunk, double condition = 1);
 
 /// Runs `repeats` repeats; tasks_of(repeat) gives this rank's tasks of that repeat, in order.
 /// The worker must come from svd_workload().make_worker(spec, env).

@@ -434,11 +434,7 @@ TEST(SvdCpu, OddBlockCountsAndTwoThreadsMatchLapack) {
 TEST(SvdCpuSketch, WorkersSketchEqualsTheSketchOfTheWholeMatrix) {
   // Blocks sketched on two threads in any order give sketch_rows_cpu's Y bit for bit.
   test::ensure_mpi();
-  Config c;
-  c.m = 3500;
-  c.n = 40;
-  c.chunk = 500;
-  c.condition = 1e6;
+  Config c = test::make_config(3500, 40, 500, 1e6);
   c.cpu_local = "sketch";
   CpuTsqr engine(c, 2, MPI_COMM_SELF, c.blocks());
   run_engine(engine, c);
@@ -456,10 +452,7 @@ TEST(SvdCpuSketch, WorkersSketchEqualsTheSketchOfTheWholeMatrix) {
 TEST(SvdCpuSketch, FailedCheckFallsBackToHouseholderOfThePreconditionedBlocks) {
   // sketch_diag_ratio = 1: no Cholesky factor passes, so every block takes dgeqrt of A R_s^-1
   // and the worker's R is the tree's R times R_s; the answer must not change.
-  Config c;
-  c.m = 3500;
-  c.n = 40;
-  c.chunk = 500;
+  Config c = test::make_config(3500, 40, 500);
   c.cpu_local = "sketch";
   c.sketch_diag_ratio = 1.0;
   EXPECT_EQ(check_engine_against_lapack(c, 2).local, "sketch+householder");
@@ -477,11 +470,7 @@ TEST(SvdCpuSketch, BadlyConditionedMatricesStayAccurate) {
   for (const double cond : {1e8, 1e12}) {
     for (const double ratio : {30.0, 1.0}) {  // the sketch, and its forced fallback
       SCOPED_TRACE("condition " + std::to_string(cond) + ", ratio " + std::to_string(ratio));
-      Config c;
-      c.m = 4000;
-      c.n = 100;
-      c.chunk = 1000;
-      c.condition = cond;
+      Config c = test::make_config(4000, 100, 1000, cond);
       c.cpu_local = "householder";
       CpuTsqr ref(c, 2, MPI_COMM_SELF, c.blocks());
       run_engine(ref, c);
@@ -507,10 +496,7 @@ TEST(SvdCpuSketch, BadlyConditionedMatricesStayAccurate) {
 TEST(SvdCpuSketch, RepeatsGiveTheSameAnswer) {
   // Y is cleared between repeats, and the Grams are summed in a fixed order: bit-identical.
   test::ensure_mpi();
-  Config c;
-  c.m = 3500;
-  c.n = 40;
-  c.chunk = 500;
+  Config c = test::make_config(3500, 40, 500);
   c.cpu_local = "sketch";
   CpuTsqr engine(c, 2, MPI_COMM_SELF, c.blocks());
   run_engine(engine, c);

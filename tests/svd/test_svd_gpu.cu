@@ -241,11 +241,7 @@ TEST_F(SvdGpu, SketchStaysAccurateOnBadlyConditionedMatrices) {
   // The sketch preconditions cond(A) = 1e8 and 1e12 down to a few: no fallback, and the
   // residual, orthogonality and singular values meet the spec's limits.
   for (const double cond : {1e8, 1e12}) {
-    Config cfg;
-    cfg.m = 6000;
-    cfg.n = 120;
-    cfg.chunk = 1000;
-    cfg.condition = cond;
+    Config cfg = test::make_config(6000, 120, 1000, cond);
     cfg.gpu_local = "sketch";
     const auto reference = cpu_reference(cfg);
     const CpuTsqr& cpu = *reference;
