@@ -313,7 +313,6 @@ class GpuWorker final : public WorkerCase {
     // Offsets in 8-byte words: each (chunk, peer) block is sh.block_words(rows) words.
     std::vector<long long> send_off(static_cast<std::size_t>(K) * P), send_n(send_off.size());
     std::vector<long long> recv_off(send_off.size()), recv_n(send_off.size());
-    std::vector<long long> send_w(send_off.size()), recv_w(send_off.size());
     long long so = 0, ro = 0, so_rows = 0, ro_rows = 0;
     for (int g = 0; g < K; ++g) {
       for (int p = 0; p < P; ++p) {
@@ -346,10 +345,8 @@ class GpuWorker final : public WorkerCase {
         recv_off[gp] = ro;
         send_n[gp] = ns;
         recv_n[gp] = nr;
-        send_w[gp] = sh.block_words(ns);
-        recv_w[gp] = sh.block_words(nr);
-        so += send_w[gp];
-        ro += recv_w[gp];
+        so += sh.block_words(ns);
+        ro += sh.block_words(nr);
         so_rows += ns;
         ro_rows += nr;
       }
@@ -371,9 +368,9 @@ class GpuWorker final : public WorkerCase {
       SB_CUDA_CHECK(cudaEventRecord(ev_c0[g], comm_stream_));
       const std::size_t gm = static_cast<std::size_t>(g) * P + me;
       if (send_n[gm] > 0) {
-        own += send_w[gm];
+        own += sh.block_words(send_n[gm]);
         SB_CUDA_CHECK(cudaMemcpyAsync(sh.recv + recv_off[gm], sh.send + send_off[gm],
-                                      8 * static_cast<std::size_t>(send_w[gm]),
+                                      8 * static_cast<std::size_t>(sh.block_words(send_n[gm])),
                                       cudaMemcpyDeviceToDevice, comm_stream_));
       }
       // One message per peer and direction (keys, x and y back to back).
@@ -383,11 +380,13 @@ class GpuWorker final : public WorkerCase {
         const std::size_t gp = static_cast<std::size_t>(g) * P + p;
         const int peer = nccl_peer_[static_cast<std::size_t>(p)];
         if (send_n[gp] > 0)
-          SB_NCCL_CHECK(ncclSend(sh.send + send_off[gp], static_cast<std::size_t>(send_w[gp]),
-                                 ncclUint64, peer, ctx_->nccl, comm_stream_));
+          SB_NCCL_CHECK(ncclSend(sh.send + send_off[gp],
+                                 static_cast<std::size_t>(sh.block_words(send_n[gp])), ncclUint64,
+                                 peer, ctx_->nccl, comm_stream_));
         if (recv_n[gp] > 0)
-          SB_NCCL_CHECK(ncclRecv(sh.recv + recv_off[gp], static_cast<std::size_t>(recv_w[gp]),
-                                 ncclUint64, peer, ctx_->nccl, comm_stream_));
+          SB_NCCL_CHECK(ncclRecv(sh.recv + recv_off[gp],
+                                 static_cast<std::size_t>(sh.block_words(recv_n[gp])), ncclUint64,
+                                 peer, ctx_->nccl, comm_stream_));
       }
       SB_NCCL_CHECK(ncclGroupEnd());
       SB_CUDA_CHECK(cudaEventRecord(ev_c1[g], comm_stream_));
