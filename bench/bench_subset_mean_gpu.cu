@@ -1,10 +1,10 @@
 /// @file bench_subset_mean_gpu.cu
 /// The fused subset-mean kernel alone, at the seed preset (n = 10^5, chunk = 10^4: 100 blocks,
 /// 10^10 fp64 draws), timed with CUDA events around the 100 launches (manual time). Variants:
-/// the fast Box-Muller (what the worker runs), CUDA's log/sqrt/sincospi, and two diagnostics
-/// that split the cost (Philox + uniforms only; Box-Muller on a cheap hash only). Also the
-/// whole GPU worker (submit/poll with its prefetch) in wall-clock time, to show the stream
-/// does not idle between tasks.
+/// the table Box-Muller (what the worker runs), the polynomial one, CUDA's log/sqrt/sincospi,
+/// and two diagnostics that split the cost (Philox + uniforms only; Box-Muller on a cheap hash
+/// only). Also the whole GPU worker (submit/poll with its prefetch) in wall-clock time, to show
+/// the stream does not idle between tasks.
 ///
 /// Counters: draws/s, GB/s at 8 bytes per draw (the array a non-fused code would write), and
 /// ms per preset.
@@ -241,13 +241,15 @@ BENCHMARK(BM_PipeRate)
 
 BENCHMARK(BM_SubsetMeanFused)
     ->ArgNames({"math", "n", "chunk", "unroll"})
+    ->Args({static_cast<int>(GpuMath::table), 100000, 10000, 1})
+    ->Args({static_cast<int>(GpuMath::table), 100000, 10000, 2})
     ->Args({static_cast<int>(GpuMath::fast), 100000, 10000, 1})
     ->Args({static_cast<int>(GpuMath::fast), 100000, 10000, 2})
     ->Args({static_cast<int>(GpuMath::cuda), 100000, 10000, 1})
     ->Args({static_cast<int>(GpuMath::cuda), 100000, 10000, 2})
     ->Args({static_cast<int>(GpuMath::philox_only), 100000, 10000, 1})
     ->Args({static_cast<int>(GpuMath::math_only), 100000, 10000, 1})
-    ->Args({static_cast<int>(GpuMath::fast), 100001, 10000, 1})  // unaligned blocks
+    ->Args({static_cast<int>(GpuMath::table), 100001, 10000, 2})  // unaligned blocks
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->MinTime(1.0);

@@ -1,6 +1,6 @@
 /// GPU Philox4x32-10 against the CPU reference (philox.hpp): words and uniforms bit-identical,
 /// cuRAND's Philox4_32_10 equal to Random123 under the documented mapping, normals within a
-/// few ulps (CUDA-math and fast Box-Muller).
+/// few ulps (CUDA-math, polynomial and table Box-Muller).
 
 #include <gtest/gtest.h>
 
@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "scalebench/box_muller_tables.cuh"
+#include "scalebench/box_muller_tables.hpp"
 #include "scalebench/gpu_error.cuh"
 #include "scalebench/gpu_runtime.hpp"
 #include "scalebench/philox.cuh"
@@ -73,15 +75,22 @@ __global__ void u01_kernel(const uint2* w, std::size_t n, double* out) {
   if (i < n) out[i] = dg::u01(w[i].x, w[i].y);
 }
 
-/// Words -> u01 -> fast Box-Muller, as the fused subset-mean kernel does.
-__global__ void words_box_muller_kernel(const uint4* w, std::size_t n, double2* u, double2* z) {
+/// Words -> u01 -> fast and table Box-Muller, as the fused subset-mean kernel does.
+__global__ void words_box_muller_kernel(const uint4* w, std::size_t n,
+                                        const sb::data::BoxMullerTables* tables, double2* u,
+                                        double2* z, double2* zt) {
+  __shared__ sb::data::BoxMullerTables tab;
+  dg::load_box_muller_tables(tables, &tab);
+  __syncthreads();
   const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (i >= n) return;
   const double ua = dg::u01(w[i].x, w[i].y);
   const double ub = dg::u01(w[i].z, w[i].w);
   const dg::Normals b = dg::box_muller_fast(ua, ub);
+  const dg::Normals c = dg::box_muller_tab(ua, ub, tab);
   u[i] = make_double2(ua, ub);
   z[i] = make_double2(b.z0, b.z1);
+  zt[i] = make_double2(c.z0, c.z1);
 }
 
 /// The words (hi, lo) of a 53-bit k, with junk in lo's 11 ignored bits.
@@ -109,13 +118,25 @@ __global__ void stream_kernel(std::uint64_t seed, const std::uint64_t* e, std::s
   nor[i] = dg::normal(seed, e[i], stream);
 }
 
-__global__ void box_muller_kernel(const double2* u, std::size_t n, double2* ref, double2* fast) {
+__global__ void box_muller_kernel(const double2* u, std::size_t n,
+                                  const sb::data::BoxMullerTables* tables, double2* ref,
+                                  double2* fast, double2* table) {
+  __shared__ sb::data::BoxMullerTables tab;
+  dg::load_box_muller_tables(tables, &tab);
+  __syncthreads();
   const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (i >= n) return;
   const dg::Normals a = dg::box_muller(u[i].x, u[i].y);
   const dg::Normals b = dg::box_muller_fast(u[i].x, u[i].y);
+  const dg::Normals c = dg::box_muller_tab(u[i].x, u[i].y, tab);
   ref[i] = make_double2(a.z0, a.z1);
   fast[i] = make_double2(b.z0, b.z1);
+  table[i] = make_double2(c.z0, c.z1);
+}
+
+/// The Box-Muller tables on the device.
+DeviceBuffer<sb::data::BoxMullerTables> device_tables() {
+  return to_device(std::vector<sb::data::BoxMullerTables>{sb::data::box_muller_tables()});
 }
 
 #define SB_REQUIRE_GPU()                                         \
@@ -255,8 +276,9 @@ TEST(PhiloxGpu, UniformsBitIdentical) {
 
 TEST(PhiloxGpu, BoxMullerOfEdgeWordsUsesTheClampedUniforms) {
   SB_REQUIRE_GPU();
-  // Words -> u01 -> box_muller_fast (the fused subset-mean kernel's path) against the CPU's
-  // box_muller(uniform_pair(words)), on every pair of edge k (all-one words included).
+  // Words -> u01 -> box_muller_fast and box_muller_tab (the fused subset-mean kernel's path)
+  // against the CPU's box_muller(uniform_pair(words)), on every pair of edge k (all-one words
+  // included).
   std::vector<uint4> w;
   const std::vector<std::uint64_t> ks = edge_ks();
   for (std::size_t a = 0; a < ks.size(); a += 3)
@@ -267,26 +289,36 @@ TEST(PhiloxGpu, BoxMullerOfEdgeWordsUsesTheClampedUniforms) {
     }
   w.push_back(make_uint4(0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu));
   auto dw = to_device(w);
+  const auto tables = device_tables();
   DeviceBuffer<double2> d_u(w.size());
   DeviceBuffer<double2> d_z(w.size());
-  words_box_muller_kernel<<<blocks_for(w.size()), 256>>>(dw.ptr, w.size(), d_u.ptr, d_z.ptr);
+  DeviceBuffer<double2> d_zt(w.size());
+  words_box_muller_kernel<<<blocks_for(w.size()), 256>>>(dw.ptr, w.size(), tables.ptr, d_u.ptr,
+                                                         d_z.ptr, d_zt.ptr);
   SB_CUDA_CHECK_LAUNCH();
   const auto u = to_host(d_u.ptr, w.size());
   const auto z = to_host(d_z.ptr, w.size());
+  const auto zt = to_host(d_zt.ptr, w.size());
   double worst = 0;
+  double worst_table = 0;
   for (std::size_t i = 0; i < w.size(); ++i) {
     const sb::data::Pair uc = sb::data::uniform_pair({w[i].x, w[i].y, w[i].z, w[i].w});
     ASSERT_EQ(u[i].x, uc.a) << i;
     ASSERT_EQ(u[i].y, uc.b) << i;
     const sb::data::Pair zc = sb::data::box_muller(uc);
     worst = std::max({worst, ulps(z[i].x, zc.a), ulps(z[i].y, zc.b)});
+    worst_table = std::max({worst_table, ulps(zt[i].x, zc.a), ulps(zt[i].y, zc.b)});
   }
-  const double2 last = z.back();  // ua = ub = 1 - 2^-53: r = 2^-26, z0 ~ r, z1 ~ -r pi 2^-52
+  for (const auto& last : {z.back(), zt.back()}) {
+    // ua = ub = 1 - 2^-53: r = 2^-26, z0 ~ r, z1 ~ -r pi 2^-52
+    EXPECT_NEAR(last.x, 0x1p-26, 0x1p-26 * 0x1p-48);
+    EXPECT_LT(last.y, 0.0);
+  }
   EXPECT_EQ(u.back().x, 0x1.fffffffffffffp-1);
-  EXPECT_NEAR(last.x, 0x1p-26, 0x1p-26 * 0x1p-48);
-  EXPECT_LT(last.y, 0.0);
-  std::printf("words -> u01 -> fast Box-Muller vs CPU on edge k: worst %.2f ulp\n", worst);
+  std::printf("words -> u01 -> Box-Muller vs CPU on edge k: fast worst %.2f ulp, table %.2f ulp\n",
+              worst, worst_table);
   EXPECT_LE(worst, 4.0);
+  EXPECT_LE(worst_table, 4.0);
 }
 
 TEST(PhiloxGpu, StreamsMatchCpu) {
@@ -335,30 +367,40 @@ TEST(PhiloxGpu, BoxMullerFastWithinFewUlps) {
     u.push_back(make_double2(sb::data::u01(w[0], w[1]), sb::data::u01(w[2], w[3])));
   }
   auto du = to_device(u);
+  const auto tables = device_tables();
   DeviceBuffer<double2> d_ref(u.size());
   DeviceBuffer<double2> d_fast(u.size());
-  box_muller_kernel<<<blocks_for(u.size()), 256>>>(du.ptr, u.size(), d_ref.ptr, d_fast.ptr);
+  DeviceBuffer<double2> d_table(u.size());
+  box_muller_kernel<<<blocks_for(u.size()), 256>>>(du.ptr, u.size(), tables.ptr, d_ref.ptr,
+                                                   d_fast.ptr, d_table.ptr);
   SB_CUDA_CHECK_LAUNCH();
   const auto ref = to_host(d_ref.ptr, u.size());
   const auto fast = to_host(d_fast.ptr, u.size());
+  const auto table = to_host(d_table.ptr, u.size());
   double worst_ref = 0;
-  double worst_fast = 0;
-  double sum_fast = 0;
+  double worst[2] = {0, 0};  // fast, table
+  double sum[2] = {0, 0};
   for (std::size_t i = 0; i < u.size(); ++i) {
     const auto cpu = sb::data::box_muller({u[i].x, u[i].y});
     worst_ref = std::max({worst_ref, ulps(ref[i].x, cpu.a), ulps(ref[i].y, cpu.b)});
-    const double d = std::max(ulps(fast[i].x, cpu.a), ulps(fast[i].y, cpu.b));
-    sum_fast += d;
-    if (d > worst_fast) worst_fast = d;
-    ASSERT_TRUE(std::isfinite(fast[i].x) && std::isfinite(fast[i].y))
-        << std::hexfloat << u[i].x << " " << u[i].y;
+    const double2 got[2] = {fast[i], table[i]};
+    const int variants = u[i].x < 1.0 ? 2 : 1;  // the table's ua stops at u01's 1 - 2^-53
+    for (int v = 0; v < variants; ++v) {
+      const double d = std::max(ulps(got[v].x, cpu.a), ulps(got[v].y, cpu.b));
+      sum[v] += d;
+      worst[v] = std::max(worst[v], d);
+      ASSERT_TRUE(std::isfinite(got[v].x) && std::isfinite(got[v].y))
+          << v << std::hexfloat << " " << u[i].x << " " << u[i].y;
+    }
   }
+  const double count = static_cast<double>(u.size());
   std::printf(
-      "Box-Muller vs CPU (SLEEF): CUDA math worst %.2f ulp; fast worst %.2f ulp, mean "
-      "%.3f ulp\n",
-      worst_ref, worst_fast, sum_fast / static_cast<double>(u.size()));
+      "Box-Muller vs CPU (SLEEF): CUDA math worst %.2f ulp; fast worst %.2f ulp, mean %.3f ulp; "
+      "table worst %.2f ulp, mean %.3f ulp\n",
+      worst_ref, worst[0], sum[0] / count, worst[1], sum[1] / count);
   EXPECT_LE(worst_ref, 4.0);
-  EXPECT_LE(worst_fast, 4.0);
+  EXPECT_LE(worst[0], 4.0);
+  EXPECT_LE(worst[1], 4.0);
 }
 
 }  // namespace

@@ -3,13 +3,15 @@
 /// block through Philox4x32-10 + Box-Muller and reduces it on the fly, never storing samples.
 ///
 /// Cost per task (chunk = 10^4): 5e7 Philox calls and 5e7 Box-Muller pairs; no memory traffic
-/// but 16 bytes per CTA. Per pair the fast variant issues ~157 instructions (unroll 1): 44 fp64
-/// (DFMA/DMUL/DADD), 18 IMAD.WIDE (Philox), ~48 ALU (LOP3/FSEL/SHF...), 2 MUFU and ~28
-/// constant reloads (ULDC). Measured pipe ceilings on an H200 (bench_subset_mean_gpu,
-/// BM_PipeRate, 1.98 GHz): fp64 FMA, IMAD and LOP3 ~64 per clock per SM, IMAD.WIDE about half,
-/// MUFU.RSQ64H 16. The kernel is bound by instruction issue (IPC ~0.65 per scheduler) with the
-/// fp64, IMAD and ALU pipes each 55-60% busy; Philox alone costs ~18.5 ms and Box-Muller alone
-/// ~23 ms of the ~34-36 ms of the seed preset (they overlap only partly).
+/// but 16 bytes per CTA and the 12 KB Box-Muller tables copied into each CTA's shared memory.
+/// Per pair the table variant (the default) issues ~110 SASS instructions: Philox 17 IMAD.WIDE
+/// + ~20 LOP3, the two uniforms 16, Box-Muller 35 fp64 + 2 LDS.128 + 1 MUFU + 1 I2F and its
+/// integer index work, the loop. The polynomial variant (GpuMath::fast) issues ~129 with its
+/// constants kept in the constant bank, ~157 before that (44 fp64 and ~28 constant reloads).
+/// Measured on an H200 (1.98 GHz, ncu): issue slots ~60% busy, ALU/fmaheavy/fp64 pipes 33-38%,
+/// stalls mostly fixed-latency dependencies, dispatch and pipe throttling; 6 of 8 possible
+/// warps per scheduler active. Philox and the uniforms alone take 18.9 ms of the 29 ms seed
+/// preset (35-36 ms with the polynomial variant).
 ///
 /// Work split: the block's pairs, row-major with a fixed number of pairs per row, are cut into
 /// equal contiguous runs, one per warp (not per thread: a thread's run would cross a row at a
@@ -30,6 +32,7 @@
 #include <optional>
 #include <vector>
 
+#include "scalebench/box_muller_tables.cuh"
 #include "scalebench/error.hpp"
 #include "scalebench/gpu_context.cuh"
 #include "scalebench/philox.cuh"
@@ -47,9 +50,11 @@ constexpr int kThreads = 256;
 struct Params {
   dg::RoundKeys rk;
   dg::detail::FastConstants fc;  ///< polynomial coefficients (used as constant-bank operands)
-  std::uint32_t stream;          ///< Philox counter word 2
-  std::uint32_t width;           ///< columns of the block
-  std::uint32_t pairs_row;       ///< pairs per block row (same for every row)
+  dg::TableConstants tc;         ///< the same for the table-driven Box-Muller
+  const sb::data::BoxMullerTables* tables;  ///< global copy, loaded into shared memory
+  std::uint32_t stream;                     ///< Philox counter word 2
+  std::uint32_t width;                      ///< columns of the block
+  std::uint32_t pairs_row;                  ///< pairs per block row (same for every row)
   std::uint32_t pad = 0;
   std::uint64_t n;  ///< matrix order
   std::uint64_t row0;
@@ -58,17 +63,33 @@ struct Params {
   std::uint64_t pairs_per_warp;  ///< contiguous run of each warp
 };
 
+/// What the pair loop reads besides Params. For the table Box-Muller: the CTA's shared copy of
+/// the tables, and register copies of the five full-precision coefficients loaded from shared
+/// memory (read from the kernel parameters, ptxas reloads each from the constant bank at every
+/// use: 28.9 against 30.4 ms on the seed preset). The round keys stay in the constant bank
+/// (in registers too they cost 20 registers and occupancy, and were no faster).
+struct LoopData {
+  const sb::data::BoxMullerTables* tab;
+  dg::TableConstants tc;
+};
+
 template <GpuMath M>
-__device__ __forceinline__ dg::Normals pair_normals(const Params& p, std::uint32_t ctr_lo,
-                                                    std::uint32_t ctr_hi) {
+constexpr bool kUsesTables = M == GpuMath::table || M == GpuMath::math_only;
+
+template <GpuMath M>
+__device__ __forceinline__ dg::Normals pair_normals(const Params& p, const LoopData& d,
+                                                    std::uint32_t ctr_lo, std::uint32_t ctr_hi) {
   if constexpr (M == GpuMath::math_only) {  // diagnostic: a cheap hash instead of Philox
     const std::uint32_t h = ctr_lo * 0x9E3779B9u;
-    return dg::box_muller_fast(dg::u01(h ^ ctr_hi, h), dg::u01(h + p.stream, ctr_lo ^ h), p.fc);
+    return dg::box_muller_tab(dg::u01(h ^ ctr_hi, h), dg::u01(h + p.stream, ctr_lo ^ h), *d.tab,
+                              d.tc);
   }
   const uint4 w = dg::philox4x32_10(make_uint4(ctr_lo, ctr_hi, p.stream, 0u), p.rk);
   const double ua = dg::u01(w.x, w.y);
   const double ub = dg::u01(w.z, w.w);
-  if constexpr (M == GpuMath::fast) {
+  if constexpr (M == GpuMath::table) {
+    return dg::box_muller_tab(ua, ub, *d.tab, d.tc);
+  } else if constexpr (M == GpuMath::fast) {
     return dg::box_muller_fast(ua, ub, p.fc);
   } else if constexpr (M == GpuMath::cuda) {
     return dg::box_muller(ua, ub);
@@ -80,17 +101,30 @@ __device__ __forceinline__ dg::Normals pair_normals(const Params& p, std::uint32
 /// Sums z0 and z1 of the pairs with counters [b, b + count), lane-interleaved over the warp;
 /// no element is outside the block. `b` and `count` are the same in every lane.
 template <GpuMath M, int kUnroll>
-__device__ __forceinline__ void interior_run(const Params& p, std::uint64_t b, std::uint32_t count,
-                                             std::uint32_t lane, double& s0, double& s1) {
+__device__ __forceinline__ void interior_run(const Params& p, const LoopData& d, std::uint64_t b,
+                                             std::uint32_t count, std::uint32_t lane, double& s0,
+                                             double& s1) {
   while (count > 0) {
     const std::uint32_t lo = static_cast<std::uint32_t>(b);
     const std::uint32_t hi = static_cast<std::uint32_t>(b >> 32);
     // the run in which only the counter's low word changes
     const std::uint64_t room = (std::uint64_t{1} << 32) - lo;
     const std::uint32_t run = room < count ? static_cast<std::uint32_t>(room) : count;
-#pragma unroll(kUnroll)
-    for (std::uint32_t k = lane; k < run; k += 32) {
-      const dg::Normals z = pair_normals<M>(p, lo + k, hi);
+    std::uint32_t k = lane;
+    if constexpr (kUnroll == 2) {
+      // Two pairs per step in one basic block (a plain unrolled loop tests the bound between
+      // them), so that the scheduler interleaves their dependency chains. Same order of sums.
+      for (; k < run && run - k > 32; k += 64) {
+        const dg::Normals a = pair_normals<M>(p, d, lo + k, hi);
+        const dg::Normals z = pair_normals<M>(p, d, lo + k + 32, hi);
+        s0 += a.z0;
+        s1 += a.z1;
+        s0 += z.z0;
+        s1 += z.z1;
+      }
+    }
+    for (; k < run; k += 32) {
+      const dg::Normals z = pair_normals<M>(p, d, lo + k, hi);
       s0 += z.z0;
       s1 += z.z1;
     }
@@ -102,14 +136,14 @@ __device__ __forceinline__ void interior_run(const Params& p, std::uint64_t b, s
 /// Pair `b` of a row whose first element index is e0 (elements e0 .. e0 + width - 1 belong to
 /// the block): adds the elements of the pair that are inside.
 template <GpuMath M>
-__device__ __forceinline__ void edge_pair(const Params& p, std::uint64_t b, std::uint64_t e0,
-                                          double& s0, double& s1) {
+__device__ __forceinline__ void edge_pair(const Params& p, const LoopData& d, std::uint64_t b,
+                                          std::uint64_t e0, double& s0, double& s1) {
   const std::int64_t o = static_cast<std::int64_t>(2 * b) - static_cast<std::int64_t>(e0);
   const bool v0 = o >= 0 && o < static_cast<std::int64_t>(p.width);
   const bool v1 = o + 1 >= 0 && o + 1 < static_cast<std::int64_t>(p.width);
   if (!v0 && !v1) return;
   const dg::Normals z =
-      pair_normals<M>(p, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(b >> 32));
+      pair_normals<M>(p, d, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(b >> 32));
   if (v0) s0 += z.z0;
   if (v1) s1 += z.z1;
 }
@@ -141,6 +175,18 @@ __device__ __forceinline__ double2 cta_sum(double a, double b) {
 template <GpuMath M, bool kAligned, int kUnroll>
 __global__ void __launch_bounds__(kThreads)
     fused_subset_mean(const Params p, double2* partials, unsigned* ticket, double* out) {
+  __shared__ sb::data::BoxMullerTables shared_tables;
+  __shared__ dg::TableConstants shared_constants;
+  const LoopData d = [&] {
+    if constexpr (kUsesTables<M>) {
+      dg::load_box_muller_tables(p.tables, &shared_tables);
+      if (threadIdx.x == 0) shared_constants = p.tc;
+      __syncthreads();
+      return LoopData{&shared_tables, shared_constants};  // constants in registers
+    } else {
+      return LoopData{nullptr, p.tc};
+    }
+  }();
   double subset = 0.0;
   double full = 0.0;
   const std::uint32_t lane = threadIdx.x & 31u;
@@ -159,15 +205,15 @@ __global__ void __launch_bounds__(kThreads)
       double s0 = 0.0;
       double s1 = 0.0;
       if constexpr (kAligned) {
-        interior_run<M, kUnroll>(p, b0 + q, qend - q, lane, s0, s1);
+        interior_run<M, kUnroll>(p, d, b0 + q, qend - q, lane, s0, s1);
       } else {
         // at most one pair at each end of a row holds an element outside the block
         const std::uint32_t par = static_cast<std::uint32_t>(e0 & 1);
         const std::uint32_t in_lo = min(max(q, par), qend);                       // interior begin
         const std::uint32_t in_hi = max(in_lo, min(qend, (p.width + par) >> 1));  // end
-        if (lane == 0 && q < in_lo) edge_pair<M>(p, b0 + q, e0, s0, s1);
-        if (lane == 1 && in_hi < qend) edge_pair<M>(p, b0 + in_hi, e0, s0, s1);
-        interior_run<M, kUnroll>(p, b0 + in_lo, in_hi - in_lo, lane, s0, s1);
+        if (lane == 0 && q < in_lo) edge_pair<M>(p, d, b0 + q, e0, s0, s1);
+        if (lane == 1 && in_hi < qend) edge_pair<M>(p, d, b0 + in_hi, e0, s0, s1);
+        interior_run<M, kUnroll>(p, d, b0 + in_lo, in_hi - in_lo, lane, s0, s1);
       }
       full += s0 + s1;
       if ((i & 1) == 0) subset += s0;
@@ -238,15 +284,18 @@ constexpr Variant kVariants[] = {
     variant<GpuMath::cuda, true, 1>(),        variant<GpuMath::cuda, false, 1>(),
     variant<GpuMath::philox_only, true, 1>(), variant<GpuMath::philox_only, false, 1>(),
     variant<GpuMath::math_only, true, 1>(),   variant<GpuMath::math_only, false, 1>(),
+    variant<GpuMath::table, true, 1>(),       variant<GpuMath::table, false, 1>(),
     variant<GpuMath::fast, true, 2>(),        variant<GpuMath::fast, false, 2>(),
     variant<GpuMath::cuda, true, 2>(),        variant<GpuMath::cuda, false, 2>(),
     variant<GpuMath::philox_only, true, 2>(), variant<GpuMath::philox_only, false, 2>(),
     variant<GpuMath::math_only, true, 2>(),   variant<GpuMath::math_only, false, 2>(),
+    variant<GpuMath::table, true, 2>(),       variant<GpuMath::table, false, 2>(),
 };
 constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
+static_assert(kNumVariants == 4 * kGpuMaths);
 
 constexpr int variant_index(GpuMath m, bool aligned, int unroll) {
-  return (unroll == 2 ? 8 : 0) + 2 * static_cast<int>(m) + (aligned ? 0 : 1);
+  return (unroll == 2 ? 2 * kGpuMaths : 0) + 2 * static_cast<int>(m) + (aligned ? 0 : 1);
 }
 
 }  // namespace
@@ -269,6 +318,10 @@ FusedKernel::FusedKernel(int device, cudaStream_t stream) : stream_(stream), thr
   grid_ = *std::max_element(std::begin(grids_), std::end(grids_));
   SB_CUDA_CHECK(cudaMalloc(&partials_, sizeof(double2) * grid_));
   SB_CUDA_CHECK(cudaMalloc(&ticket_, sizeof(unsigned)));
+  SB_CUDA_CHECK(cudaMalloc(&tables_, sizeof(sb::data::BoxMullerTables)));
+  SB_CUDA_CHECK(cudaMemcpyAsync(tables_, &sb::data::box_muller_tables(),
+                                sizeof(sb::data::BoxMullerTables), cudaMemcpyHostToDevice,
+                                stream_));
   SB_CUDA_CHECK(cudaMemsetAsync(ticket_, 0, sizeof(unsigned), stream_));
   SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
@@ -277,6 +330,7 @@ FusedKernel::~FusedKernel() {
   (void)cudaStreamSynchronize(stream_);
   (void)cudaFree(partials_);
   (void)cudaFree(ticket_);
+  (void)cudaFree(tables_);
 }
 
 void FusedKernel::launch(const BlockShape& block, std::uint64_t seed, double* out, GpuMath math,
@@ -287,6 +341,8 @@ void FusedKernel::launch(const BlockShape& block, std::uint64_t seed, double* ou
   Params p{};
   p.rk = dg::round_keys(seed);
   p.fc = dg::detail::kFastConstants;
+  p.tc = dg::kTableConstants;
+  p.tables = tables_;
   p.stream = 0;
   p.width = static_cast<std::uint32_t>(block.cols);
   p.n = static_cast<std::uint64_t>(block.n);

@@ -13,6 +13,8 @@
 
 #include <cstdint>
 
+#include "scalebench/box_muller_tables.hpp"
+
 namespace sb::subset_mean {
 
 /// One block of the matrix.
@@ -28,11 +30,13 @@ struct BlockShape {
 /// row and column are cut at n.
 [[nodiscard]] BlockShape task_block(std::int64_t n, std::int64_t chunk, std::int64_t task);
 
-/// Which Box-Muller the kernel uses (philox.cuh): the fast one (default) or CUDA's
-/// log/sqrt/sincospi. The last two are diagnostics for the benchmark's cost split, not the
-/// workload: `philox_only` sums the uniforms (no Box-Muller), `math_only` runs the fast
-/// Box-Muller on uniforms from a cheap hash (no Philox).
-enum class GpuMath { fast = 0, cuda = 1, philox_only = 2, math_only = 3 };
+/// Which Box-Muller the kernel uses: the table-driven one (box_muller_tables.cuh), the
+/// polynomial one (philox.cuh's box_muller_fast) or CUDA's log/sqrt/sincospi. `philox_only`
+/// and `math_only` are diagnostics for the benchmark's cost split, not the workload:
+/// `philox_only` sums the uniforms (no Box-Muller), `math_only` runs the table Box-Muller on
+/// uniforms from a cheap hash (no Philox).
+enum class GpuMath { fast = 0, cuda = 1, philox_only = 2, math_only = 3, table = 4 };
+inline constexpr int kGpuMaths = 5;
 
 /// Launches the fused kernel on one stream. Holds its scratch (per-CTA partials and a ticket),
 /// so launches on the same object must go to the same stream (they do: one per worker).
@@ -47,23 +51,24 @@ class FusedKernel {
   /// or mapped pinned host memory (a device pointer to it). Asynchronous. `unroll` (1 or 2):
   /// pairs per thread per inner-loop step, a tuning knob (kDefaultUnroll is the measured best).
   void launch(const BlockShape& block, std::uint64_t seed, double* out,
-              GpuMath math = GpuMath::fast, int unroll = kDefaultUnroll) const;
+              GpuMath math = GpuMath::table, int unroll = kDefaultUnroll) const;
 
-  /// Two pairs per step (more registers, fewer constant reloads per pair): 33.5 ms against
-  /// 36.1 ms for one on the seed preset (H200, 2026-11-22).
+  /// Two pairs per step, interleaved in one basic block: 28.9-29.0 ms against 29.2 ms for one
+  /// on the seed preset with the table Box-Muller (H200, 2026-11-22).
   static constexpr int kDefaultUnroll = 2;
 
-  /// Resident CTAs of the fast kernel on aligned blocks (the launch size for large blocks).
+  /// Resident CTAs of the polynomial kernel on aligned blocks, unroll 1 (a reference size).
   [[nodiscard]] int grid() const noexcept { return grids_[0]; }
   [[nodiscard]] int threads() const noexcept { return threads_; }
 
  private:
   cudaStream_t stream_;
-  int grids_[16] = {};  ///< resident CTAs per variant (GpuMath x aligned/unaligned x unroll)
-  int grid_ = 0;        ///< the largest: size of `partials_`
+  int grids_[4 * kGpuMaths] = {};  ///< resident CTAs per variant (GpuMath x aligned x unroll)
+  int grid_ = 0;                   ///< the largest: size of `partials_`
   int threads_ = 256;
-  double* partials_ = nullptr;  ///< 2 doubles per CTA
-  unsigned* ticket_ = nullptr;  ///< CTAs done; the last one reduces and resets it
+  double* partials_ = nullptr;                   ///< 2 doubles per CTA
+  sb::data::BoxMullerTables* tables_ = nullptr;  ///< device copy of the Box-Muller tables
+  unsigned* ticket_ = nullptr;                   ///< CTAs done; the last one reduces and resets it
 };
 
 }  // namespace sb::subset_mean

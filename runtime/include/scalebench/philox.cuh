@@ -9,13 +9,14 @@
 ///   r = sqrt(-2 ln ua)
 ///
 /// Words and uniforms are bit-identical to the CPU reference (tests/gpu/test_philox_gpu.cu).
-/// Two Box-Muller flavours:
+/// Box-Muller flavours:
 ///   - box_muller(): CUDA's fp64 log, sqrt and sincospi (like the CPU's SLEEF log_u10 and
 ///     sincospi_u05: within a few ulps of the CPU normals);
 ///   - box_muller_fast(): the same function with fewer fp64 instructions (exact quadrant
 ///     reduction of the 53-bit uniform, minimax polynomials, no special-case branches because
-///     the uniforms lie in [2^-54, 1 - 2^-53]); also within a few ulps of the CPU, used by the
-///     fused subset-mean kernel, which is bound by instruction issue and the fp64 pipe.
+///     the uniforms lie in [2^-54, 1 - 2^-53]); also within a few ulps of the CPU;
+///   - box_muller_tab() (box_muller_tables.cuh): fewer instructions still, from lookup tables in
+///     shared memory; what the fused subset-mean kernel runs.
 ///
 /// cuRAND: curand_init(seed, subsequence = stream, offset = 4 * block, &state) on a
 /// curandStatePhilox4_32_10_t followed by curand4(&state) returns exactly the words
@@ -208,18 +209,28 @@ __device__ __forceinline__ double minus_two_log(double u, const FastConstants k)
   return fma(static_cast<double>(e), -0x1.62e42fefa39efp+0, h4);
 }
 
-/// sqrt(a) for a >= 0 (a = 0 gives 0): reciprocal-square-root estimate, one Goldschmidt step
-/// and a final Newton correction; within an ulp.
-__device__ __forceinline__ double sqrt_fast(double a) {
-  // a = 0 would give rsqrt = inf and 0 * inf: raise the estimate's input to the smallest normal
-  const int a_hi = __double2hiint(a);
-  const double y0 = rsqrt_approx(__hiloint2double(max(a_hi, 0x00100000), __double2loint(a)));
+/// sqrt(a) for normal a > 0 from the estimate y0 of 1/sqrt(a): one Goldschmidt step and a final
+/// Newton correction; within an ulp.
+__device__ __forceinline__ double sqrt_from_rsqrt(double a, double y0) {
   const double r0 = a * y0;
   const double h0 = 0.5 * y0;
   const double e = fma(-r0, h0, 0.5);
   const double r1 = fma(r0, e, r0);
   const double d = fma(-r1, r1, a);
   return fma(d, h0, r1);
+}
+
+/// sqrt(a) for a >= 0 (a = 0 gives 0); within an ulp.
+__device__ __forceinline__ double sqrt_fast(double a) {
+  // a = 0 would give rsqrt = inf and 0 * inf: raise the estimate's input to the smallest normal
+  const int a_hi = __double2hiint(a);
+  return sqrt_from_rsqrt(a,
+                         rsqrt_approx(__hiloint2double(max(a_hi, 0x00100000), __double2loint(a))));
+}
+
+/// sqrt(a) for normal a > 0 (no guard for 0: one integer instruction fewer); within an ulp.
+__device__ __forceinline__ double sqrt_positive(double a) {
+  return sqrt_from_rsqrt(a, rsqrt_approx(a));
 }
 
 }  // namespace detail
