@@ -267,9 +267,9 @@ class GpuWorker final : public WorkerCase {
   }
 
   /// finish_hash for the row shuffle: the send buckets packed by (chunk, owner, region), the
-  /// chunks exchanged in turn on comm_stream_ while the owner aggregates the previous chunk on
-  /// the case stream; then the spill tables' groups (only if a send bucket overflowed anywhere)
-  /// and the owner's table compacted.
+  /// chunks exchanged in turn on comm_stream_ while the case stream aggregates this worker's
+  /// own rows of every chunk and then each chunk's received rows as they arrive; then the spill
+  /// tables' groups (only if a send bucket overflowed anywhere) and the owner's table compacted.
   std::vector<double> finish_rows() {
     gpu::RowShuffle& sh = shuffle_;
     const int P = env_.size;
@@ -308,15 +308,19 @@ class GpuWorker final : public WorkerCase {
     const double counts_s = now() - t_counts;
     bool any_spill = false;
     for (int q = 0; q < P; ++q) any_spill |= recvc[static_cast<std::size_t>(q) * W1 + R] != 0;
-    // Layout: packed rows by (chunk, owner, region), received rows by (chunk, source, region).
+    // Layout: packed rows by (chunk, owner, region), received rows by (chunk, source, region),
+    // peers in the order me + 1, me + 2, ... (mod P), so that within a chunk the P - 1 remote
+    // blocks come first and this worker's own block last: slot j is peer (me + 1 + j) % P.
     std::int64_t* hs = sh.host_segs;
+    const auto peer_of = [&](int j) { return (me + 1 + j) % P; };
     // Offsets in 8-byte words: each (chunk, peer) block is sh.block_words(rows) words.
     std::vector<long long> send_off(static_cast<std::size_t>(K) * P), send_n(send_off.size());
     std::vector<long long> recv_off(send_off.size()), recv_n(send_off.size());
     long long so = 0, ro = 0, so_rows = 0, ro_rows = 0;
     for (int g = 0; g < K; ++g) {
-      for (int p = 0; p < P; ++p) {
-        const std::size_t gp = static_cast<std::size_t>(g) * P + p;
+      for (int j = 0; j < P; ++j) {
+        const int p = peer_of(j);
+        const std::size_t gp = static_cast<std::size_t>(g) * P + j;
         const long long* sc = &sendc[static_cast<std::size_t>(p) * W1 + g * Rg];
         const long long* rc = &recvc[static_cast<std::size_t>(p) * W1 + g * Rg];  // from p
         long long ns = 0, nr = 0;
@@ -362,23 +366,14 @@ class GpuWorker final : public WorkerCase {
       gpu::shuffle_pack(sh, g * P * Rg, P * Rg, stream_);
       SB_CUDA_CHECK(cudaEventRecord(ev_pack[g], stream_));
     }
-    long long own = 0;
     for (int g = 0; g < K; ++g) {
       SB_CUDA_CHECK(cudaStreamWaitEvent(comm_stream_, ev_pack[g], 0));
       SB_CUDA_CHECK(cudaEventRecord(ev_c0[g], comm_stream_));
-      const std::size_t gm = static_cast<std::size_t>(g) * P + me;
-      if (send_n[gm] > 0) {
-        own += sh.block_words(send_n[gm]);
-        SB_CUDA_CHECK(cudaMemcpyAsync(sh.recv + recv_off[gm], sh.send + send_off[gm],
-                                      8 * static_cast<std::size_t>(sh.block_words(send_n[gm])),
-                                      cudaMemcpyDeviceToDevice, comm_stream_));
-      }
       // One message per peer and direction (keys, x and y back to back).
       SB_NCCL_CHECK(ncclGroupStart());
-      for (int p = 0; p < P; ++p) {
-        if (p == me) continue;
-        const std::size_t gp = static_cast<std::size_t>(g) * P + p;
-        const int peer = nccl_peer_[static_cast<std::size_t>(p)];
+      for (int j = 0; j + 1 < P; ++j) {
+        const std::size_t gp = static_cast<std::size_t>(g) * P + j;
+        const int peer = nccl_peer_[static_cast<std::size_t>(peer_of(j))];
         if (send_n[gp] > 0)
           SB_NCCL_CHECK(ncclSend(sh.send + send_off[gp],
                                  static_cast<std::size_t>(sh.block_words(send_n[gp])), ncclUint64,
@@ -391,9 +386,22 @@ class GpuWorker final : public WorkerCase {
       SB_NCCL_CHECK(ncclGroupEnd());
       SB_CUDA_CHECK(cudaEventRecord(ev_c1[g], comm_stream_));
     }
+    // While the chunks travel, this worker's own rows (its block of every chunk, copied beside
+    // the received ones) are aggregated; then each chunk's remote blocks as they arrive.
+    long long own = 0;
+    for (int g = 0; g < K; ++g) {
+      const std::size_t gm = static_cast<std::size_t>(g) * P + (P - 1);
+      if (send_n[gm] == 0) continue;
+      own += sh.block_words(send_n[gm]);
+      SB_CUDA_CHECK(cudaMemcpyAsync(sh.recv + recv_off[gm], sh.send + send_off[gm],
+                                    8 * static_cast<std::size_t>(sh.block_words(send_n[gm])),
+                                    cudaMemcpyDeviceToDevice, stream_));
+    }
+    for (int g = 0; g < K; ++g)
+      gpu::shuffle_aggregate(owner_table_, sh, (g * P + P - 1) * Rg, Rg, g * Rg, Rg, stream_);
     for (int g = 0; g < K; ++g) {
       SB_CUDA_CHECK(cudaStreamWaitEvent(stream_, ev_c1[g], 0));
-      gpu::shuffle_aggregate(owner_table_, sh, g * P * Rg, P * Rg, g * Rg, Rg, stream_);
+      gpu::shuffle_aggregate(owner_table_, sh, g * P * Rg, (P - 1) * Rg, g * Rg, Rg, stream_);
       SB_CUDA_CHECK(cudaEventRecord(ev_agg[g], stream_));
     }
     SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
