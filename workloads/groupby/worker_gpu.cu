@@ -276,11 +276,12 @@ class GpuWorker final : public WorkerCase {
     const int me = env_.rank;
     const int R = sh.regions();
     const std::int64_t B = sh.buckets();
-    // Four chunks from four GPUs on, two on two (4 x H200, 2026-11-22, large by-key: 4 GPUs
-    // 5.57 / 5.83 / 6.23 ms with 4 / 2 / 1 chunks; 2 GPUs 7.91 ms with 2, 9.24 ms with 4; with
-    // 32-bit keys 4 GPUs 5.10-5.23 / 5.34-5.43 / 5.49 ms with 4 / 8 / 2 chunks, 2 GPUs 8.09 /
-    // 8.73 ms with 2 / 4). SCALEBENCH_SHUFFLE_CHUNKS picks 1 to kMaxChunks (a diagnostic).
-    int K = std::min(R, P <= 2 ? 2 : 4);
+    // Four chunks from four GPUs on, one on two (4 x H200, 2026-11-22, large by-key: 4 GPUs
+    // 5.57 / 5.83 / 6.23 ms with 4 / 2 / 1 chunks; with 32-bit keys 5.10-5.23 / 5.34-5.43 /
+    // 5.49 ms with 4 / 8 / 2 chunks. 2 x H200 with the own rows aggregated while the chunks
+    // travel: 6.88-6.89 / 7.03-7.15 / 7.76-7.89 ms with 1 / 2 / 4 chunks).
+    // SCALEBENCH_SHUFFLE_CHUNKS picks 1 to kMaxChunks (a diagnostic).
+    int K = std::min(R, P <= 2 ? 1 : 4);
     if (const char* k = std::getenv("SCALEBENCH_SHUFFLE_CHUNKS"); k != nullptr)  // diagnostic
       K = std::clamp(std::atoi(k), 1, std::min(R, kMaxChunks));
     while (R % K != 0) --K;
