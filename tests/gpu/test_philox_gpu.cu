@@ -75,24 +75,6 @@ __global__ void u01_kernel(const uint2* w, std::size_t n, double* out) {
   if (i < n) out[i] = dg::u01(w[i].x, w[i].y);
 }
 
-/// Words -> u01 -> fast and table Box-Muller, as the fused subset-mean kernel does.
-__global__ void words_box_muller_kernel(const uint4* w, std::size_t n,
-                                        const sb::data::BoxMullerTables* tables, double2* u,
-                                        double2* z, double2* zt) {
-  __shared__ sb::data::BoxMullerTables tab;
-  dg::load_box_muller_tables(tables, &tab);
-  __syncthreads();
-  const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
-  if (i >= n) return;
-  const double ua = dg::u01(w[i].x, w[i].y);
-  const double ub = dg::u01(w[i].z, w[i].w);
-  const dg::Normals b = dg::box_muller_fast(ua, ub);
-  const dg::Normals c = dg::box_muller_tab(ua, ub, tab);
-  u[i] = make_double2(ua, ub);
-  z[i] = make_double2(b.z0, b.z1);
-  zt[i] = make_double2(c.z0, c.z1);
-}
-
 /// The words (hi, lo) of a 53-bit k, with junk in lo's 11 ignored bits.
 uint2 words_of_k(std::uint64_t k) {
   return {static_cast<std::uint32_t>(k >> 21),
@@ -134,9 +116,24 @@ __global__ void box_muller_kernel(const double2* u, std::size_t n,
   table[i] = make_double2(c.z0, c.z1);
 }
 
-/// The Box-Muller tables on the device.
-DeviceBuffer<sb::data::BoxMullerTables> device_tables() {
-  return to_device(std::vector<sb::data::BoxMullerTables>{sb::data::box_muller_tables()});
+unsigned blocks_for(std::size_t n) {
+  return static_cast<unsigned>((n + 255) / 256);
+}
+
+/// The three GPU Box-Mullers of n uniform pairs already on the device.
+struct BoxMullerOut {
+  std::vector<double2> cuda, fast, table;
+};
+
+BoxMullerOut gpu_box_muller(const double2* du, std::size_t n) {
+  const auto tables =
+      to_device(std::vector<sb::data::BoxMullerTables>{sb::data::box_muller_tables()});
+  DeviceBuffer<double2> d_ref(n);
+  DeviceBuffer<double2> d_fast(n);
+  DeviceBuffer<double2> d_table(n);
+  box_muller_kernel<<<blocks_for(n), 256>>>(du, n, tables.ptr, d_ref.ptr, d_fast.ptr, d_table.ptr);
+  SB_CUDA_CHECK_LAUNCH();
+  return {to_host(d_ref.ptr, n), to_host(d_fast.ptr, n), to_host(d_table.ptr, n)};
 }
 
 #define SB_REQUIRE_GPU()                                         \
@@ -144,10 +141,6 @@ DeviceBuffer<sb::data::BoxMullerTables> device_tables() {
     std::string why_;                                            \
     if (sb::visible_gpu_count(&why_) == 0) GTEST_SKIP() << why_; \
   } while (0)
-
-unsigned blocks_for(std::size_t n) {
-  return static_cast<unsigned>((n + 255) / 256);
-}
 
 std::vector<Query> make_queries() {
   std::vector<Query> q;
@@ -288,17 +281,21 @@ TEST(PhiloxGpu, BoxMullerOfEdgeWordsUsesTheClampedUniforms) {
       w.push_back(make_uint4(wa.x, wa.y, wb.x, wb.y));
     }
   w.push_back(make_uint4(0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu));
-  auto dw = to_device(w);
-  const auto tables = device_tables();
+  // u01 on the device: the words' halves (w0, w1), (w2, w3) in turn give the pairs (ua, ub)
+  std::vector<uint2> halves;
+  for (const uint4& x : w) {
+    halves.push_back({x.x, x.y});
+    halves.push_back({x.z, x.w});
+  }
+  auto dh = to_device(halves);
   DeviceBuffer<double2> d_u(w.size());
-  DeviceBuffer<double2> d_z(w.size());
-  DeviceBuffer<double2> d_zt(w.size());
-  words_box_muller_kernel<<<blocks_for(w.size()), 256>>>(dw.ptr, w.size(), tables.ptr, d_u.ptr,
-                                                         d_z.ptr, d_zt.ptr);
+  u01_kernel<<<blocks_for(halves.size()), 256>>>(dh.ptr, halves.size(),
+                                                 reinterpret_cast<double*>(d_u.ptr));
   SB_CUDA_CHECK_LAUNCH();
   const auto u = to_host(d_u.ptr, w.size());
-  const auto z = to_host(d_z.ptr, w.size());
-  const auto zt = to_host(d_zt.ptr, w.size());
+  const BoxMullerOut out = gpu_box_muller(d_u.ptr, w.size());
+  const auto& z = out.fast;
+  const auto& zt = out.table;
   double worst = 0;
   double worst_table = 0;
   for (std::size_t i = 0; i < w.size(); ++i) {
@@ -367,16 +364,10 @@ TEST(PhiloxGpu, BoxMullerFastWithinFewUlps) {
     u.push_back(make_double2(sb::data::u01(w[0], w[1]), sb::data::u01(w[2], w[3])));
   }
   auto du = to_device(u);
-  const auto tables = device_tables();
-  DeviceBuffer<double2> d_ref(u.size());
-  DeviceBuffer<double2> d_fast(u.size());
-  DeviceBuffer<double2> d_table(u.size());
-  box_muller_kernel<<<blocks_for(u.size()), 256>>>(du.ptr, u.size(), tables.ptr, d_ref.ptr,
-                                                   d_fast.ptr, d_table.ptr);
-  SB_CUDA_CHECK_LAUNCH();
-  const auto ref = to_host(d_ref.ptr, u.size());
-  const auto fast = to_host(d_fast.ptr, u.size());
-  const auto table = to_host(d_table.ptr, u.size());
+  const BoxMullerOut out = gpu_box_muller(du.ptr, u.size());
+  const auto& ref = out.cuda;
+  const auto& fast = out.fast;
+  const auto& table = out.table;
   double worst_ref = 0;
   double worst[2] = {0, 0};  // fast, table
   double sum[2] = {0, 0};
