@@ -1333,7 +1333,11 @@ void alloc_row_shuffle(RowShuffle& s) {
   const auto S = static_cast<std::size_t>(s.slices_per_region) << s.region_bits;
   const std::size_t rows = B * static_cast<std::size_t>(s.rcap);
   const std::size_t srows = S * static_cast<std::size_t>(s.scap);
-  alloc_rows(rows, s.with_y, s.key, s.x, s.y);
+  // The send buckets in one allocation (keys, x, y planes back to back), so that the worker's
+  // own buckets read like received data (shuffle_aggregate with from_buckets).
+  SB_CUDA_CHECK(cudaMalloc(&s.key, sizeof(std::int64_t) * rows * s.planes()));
+  s.x = reinterpret_cast<double*>(s.key + rows);
+  s.y = s.with_y ? s.x + rows : nullptr;
   SB_CUDA_CHECK(cudaMalloc(&s.cursor, sizeof(unsigned long long) * B));
   SB_CUDA_CHECK(cudaMemset(s.cursor, 0, sizeof(unsigned long long) * B));
   alloc_rows(srows, s.with_y, s.skey, s.sx, s.sy);
@@ -1345,7 +1349,7 @@ void alloc_row_shuffle(RowShuffle& s) {
 
 void free_row_shuffle(RowShuffle& s) {
   for (void* p :
-       {static_cast<void*>(s.key), static_cast<void*>(s.x), static_cast<void*>(s.y),
+       {static_cast<void*>(s.key),  // with x and y
         static_cast<void*>(s.cursor), static_cast<void*>(s.skey), static_cast<void*>(s.sx),
         static_cast<void*>(s.sy), static_cast<void*>(s.scursor), static_cast<void*>(s.spilled),
         static_cast<void*>(s.send), static_cast<void*>(s.recv), static_cast<void*>(s.segs)})
@@ -1415,7 +1419,7 @@ void shuffle_pack(const RowShuffle& s, int seg0, int nseg, cudaStream_t stream) 
 }
 
 void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, int nseg, int region0,
-                       int nregions, cudaStream_t stream) {
+                       int nregions, bool from_buckets, cudaStream_t stream) {
   if (nregions <= 0) return;
   const int per = s.slices_per_region;
   const auto slice0 = static_cast<unsigned>(region0 * per);
@@ -1431,10 +1435,14 @@ void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, in
     const TileTarget tt{
         mask,        s.slice_bits, static_cast<unsigned>(per - 1), per, 1, slots, mask,
         owner.width, owner.fields};
-    auto* kernel = s.narrow_keys ? restage_segments_kernel<true> : restage_segments_kernel<false>;
+    // received rows: packed keys of the wire's width; the send buckets: 64-bit keys
+    const bool narrow = s.narrow_keys && !from_buckets;
+    const std::uint64_t* data =
+        from_buckets ? reinterpret_cast<const std::uint64_t*>(s.key) : s.recv;
+    auto* kernel = narrow ? restage_segments_kernel<true> : restage_segments_kernel<false>;
     kernel<<<grid_for(rows, kStageThreads * kStageRows, 3), kStageThreads, stage_shared(),
              stream>>>(tt, nseg, seg + kRecvKey * B, seg + kRecvOff * B, seg + kRecvRows * B,
-                       seg + kRecvRegion * B, seg + kRecvPlane * B, s.recv, s.with_y, s.skey, s.sx,
+                       seg + kRecvRegion * B, seg + kRecvPlane * B, data, s.with_y, s.skey, s.sx,
                        s.sy, s.scap, s.scursor, owner.overflow);
     SB_CUDA_CHECK_LAUNCH();
   }

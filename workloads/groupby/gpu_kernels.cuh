@@ -181,7 +181,8 @@ struct RowShuffle {
   /// instead of 24 bytes a row with y (the exchange bounds the multi-GPU by-key case).
   bool narrow_keys = false;
   double bytes = 0;  ///< device bytes alloc_row_shuffle takes (without the packed arrays)
-  // send buckets [owners * R][rcap] and their cursors
+  // send buckets [owners * R][rcap] and their cursors; one allocation: x = key + owners R rcap
+  // words, y = x + owners R rcap
   std::int64_t* key = nullptr;
   double* x = nullptr;
   double* y = nullptr;
@@ -237,8 +238,10 @@ void shuffle_upload(const RowShuffle& s, cudaStream_t stream);
 /// Packs segments [seg0, seg0 + nseg) of the pack table.
 void shuffle_pack(const RowShuffle& s, int seg0, int nseg, cudaStream_t stream);
 /// Aggregates received segments [seg0, seg0 + nseg) (all in regions [region0, region0 +
-/// nregions)) into the owner's table.
+/// nregions)) into the owner's table. With from_buckets the segments' receive fields address
+/// the send buckets instead (64-bit keys from s.key, x at word offsets from s.key): a worker's
+/// own rows, which never travel.
 void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, int nseg, int region0,
-                       int nregions, cudaStream_t stream);
+                       int nregions, bool from_buckets, cudaStream_t stream);
 
 }  // namespace sb::groupby::gpu

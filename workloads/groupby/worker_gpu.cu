@@ -317,7 +317,7 @@ class GpuWorker final : public WorkerCase {
     // Offsets in 8-byte words: each (chunk, peer) block is sh.block_words(rows) words.
     std::vector<long long> send_off(static_cast<std::size_t>(K) * P), send_n(send_off.size());
     std::vector<long long> recv_off(send_off.size()), recv_n(send_off.size());
-    long long so = 0, ro = 0, so_rows = 0, ro_rows = 0;
+    long long so = 0, ro = 0, so_rows = 0, ro_rows = 0, own_words = 0;
     for (int g = 0; g < K; ++g) {
       for (int j = 0; j < P; ++j) {
         const int p = peer_of(j);
@@ -328,6 +328,21 @@ class GpuWorker final : public WorkerCase {
         for (int rr = 0; rr < Rg; ++rr) {
           ns += sc[rr];
           nr += rc[rr];
+        }
+        if (p == me) {
+          // Own rows never travel: their segments address the send buckets (from_buckets).
+          for (int rr = 0; rr < Rg; ++rr) {
+            const int r = g * Rg + rr;
+            const std::int64_t idx = static_cast<std::int64_t>(gp) * Rg + rr;
+            const std::int64_t first = (static_cast<std::int64_t>(me) * R + r) * sh.rcap;
+            hs[gpu::kRecvKey * B + idx] = first;
+            hs[gpu::kRecvOff * B + idx] = B * sh.rcap + first;
+            hs[gpu::kRecvRows * B + idx] = sc[rr];
+            hs[gpu::kRecvRegion * B + idx] = r;
+            hs[gpu::kRecvPlane * B + idx] = B * sh.rcap;
+          }
+          own_words += sh.block_words(ns);  // as it would travel, for the report's send total
+          continue;
         }
         long long ls = 0, lr = 0;
         for (int rr = 0; rr < Rg; ++rr) {
@@ -363,8 +378,8 @@ class GpuWorker final : public WorkerCase {
     cudaEvent_t* ev_agg = ev_c1 + kMaxChunks;  // ev_agg[kMaxChunks]: start
     SB_CUDA_CHECK(cudaEventRecord(ev_agg[kMaxChunks], stream_));
     gpu::shuffle_upload(sh, stream_);
-    for (int g = 0; g < K; ++g) {
-      gpu::shuffle_pack(sh, g * P * Rg, P * Rg, stream_);
+    for (int g = 0; g < K; ++g) {  // the remote blocks of each chunk (own ones are last)
+      gpu::shuffle_pack(sh, g * P * Rg, (P - 1) * Rg, stream_);
       SB_CUDA_CHECK(cudaEventRecord(ev_pack[g], stream_));
     }
     for (int g = 0; g < K; ++g) {
@@ -387,22 +402,14 @@ class GpuWorker final : public WorkerCase {
       SB_NCCL_CHECK(ncclGroupEnd());
       SB_CUDA_CHECK(cudaEventRecord(ev_c1[g], comm_stream_));
     }
-    // While the chunks travel, this worker's own rows (its block of every chunk, copied beside
-    // the received ones) are aggregated; then each chunk's remote blocks as they arrive.
-    long long own = 0;
-    for (int g = 0; g < K; ++g) {
-      const std::size_t gm = static_cast<std::size_t>(g) * P + (P - 1);
-      if (send_n[gm] == 0) continue;
-      own += sh.block_words(send_n[gm]);
-      SB_CUDA_CHECK(cudaMemcpyAsync(sh.recv + recv_off[gm], sh.send + send_off[gm],
-                                    8 * static_cast<std::size_t>(sh.block_words(send_n[gm])),
-                                    cudaMemcpyDeviceToDevice, stream_));
-    }
+    // While the chunks travel, this worker's own rows (its block of every chunk, straight from
+    // the send buckets) are aggregated; then each chunk's remote blocks as they arrive.
     for (int g = 0; g < K; ++g)
-      gpu::shuffle_aggregate(owner_table_, sh, (g * P + P - 1) * Rg, Rg, g * Rg, Rg, stream_);
+      gpu::shuffle_aggregate(owner_table_, sh, (g * P + P - 1) * Rg, Rg, g * Rg, Rg, true, stream_);
     for (int g = 0; g < K; ++g) {
       SB_CUDA_CHECK(cudaStreamWaitEvent(stream_, ev_c1[g], 0));
-      gpu::shuffle_aggregate(owner_table_, sh, g * P * Rg, (P - 1) * Rg, g * Rg, Rg, stream_);
+      gpu::shuffle_aggregate(owner_table_, sh, g * P * Rg, (P - 1) * Rg, g * Rg, Rg, false,
+                             stream_);
       SB_CUDA_CHECK(cudaEventRecord(ev_agg[g], stream_));
     }
     SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -419,8 +426,8 @@ class GpuWorker final : public WorkerCase {
         line += " [" + std::to_string(g) + "] pack " + std::to_string(at(ev_pack[g])) + " send " +
                 std::to_string(at(ev_c0[g])) + ".." + std::to_string(at(ev_c1[g])) + " agg " +
                 std::to_string(at(ev_agg[g]));
-      std::fprintf(stderr, "%s; rows out %lld in %lld, words out %lld in %lld\n", line.c_str(),
-                   so_rows, ro_rows, so, ro);
+      std::fprintf(stderr, "%s; remote rows out %lld in %lld, words out %lld in %lld\n",
+                   line.c_str(), so_rows, ro_rows, so, ro);
     }
     float in_flight_ms = 0;
     for (int g = 0; g < K; ++g) {
@@ -429,8 +436,8 @@ class GpuWorker final : public WorkerCase {
       in_flight_ms += ms;
     }
     stats_.seconds = counts_s + in_flight_ms * 1e-3;
-    stats_.send_total = 8.0 * static_cast<double>(so);
-    stats_.bytes_sent = 8.0 * static_cast<double>(so - own);
+    stats_.send_total = 8.0 * static_cast<double>(so + own_words);
+    stats_.bytes_sent = 8.0 * static_cast<double>(so);
     std::vector<long long> counts(static_cast<std::size_t>(P)), offsets(counts.size());
     if (any_spill) {
       // A send bucket overflowed somewhere: those rows sit in their workers' spill tables,
