@@ -21,17 +21,13 @@
 #include "svd/tsqr_cpu.hpp"
 #include "svd/tsqr_gpu.cuh"
 #include "svd_driver.hpp"
+#include "svd_gpu_fixture.cuh"
 
 namespace sb::svd {
 namespace {
 
-class SvdGpu : public ::testing::Test {
+class SvdGpu : public test::GpuFixture {
  protected:
-  void SetUp() override {
-    test::ensure_mpi();
-    if (visible_gpu_count() == 0) GTEST_SKIP() << "no GPU";
-    ctx_ = create_gpu_context(0, MPI_COMM_NULL, nullptr);
-  }
   CaseEnv env(Device d) {
     CaseEnv e;
     e.device = d;
@@ -40,7 +36,6 @@ class SvdGpu : public ::testing::Test {
     e.gpu = d == Device::gpu ? ctx_.get() : nullptr;
     return e;
   }
-  GpuContextPtr ctx_;
 };
 
 std::vector<std::vector<std::int64_t>> all_tasks(std::int64_t blocks, int repeats) {

@@ -14,19 +14,12 @@
 #include "svd/svd_config.hpp"
 #include "svd/tsqr_gpu.cuh"
 #include "svd_driver.hpp"
+#include "svd_gpu_fixture.cuh"
 
 namespace sb::svd {
 namespace {
 
-class SvdGpuRoutines : public ::testing::Test {
- protected:
-  void SetUp() override {
-    test::ensure_mpi();
-    if (visible_gpu_count() == 0) GTEST_SKIP() << "no GPU";
-    ctx_ = create_gpu_context(0, MPI_COMM_NULL, nullptr);
-  }
-  GpuContextPtr ctx_;
-};
+class SvdGpuRoutines : public test::GpuFixture {};
 
 TEST_F(SvdGpuRoutines, ResultNamesTheRoutinesTheEngineRan) {
   struct Case {
