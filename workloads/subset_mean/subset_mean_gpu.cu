@@ -67,8 +67,7 @@ struct Params {
 /// the tables, and register copies of the five full-precision coefficients loaded from shared
 /// memory (read from the kernel parameters, ptxas reloads each from the constant bank at every
 /// use: 28.9 against 30.9 ms at unroll 2 on the seed preset). The round keys stay in the
-/// constant bank
-/// (in registers too they cost 20 registers and occupancy, and were no faster).
+/// constant bank (in registers too they cost 20 registers and occupancy, and were no faster).
 struct LoopData {
   const sb::data::BoxMullerTables* tab;
   dg::TableConstants tc;
