@@ -151,7 +151,8 @@ void BM_AggregateDense(benchmark::State& state) {
   gb::gpu::free_dense(a);
 }
 
-/// by-key: 10^8 rows into 10^7 groups: table clear + aggregation (+ compaction to records).
+/// by-key: 10^8 rows into 10^7 groups: table clear + aggregation (+ compaction to records with
+/// checksums, hash_finish).
 /// mode 0: direct global-table atomics; 1: the same + compaction; 2: partitioned (rows staged
 /// by table region, split into shared-memory slices, aggregated slice by slice) + compaction;
 /// 3: staged by region and aggregated region by region in L2 (no slices) + compaction.
@@ -164,7 +165,6 @@ void BM_AggregateByKey(benchmark::State& state) {
   gb::gpu::HashTable t = gb::gpu::make_hash(static_cast<std::int64_t>(kCardinality), def.fields);
   std::uint64_t* out = nullptr;
   SB_CUDA_CHECK(cudaMalloc(&out, sizeof(std::uint64_t) * kCardinality * t.width));
-  long long counts[1], offsets[1];
   std::int64_t groups = 0;
   gb::gpu::HashStage stage;
   if (mode >= 2) stage = gb::gpu::make_stage(t, g.ctx.prop, kRows, 0, mode == 2);
@@ -177,7 +177,8 @@ void BM_AggregateByKey(benchmark::State& state) {
       } else {
         gb::gpu::hash_aggregate(t, in, kRows, g.ctx.stream);
       }
-      if (with_compact) groups = gb::gpu::hash_compact(t, 1, out, counts, offsets, g.ctx.stream);
+      if (with_compact)
+        groups = static_cast<std::int64_t>(gb::gpu::hash_finish(t, out, g.ctx.stream).records);
     }));
   }
   if (mode >= 2) {

@@ -3,6 +3,7 @@
 // hot keys, var/std fields and the owner-grouped compaction) must equal the CPU result.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -176,6 +177,24 @@ TEST(GroupbyGpu, HashTableWithHotKeysAndOwnerCompaction) {
     gb::gpu::summarize_records(t, again.p, total2, sum6b, s);
     EXPECT_EQ(sum6b[1], 2.0 * n);
     EXPECT_NEAR(sum6b[4], sum6[4], 1e-9 * std::fabs(sum6[4]) + 1e-9);  // mins unchanged
+    // The one-pass compaction with checksums: the same records (in its own order) and sums.
+    DevBuf<std::uint64_t> third(out.n);
+    const gb::gpu::TableStatus st = gb::gpu::hash_finish(t, third.p, s);
+    EXPECT_EQ(st.overflow, 0);
+    ASSERT_EQ(static_cast<std::int64_t>(st.records), total2);
+    EXPECT_EQ(st.sum[0], static_cast<double>(total2));
+    EXPECT_EQ(st.sum[1], 2.0 * n);
+    for (int k = 2; k < 6; ++k)
+      EXPECT_NEAR(st.sum[k], sum6b[k], 1e-9 * std::fabs(sum6b[k]) + 1e-9) << k;
+    auto sorted = [&](const std::vector<std::uint64_t>& v) {
+      std::vector<std::vector<std::uint64_t>> r(static_cast<std::size_t>(total2));
+      for (std::size_t i = 0; i < r.size(); ++i)
+        r[i].assign(v.begin() + static_cast<std::ptrdiff_t>(i * w),
+                    v.begin() + static_cast<std::ptrdiff_t>((i + 1) * w));
+      std::sort(r.begin(), r.end());
+      return r;
+    };
+    EXPECT_TRUE(sorted(third.host()) == sorted(again.host()));
     gb::gpu::free_hash(t);
   }
 }

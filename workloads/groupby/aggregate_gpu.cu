@@ -902,22 +902,22 @@ __global__ void spill_rows_kernel(unsigned long long* __restrict__ slots, std::u
   }
 }
 
-__global__ void summarize_kernel(const unsigned long long* __restrict__ recs, std::int64_t count,
-                                 int width, unsigned fields, double* __restrict__ out) {
-  double v[6] = {0, 0, 0, 0, 0, 0};
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
-       i += stride) {
-    const unsigned long long* r = recs + i * width;
-    v[0] += 1.0;
-    v[1] += static_cast<double>(r[1]);
-    int w = 2;
-    if (fields & kSumX) v[2] += __longlong_as_double(static_cast<long long>(r[w++]));
-    if (fields & kSumY) v[3] += __longlong_as_double(static_cast<long long>(r[w++]));
-    if (fields & kSumSqX) ++w;
-    if (fields & kMinX) v[4] += __longlong_as_double(static_cast<long long>(r[w++]));
-    if (fields & kMaxX) v[5] += __longlong_as_double(static_cast<long long>(r[w++]));
-  }
+/// The checksums of one record into v: {groups, count, sum x, sum y, min x, max x}.
+__device__ __forceinline__ void summary_add(double* v, const unsigned long long* r,
+                                            unsigned fields) {
+  v[0] += 1.0;
+  v[1] += static_cast<double>(r[1]);
+  int w = 2;
+  if (fields & kSumX) v[2] += __longlong_as_double(static_cast<long long>(r[w++]));
+  if (fields & kSumY) v[3] += __longlong_as_double(static_cast<long long>(r[w++]));
+  if (fields & kSumSqX) ++w;
+  if (fields & kMinX) v[4] += __longlong_as_double(static_cast<long long>(r[w++]));
+  if (fields & kMaxX) v[5] += __longlong_as_double(static_cast<long long>(r[w++]));
+}
+
+/// Adds the block's per-thread checksums v to out[0..5] (one atomic per value and block). Every
+/// thread of the block must call it.
+__device__ __forceinline__ void summary_flush(const double* v, double* out) {
   __shared__ double s[6][32];
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
@@ -934,6 +934,49 @@ __global__ void summarize_kernel(const unsigned long long* __restrict__ recs, st
       if (lane == 0 && t != 0.0) atomicAdd(&out[k], t);
     }
   }
+}
+
+__global__ void summarize_kernel(const unsigned long long* __restrict__ recs, std::int64_t count,
+                                 int width, unsigned fields, double* __restrict__ out) {
+  double v[6] = {0, 0, 0, 0, 0, 0};
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride)
+    summary_add(v, recs + i * width, fields);
+  summary_flush(v, out);
+}
+
+/// Compaction and checksums in one pass (hash_finish): the occupied slots as records to `out`
+/// (block-aggregated cursor, status->records), their checksums to status->sum, and the table's
+/// overflow flag copied to status->overflow by block 0 (every update of the table precedes
+/// this kernel on the stream).
+__global__ void __launch_bounds__(kCompactThreads)
+    compact_summary_kernel(const unsigned long long* __restrict__ slots, std::int64_t capacity,
+                           int width, unsigned fields, const int* overflow,
+                           unsigned long long* __restrict__ out, TableStatus* status) {
+  __shared__ unsigned long long s_cnt[1];
+  __shared__ unsigned long long s_base;
+  double v[6] = {0, 0, 0, 0, 0, 0};
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * blockDim.x; base < capacity;
+       base += stride) {
+    if (threadIdx.x == 0) s_cnt[0] = 0;
+    __syncthreads();
+    const std::int64_t i = base + threadIdx.x;
+    const unsigned long long* src = slots + i * width;
+    const bool valid = i < capacity && src[0] != kEmptyKey;
+    const unsigned long long mine = warp_claim(s_cnt, 0, valid);
+    __syncthreads();
+    if (threadIdx.x == 0) s_base = s_cnt[0] != 0 ? atomicAdd(&status->records, s_cnt[0]) : 0;
+    __syncthreads();
+    if (valid) {
+      unsigned long long* dst = out + (s_base + mine) * static_cast<unsigned long long>(width);
+      for (int w = 0; w < width; ++w) dst[w] = src[w];
+      summary_add(v, src, fields);
+    }
+  }
+  summary_flush(v, status->sum);
+  if (blockIdx.x == 0 && threadIdx.x == 0) status->overflow = *overflow;
 }
 
 int grid_for(std::int64_t n, int threads, int per_sm) {
@@ -1005,13 +1048,13 @@ HashTable make_hash(std::int64_t groups, unsigned fields) {
   SB_CUDA_CHECK(cudaMalloc(&t.overflow, sizeof(int)));
   SB_CUDA_CHECK(cudaMemset(t.overflow, 0, sizeof(int)));
   SB_CUDA_CHECK(cudaMalloc(&t.counters, sizeof(long long) * 2 * kMaxOwners));
-  SB_CUDA_CHECK(cudaMalloc(&t.summary, sizeof(double) * 6));
+  SB_CUDA_CHECK(cudaMalloc(&t.status, sizeof(TableStatus)));
   return t;
 }
 
 void free_hash(HashTable& t) {
   for (void* p : {static_cast<void*>(t.slots), static_cast<void*>(t.overflow),
-                  static_cast<void*>(t.counters), static_cast<void*>(t.summary)})
+                  static_cast<void*>(t.counters), static_cast<void*>(t.status)})
     if (p != nullptr) (void)cudaFree(p);
   t = HashTable{};
 }
@@ -1086,15 +1129,28 @@ std::int64_t hash_compact(const HashTable& t, int owners, std::uint64_t* out, lo
 
 void summarize_records(const HashTable& t, const std::uint64_t* records, std::int64_t count,
                        double* out, cudaStream_t stream) {
-  SB_CUDA_CHECK(cudaMemsetAsync(t.summary, 0, sizeof(double) * 6, stream));
+  SB_CUDA_CHECK(cudaMemsetAsync(t.status->sum, 0, sizeof(double) * 6, stream));
   if (count > 0) {
     summarize_kernel<<<grid_for(count, 256, 4), 256, 0, stream>>>(
-        reinterpret_cast<const unsigned long long*>(records), count, t.width, t.fields, t.summary);
+        reinterpret_cast<const unsigned long long*>(records), count, t.width, t.fields,
+        t.status->sum);
     SB_CUDA_CHECK_LAUNCH();
   }
   SB_CUDA_CHECK(
-      cudaMemcpyAsync(out, t.summary, sizeof(double) * 6, cudaMemcpyDeviceToHost, stream));
+      cudaMemcpyAsync(out, t.status->sum, sizeof(double) * 6, cudaMemcpyDeviceToHost, stream));
   SB_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+TableStatus hash_finish(const HashTable& t, std::uint64_t* out, cudaStream_t stream) {
+  SB_CUDA_CHECK(cudaMemsetAsync(t.status, 0, sizeof(TableStatus), stream));
+  compact_summary_kernel<<<grid_for(t.capacity, kCompactThreads, 8), kCompactThreads, 0, stream>>>(
+      reinterpret_cast<const unsigned long long*>(t.slots), t.capacity, t.width, t.fields,
+      t.overflow, reinterpret_cast<unsigned long long*>(out), t.status);
+  SB_CUDA_CHECK_LAUNCH();
+  TableStatus host;
+  SB_CUDA_CHECK(cudaMemcpyAsync(&host, t.status, sizeof host, cudaMemcpyDeviceToHost, stream));
+  SB_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return host;
 }
 
 bool stage_pays(const HashTable& t, const cudaDeviceProp& prop) {

@@ -58,6 +58,14 @@ void dense_clear(const DenseAgg& a, cudaStream_t stream);
 void dense_aggregate(const QueryDef& q, const DenseAgg& a, const ColumnPtrs& in, std::int64_t n,
                      cudaStream_t stream);
 
+/// What hash_finish reads back: the record count, the checksums of summarize_records and the
+/// table's overflow flag.
+struct TableStatus {
+  double sum[6];
+  unsigned long long records;
+  int overflow;
+};
+
 /// Global hash table (device memory): capacity slots of `width` words.
 struct HashTable {
   std::uint64_t* slots = nullptr;
@@ -66,7 +74,7 @@ struct HashTable {
   unsigned fields = 0;
   int* overflow = nullptr;        ///< set when a probe ran the whole table (never, when sized)
   long long* counters = nullptr;  ///< scratch: owner counts / cursors (64 + 64)
-  double* summary = nullptr;      ///< scratch: 6 checksums
+  TableStatus* status = nullptr;  ///< scratch: checksums, record count
 };
 /// A table for up to `groups` groups at load <= 0.7.
 [[nodiscard]] HashTable make_hash(std::int64_t groups, unsigned fields);
@@ -86,6 +94,9 @@ std::int64_t hash_compact(const HashTable& t, int owners, std::uint64_t* out, lo
 /// sum max_x} into host `out` (synchronises).
 void summarize_records(const HashTable& t, const std::uint64_t* records, std::int64_t count,
                        double* out, cudaStream_t stream);
+/// hash_compact with one owner, summarize_records and hash_overflowed in one pass over the
+/// table and one synchronisation: every group as a record to `out` (in no particular order).
+[[nodiscard]] TableStatus hash_finish(const HashTable& t, std::uint64_t* out, cudaStream_t stream);
 /// True when a probe overflowed (synchronises).
 [[nodiscard]] bool hash_overflowed(const HashTable& t, cudaStream_t stream);
 

@@ -451,9 +451,7 @@ class GpuWorker final : public WorkerCase {
       if (gpu::hash_overflowed(table_, stream_))
         throw Error("groupby: the GPU spill table overflowed (internal sizing error)");
     }
-    n_records_ =
-        gpu::hash_compact(owner_table_, 1, records_, counts.data(), offsets.data(), stream_);
-    return finish_table(owner_table_);
+    return finish_header(finish_groups(owner_table_), stats_);
   }
 
   struct Pending {
@@ -564,38 +562,34 @@ class GpuWorker final : public WorkerCase {
     const int size = env_.size;
     if (shuffle_.owners > 0) return finish_rows();
     if (stage_.key != nullptr) gpu::stage_flush(table_, stage_, stream_);
+    if (size == 1) return finish_header(finish_groups(table_), stats_);
+    // Local groups grouped by owner: the send buffer of the all-to-all.
     std::vector<long long> counts(static_cast<std::size_t>(size)), offsets(counts.size());
-    if (size == 1) {
-      n_records_ = gpu::hash_compact(table_, 1, records_, counts.data(), offsets.data(), stream_);
-    } else {
-      // Local groups grouped by owner: the send buffer of the all-to-all.
-      const std::int64_t total =
-          gpu::hash_compact(table_, size, records_, counts.data(), offsets.data(), stream_);
-      const std::int64_t rtotal = exchange_records(counts, offsets, total);
-      // The owner's merge: the received records into its share-sized table, compacted.
-      if (gpu::hash_overflowed(table_, stream_))
-        throw Error("groupby: the GPU hash table overflowed (internal sizing error)");
-      gpu::hash_insert_records(owner_table_, recv_, rtotal, stream_);
-      n_records_ =
-          gpu::hash_compact(owner_table_, 1, records_, counts.data(), offsets.data(), stream_);
-      return finish_table(owner_table_);
-    }
-    return finish_table(table_);
+    const std::int64_t total =
+        gpu::hash_compact(table_, size, records_, counts.data(), offsets.data(), stream_);
+    const std::int64_t rtotal = exchange_records(counts, offsets, total);
+    // The owner's merge: the received records into its share-sized table.
+    if (gpu::hash_overflowed(table_, stream_))
+      throw Error("groupby: the GPU hash table overflowed (internal sizing error)");
+    gpu::hash_insert_records(owner_table_, recv_, rtotal, stream_);
+    return finish_header(finish_groups(owner_table_), stats_);
   }
 
-  std::vector<double> finish_table(const gpu::HashTable& t) {
-    if (gpu::hash_overflowed(t, stream_))
+  /// The groups of `t` compacted into records_ (n_records_) and their checksums, in one pass
+  /// and one synchronisation.
+  Summary finish_groups(const gpu::HashTable& t) {
+    const gpu::TableStatus st = gpu::hash_finish(t, records_, stream_);
+    if (st.overflow != 0)
       throw Error("groupby: the GPU hash table overflowed (internal sizing error)");
-    double s6[6];
-    gpu::summarize_records(t, records_, n_records_, s6, stream_);
+    n_records_ = static_cast<std::int64_t>(st.records);
     Summary s;
-    s.groups = s6[0];
-    s.sum_count = s6[1];
-    s.sum_x = s6[2];
-    s.sum_y = s6[3];
-    s.sum_min_x = s6[4];
-    s.sum_max_x = s6[5];
-    return finish_header(s, stats_);
+    s.groups = st.sum[0];
+    s.sum_count = st.sum[1];
+    s.sum_x = st.sum[2];
+    s.sum_y = st.sum[3];
+    s.sum_min_x = st.sum[4];
+    s.sum_max_x = st.sum[5];
+    return s;
   }
 
   Config cfg_;
