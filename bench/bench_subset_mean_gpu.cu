@@ -243,13 +243,14 @@ BENCHMARK(BM_SubsetMeanFused)
     ->ArgNames({"math", "n", "chunk", "unroll"})
     ->Args({static_cast<int>(GpuMath::table), 100000, 10000, 1})
     ->Args({static_cast<int>(GpuMath::table), 100000, 10000, 2})
+    ->Args({static_cast<int>(GpuMath::table), 100000, 10000, 6})
     ->Args({static_cast<int>(GpuMath::fast), 100000, 10000, 1})
     ->Args({static_cast<int>(GpuMath::fast), 100000, 10000, 2})
     ->Args({static_cast<int>(GpuMath::cuda), 100000, 10000, 1})
     ->Args({static_cast<int>(GpuMath::cuda), 100000, 10000, 2})
     ->Args({static_cast<int>(GpuMath::philox_only), 100000, 10000, 1})
     ->Args({static_cast<int>(GpuMath::math_only), 100000, 10000, 1})
-    ->Args({static_cast<int>(GpuMath::table), 100001, 10000, 2})  // unaligned blocks
+    ->Args({static_cast<int>(GpuMath::table), 100001, 10000, 6})  // unaligned blocks
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->MinTime(1.0);

@@ -98,8 +98,28 @@ __device__ __forceinline__ dg::Normals pair_normals(const Params& p, const LoopD
   }
 }
 
+/// kU pairs per step from pair k of the run on, while a whole step fits, in one basic block (a
+/// plain unrolled loop tests the bound between them), so that the scheduler interleaves their
+/// dependency chains; the sums in pair order, as one pair per step would add them.
+template <GpuMath M, int kU>
+__device__ __forceinline__ void run_steps(const Params& p, const LoopData& d, std::uint32_t lo,
+                                          std::uint32_t hi, std::uint32_t run, std::uint32_t& k,
+                                          double& s0, double& s1) {
+  for (; k < run && run - k > 32u * (kU - 1); k += 32u * kU) {
+    dg::Normals z[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) z[u] = pair_normals<M>(p, d, lo + k + 32u * u, hi);
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      s0 += z[u].z0;
+      s1 += z[u].z1;
+    }
+  }
+}
+
 /// Sums z0 and z1 of the pairs with counters [b, b + count), lane-interleaved over the warp;
-/// no element is outside the block. `b` and `count` are the same in every lane.
+/// no element is outside the block. `b` and `count` are the same in every lane. kUnroll pairs
+/// per step, then 4 and 2 (when fewer) for what is left, then one.
 template <GpuMath M, int kUnroll>
 __device__ __forceinline__ void interior_run(const Params& p, const LoopData& d, std::uint64_t b,
                                              std::uint32_t count, std::uint32_t lane, double& s0,
@@ -111,18 +131,9 @@ __device__ __forceinline__ void interior_run(const Params& p, const LoopData& d,
     const std::uint64_t room = (std::uint64_t{1} << 32) - lo;
     const std::uint32_t run = room < count ? static_cast<std::uint32_t>(room) : count;
     std::uint32_t k = lane;
-    if constexpr (kUnroll == 2) {
-      // Two pairs per step in one basic block (a plain unrolled loop tests the bound between
-      // them), so that the scheduler interleaves their dependency chains. Same order of sums.
-      for (; k < run && run - k > 32; k += 64) {
-        const dg::Normals a = pair_normals<M>(p, d, lo + k, hi);
-        const dg::Normals z = pair_normals<M>(p, d, lo + k + 32, hi);
-        s0 += a.z0;
-        s1 += a.z1;
-        s0 += z.z0;
-        s1 += z.z1;
-      }
-    }
+    if constexpr (kUnroll > 4) run_steps<M, kUnroll>(p, d, lo, hi, run, k, s0, s1);
+    if constexpr (kUnroll > 2) run_steps<M, 4>(p, d, lo, hi, run, k, s0, s1);
+    if constexpr (kUnroll > 1) run_steps<M, 2>(p, d, lo, hi, run, k, s0, s1);
     for (; k < run; k += 32) {
       const dg::Normals z = pair_normals<M>(p, d, lo + k, hi);
       s0 += z.z0;
@@ -172,8 +183,13 @@ __device__ __forceinline__ double2 cta_sum(double a, double b) {
   return t;
 }
 
+/// Resident CTAs per SM the compiler must allow: wide steps (kUnroll > 2) may take up to 128
+/// registers (two CTAs of 256 threads), narrower ones are left to ptxas (63 registers).
+template <int kUnroll>
+constexpr int kMinCtas = kUnroll > 2 ? 2 : 1;
+
 template <GpuMath M, bool kAligned, int kUnroll>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kMinCtas<kUnroll>)
     fused_subset_mean(const Params p, double2* partials, unsigned* ticket, double* out) {
   __shared__ sb::data::BoxMullerTables shared_tables;
   __shared__ dg::TableConstants shared_constants;
@@ -290,12 +306,20 @@ constexpr Variant kVariants[] = {
     variant<GpuMath::philox_only, true, 2>(), variant<GpuMath::philox_only, false, 2>(),
     variant<GpuMath::math_only, true, 2>(),   variant<GpuMath::math_only, false, 2>(),
     variant<GpuMath::table, true, 2>(),       variant<GpuMath::table, false, 2>(),
+    variant<GpuMath::fast, true, 6>(),        variant<GpuMath::fast, false, 6>(),
+    variant<GpuMath::cuda, true, 6>(),        variant<GpuMath::cuda, false, 6>(),
+    variant<GpuMath::philox_only, true, 6>(), variant<GpuMath::philox_only, false, 6>(),
+    variant<GpuMath::math_only, true, 6>(),   variant<GpuMath::math_only, false, 6>(),
+    variant<GpuMath::table, true, 6>(),       variant<GpuMath::table, false, 6>(),
 };
 constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
-static_assert(kNumVariants == 4 * kGpuMaths);
+static_assert(kNumVariants == 2 * kGpuMaths * FusedKernel::kUnrolls);
 
 constexpr int variant_index(GpuMath m, bool aligned, int unroll) {
-  return (unroll == 2 ? 2 * kGpuMaths : 0) + 2 * static_cast<int>(m) + (aligned ? 0 : 1);
+  return (unroll == 6   ? 4 * kGpuMaths
+          : unroll == 2 ? 2 * kGpuMaths
+                        : 0) +
+         2 * static_cast<int>(m) + (aligned ? 0 : 1);
 }
 
 }  // namespace
@@ -335,7 +359,8 @@ FusedKernel::~FusedKernel() {
 
 void FusedKernel::launch(const BlockShape& block, std::uint64_t seed, double* out, GpuMath math,
                          int unroll) const {
-  SB_EXPECTS(unroll == 1 || unroll == 2, "subset-mean: kernel unroll must be 1 or 2");
+  SB_EXPECTS(unroll == 1 || unroll == 2 || unroll == 6,
+             "subset-mean: kernel unroll must be 1, 2 or 6");
   SB_EXPECTS(block.rows > 0 && block.cols > 0 && block.cols < (std::int64_t{1} << 31),
              "subset-mean: empty or too wide GPU block");
   Params p{};

@@ -48,14 +48,18 @@ class FusedKernel {
   FusedKernel& operator=(const FusedKernel&) = delete;
 
   /// Enqueues the block's sums into out[0] (subset) and out[1] (full). `out` is device memory
-  /// or mapped pinned host memory (a device pointer to it). Asynchronous. `unroll` (1 or 2):
-  /// pairs per thread per inner-loop step, a tuning knob (kDefaultUnroll is the measured best).
+  /// or mapped pinned host memory (a device pointer to it). Asynchronous. `unroll` (1, 2 or 6):
+  /// pairs per thread per inner-loop step, a tuning knob (kDefaultUnroll is the measured best);
+  /// every unroll adds the same numbers in the same order.
   void launch(const BlockShape& block, std::uint64_t seed, double* out,
               GpuMath math = GpuMath::table, int unroll = kDefaultUnroll) const;
 
-  /// Two pairs per step, interleaved in one basic block: 28.9-29.0 ms against 29.2 ms for one
-  /// on the seed preset with the table Box-Muller (H200, 2026-11-22).
-  static constexpr int kDefaultUnroll = 2;
+  /// Six pairs per step, interleaved in one basic block, up to 128 registers (two CTAs per
+  /// SM): 26.6-26.7 ms on the seed preset with the table Box-Muller against 28.9-29.0 for two
+  /// pairs (63 registers, four CTAs), 27.8 for four and 27.1-27.2 for eight pairs per step
+  /// (H200, 2026-11-22, bench_subset_mean_gpu).
+  static constexpr int kDefaultUnroll = 6;
+  static constexpr int kUnrolls = 3;  ///< 1, 2 and 6
 
   /// Resident CTAs of the polynomial kernel on aligned blocks, unroll 1 (a reference size).
   [[nodiscard]] int grid() const noexcept { return grids_[0]; }
@@ -63,8 +67,9 @@ class FusedKernel {
 
  private:
   cudaStream_t stream_;
-  int grids_[4 * kGpuMaths] = {};  ///< resident CTAs per variant (GpuMath x aligned x unroll)
-  int grid_ = 0;                   ///< the largest: size of `partials_`
+  int grids_[2 * kGpuMaths * kUnrolls] = {};  ///< resident CTAs per variant (GpuMath x aligned
+                                              ///< x unroll)
+  int grid_ = 0;                              ///< the largest: size of `partials_`
   int threads_ = 256;
   double* partials_ = nullptr;                   ///< 2 doubles per CTA
   sb::data::BoxMullerTables* tables_ = nullptr;  ///< device copy of the Box-Muller tables
