@@ -936,16 +936,6 @@ __device__ __forceinline__ void summary_flush(const double* v, double* out) {
   }
 }
 
-__global__ void summarize_kernel(const unsigned long long* __restrict__ recs, std::int64_t count,
-                                 int width, unsigned fields, double* __restrict__ out) {
-  double v[6] = {0, 0, 0, 0, 0, 0};
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
-       i += stride)
-    summary_add(v, recs + i * width, fields);
-  summary_flush(v, out);
-}
-
 /// Compaction and checksums in one pass (hash_finish): the occupied slots as records to `out`
 /// (block-aggregated cursor, status->records), their checksums to status->sum, and the table's
 /// overflow flag copied to status->overflow by block 0 (every update of the table precedes
@@ -1125,20 +1115,6 @@ std::int64_t hash_compact(const HashTable& t, int owners, std::uint64_t* out, lo
   // `offsets` must stay valid until the copy above ran: wait here.
   SB_CUDA_CHECK(cudaStreamSynchronize(stream));
   return total;
-}
-
-void summarize_records(const HashTable& t, const std::uint64_t* records, std::int64_t count,
-                       double* out, cudaStream_t stream) {
-  SB_CUDA_CHECK(cudaMemsetAsync(t.status->sum, 0, sizeof(double) * 6, stream));
-  if (count > 0) {
-    summarize_kernel<<<grid_for(count, 256, 4), 256, 0, stream>>>(
-        reinterpret_cast<const unsigned long long*>(records), count, t.width, t.fields,
-        t.status->sum);
-    SB_CUDA_CHECK_LAUNCH();
-  }
-  SB_CUDA_CHECK(
-      cudaMemcpyAsync(out, t.status->sum, sizeof(double) * 6, cudaMemcpyDeviceToHost, stream));
-  SB_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 TableStatus hash_finish(const HashTable& t, std::uint64_t* out, cudaStream_t stream) {

@@ -58,8 +58,8 @@ void dense_clear(const DenseAgg& a, cudaStream_t stream);
 void dense_aggregate(const QueryDef& q, const DenseAgg& a, const ColumnPtrs& in, std::int64_t n,
                      cudaStream_t stream);
 
-/// What hash_finish reads back: the record count, the checksums of summarize_records and the
-/// table's overflow flag.
+/// What hash_finish reads back: the record count, the checksums of the records ({groups, sum
+/// count, sum sum_x, sum sum_y, sum min_x, sum max_x}) and the table's overflow flag.
 struct TableStatus {
   double sum[6];
   unsigned long long records;
@@ -90,11 +90,7 @@ void hash_insert_records(const HashTable& t, const std::uint64_t* records, std::
 /// Synchronises the stream once (to read the counts). Returns the number of records.
 std::int64_t hash_compact(const HashTable& t, int owners, std::uint64_t* out, long long* counts,
                           long long* offsets, cudaStream_t stream);
-/// Checksums of `count` records: {groups, sum count, sum sum_x, sum sum_y, sum min_x,
-/// sum max_x} into host `out` (synchronises).
-void summarize_records(const HashTable& t, const std::uint64_t* records, std::int64_t count,
-                       double* out, cudaStream_t stream);
-/// hash_compact with one owner, summarize_records and hash_overflowed in one pass over the
+/// hash_compact with one owner, the records' checksums and hash_overflowed in one pass over the
 /// table and one synchronisation: every group as a record to `out` (in no particular order).
 [[nodiscard]] TableStatus hash_finish(const HashTable& t, std::uint64_t* out, cudaStream_t stream);
 /// True when a probe overflowed (synchronises).
