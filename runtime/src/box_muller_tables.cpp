@@ -33,8 +33,27 @@ BoxMullerTables build() {
   for (int j = 0; j <= BoxMullerTables::kSinCosSteps; ++j) {
     const int q = j / kQuarter;
     const long double a = 2 * pi * (j % kQuarter) / BoxMullerTables::kSinCosSteps;
-    const double s = static_cast<double>(std::sin(a));
-    const double c = static_cast<double>(std::cos(a));
+    const long double sl = std::sin(a);
+    const long double cl = std::cos(a);
+    const double s = static_cast<double>(sl);
+    const double c = static_cast<double>(cl);
+    // sin + cos and cos - sin of the whole angle, rotated like sin and cos
+    const double plus = static_cast<double>(sl + cl);
+    const double minus = static_cast<double>(cl - sl);
+    switch (q % 4) {
+      case 0:
+        t.sum[j] = {plus, minus};
+        break;
+      case 1:  // sin = c, cos = -s
+        t.sum[j] = {minus, -plus};
+        break;
+      case 2:
+        t.sum[j] = {-plus, -minus};
+        break;
+      default:  // sin = -c, cos = s
+        t.sum[j] = {-minus, plus};
+        break;
+    }
     switch (q % 4) {
       case 0:
         t.sincos[j] = {s, c};

@@ -1,7 +1,8 @@
 /// The lookup tables of the GPU's table-driven Box-Muller (box_muller_tables.hpp), built on the
-/// host: exact quadrant values, entries against long double, and the bound on the log's reduced
-/// argument that the device polynomial's degree rests on. The device function itself is tested
-/// against the CPU normals in tests/gpu/test_philox_gpu.cu.
+/// host: exact quadrant values, entries (sin and cos, and their sum and difference) against long
+/// double, and the bound on the log's reduced argument that the device polynomial's degree rests
+/// on. The device function itself is tested against the CPU normals in
+/// tests/gpu/test_philox_gpu.cu.
 
 #include <gtest/gtest.h>
 
@@ -26,6 +27,14 @@ TEST(BoxMullerTables, ExactWhereTheyMustBe) {
     const long double a = 2 * 3.141592653589793238462643383279502884L * j / kSteps;
     EXPECT_NEAR(t.sincos[j].a, static_cast<double>(std::sin(a)), 0x1p-52) << j;
     EXPECT_NEAR(t.sincos[j].b, static_cast<double>(std::cos(a)), 0x1p-52) << j;
+    // the sum table: sin + cos and cos - sin of the same angle, each rounded once
+    EXPECT_NEAR(t.sum[j].a, static_cast<double>(std::sin(a) + std::cos(a)), 0x1p-52) << j;
+    EXPECT_NEAR(t.sum[j].b, static_cast<double>(std::cos(a) - std::sin(a)), 0x1p-52) << j;
+  }
+  const double sum_quadrant[5][2] = {{1, 1}, {1, -1}, {-1, -1}, {-1, 1}, {1, 1}};
+  for (int q = 0; q <= 4; ++q) {
+    EXPECT_EQ(t.sum[q * kSteps / 4].a, sum_quadrant[q][0]) << q;
+    EXPECT_EQ(t.sum[q * kSteps / 4].b, sum_quadrant[q][1]) << q;
   }
   // log: the entry of m = 1 is {-2, 0}; every m of an interval has |s| = |fma(m, -2/c, 2)| <=
   // 2^-8, and the entry's second half is 2 ln(1/c) of the same 1/c.

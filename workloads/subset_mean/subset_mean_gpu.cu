@@ -76,51 +76,80 @@ struct LoopData {
 template <GpuMath M>
 constexpr bool kUsesTables = M == GpuMath::table || M == GpuMath::math_only;
 
+/// The pair of normals with counter (ctr_lo, ctr_hi), before the last multiplication (z0 = r c,
+/// z1 = r s): the sums fold it in with one fma each. Variants without a polar form give r = 1.
 template <GpuMath M>
-__device__ __forceinline__ dg::Normals pair_normals(const Params& p, const LoopData& d,
+__device__ __forceinline__ dg::PolarPair pair_polar(const Params& p, const LoopData& d,
                                                     std::uint32_t ctr_lo, std::uint32_t ctr_hi) {
   if constexpr (M == GpuMath::math_only) {  // diagnostic: a cheap hash instead of Philox
     const std::uint32_t h = ctr_lo * 0x9E3779B9u;
-    return dg::box_muller_tab(dg::u01(h ^ ctr_hi, h), dg::u01(h + p.stream, ctr_lo ^ h), *d.tab,
-                              d.tc);
+    return dg::box_muller_tab_polar(dg::u01(h ^ ctr_hi, h), dg::u01(h + p.stream, ctr_lo ^ h),
+                                    *d.tab, d.tc);
   }
   const uint4 w = dg::philox4x32_10(make_uint4(ctr_lo, ctr_hi, p.stream, 0u), p.rk);
   const double ua = dg::u01(w.x, w.y);
   const double ub = dg::u01(w.z, w.w);
   if constexpr (M == GpuMath::table) {
-    return dg::box_muller_tab(ua, ub, *d.tab, d.tc);
+    return dg::box_muller_tab_polar(ua, ub, *d.tab, d.tc);
   } else if constexpr (M == GpuMath::fast) {
-    return dg::box_muller_fast(ua, ub, p.fc);
+    const dg::Normals z = dg::box_muller_fast(ua, ub, p.fc);
+    return {1.0, z.z0, z.z1};
   } else if constexpr (M == GpuMath::cuda) {
-    return dg::box_muller(ua, ub);
+    const dg::Normals z = dg::box_muller(ua, ub);
+    return {1.0, z.z0, z.z1};
   } else {
-    return {ua, ub};
+    return {1.0, ua, ub};
+  }
+}
+
+/// z0 + z1 of the pair, before the last multiplication: what an odd row needs (no element of it
+/// is in the subset). The table variant computes it in fewer instructions than the two normals.
+template <GpuMath M>
+__device__ __forceinline__ dg::PolarSum pair_sum(const Params& p, const LoopData& d,
+                                                 std::uint32_t ctr_lo, std::uint32_t ctr_hi) {
+  if constexpr (M == GpuMath::table) {
+    const uint4 w = dg::philox4x32_10(make_uint4(ctr_lo, ctr_hi, p.stream, 0u), p.rk);
+    return dg::box_muller_tab_sum_polar(dg::u01(w.x, w.y), dg::u01(w.z, w.w), *d.tab, d.tc);
+  } else {
+    const dg::PolarPair z = pair_polar<M>(p, d, ctr_lo, ctr_hi);
+    return {1.0, z.r * z.c + z.r * z.s};
   }
 }
 
 /// kU pairs per step from pair k of the run on, while a whole step fits, in one basic block (a
 /// plain unrolled loop tests the bound between them), so that the scheduler interleaves their
-/// dependency chains; the sums in pair order, as one pair per step would add them.
-template <GpuMath M, int kU>
+/// dependency chains; the sums in pair order, as one pair per step would add them, each pair
+/// folded in with fmas (s0 = fma(r, c, s0)). With kSum (odd rows), only z0 + z1 of each pair,
+/// into s1.
+template <GpuMath M, int kU, bool kSum>
 __device__ __forceinline__ void run_steps(const Params& p, const LoopData& d, std::uint32_t lo,
                                           std::uint32_t hi, std::uint32_t run, std::uint32_t& k,
                                           double& s0, double& s1) {
   for (; k < run && run - k > 32u * (kU - 1); k += 32u * kU) {
-    dg::Normals z[kU];
+    if constexpr (kSum) {
+      dg::PolarSum z[kU];
 #pragma unroll
-    for (int u = 0; u < kU; ++u) z[u] = pair_normals<M>(p, d, lo + k + 32u * u, hi);
+      for (int u = 0; u < kU; ++u) z[u] = pair_sum<M>(p, d, lo + k + 32u * u, hi);
 #pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      s0 += z[u].z0;
-      s1 += z[u].z1;
+      for (int u = 0; u < kU; ++u) s1 = fma(z[u].r, z[u].f, s1);
+    } else {
+      dg::PolarPair z[kU];
+#pragma unroll
+      for (int u = 0; u < kU; ++u) z[u] = pair_polar<M>(p, d, lo + k + 32u * u, hi);
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        s0 = fma(z[u].r, z[u].c, s0);
+        s1 = fma(z[u].r, z[u].s, s1);
+      }
     }
   }
 }
 
 /// Sums z0 and z1 of the pairs with counters [b, b + count), lane-interleaved over the warp;
 /// no element is outside the block. `b` and `count` are the same in every lane. kUnroll pairs
-/// per step, then 4 and 2 (when fewer) for what is left, then one.
-template <GpuMath M, int kUnroll>
+/// per step, then 4 and 2 (when fewer) for what is left, then one. With kSum (an odd row), only
+/// z0 + z1 of each pair, into s1.
+template <GpuMath M, int kUnroll, bool kSum>
 __device__ __forceinline__ void interior_run(const Params& p, const LoopData& d, std::uint64_t b,
                                              std::uint32_t count, std::uint32_t lane, double& s0,
                                              double& s1) {
@@ -131,14 +160,10 @@ __device__ __forceinline__ void interior_run(const Params& p, const LoopData& d,
     const std::uint64_t room = (std::uint64_t{1} << 32) - lo;
     const std::uint32_t run = room < count ? static_cast<std::uint32_t>(room) : count;
     std::uint32_t k = lane;
-    if constexpr (kUnroll > 4) run_steps<M, kUnroll>(p, d, lo, hi, run, k, s0, s1);
-    if constexpr (kUnroll > 2) run_steps<M, 4>(p, d, lo, hi, run, k, s0, s1);
-    if constexpr (kUnroll > 1) run_steps<M, 2>(p, d, lo, hi, run, k, s0, s1);
-    for (; k < run; k += 32) {
-      const dg::Normals z = pair_normals<M>(p, d, lo + k, hi);
-      s0 += z.z0;
-      s1 += z.z1;
-    }
+    if constexpr (kUnroll > 4) run_steps<M, kUnroll, kSum>(p, d, lo, hi, run, k, s0, s1);
+    if constexpr (kUnroll > 2) run_steps<M, 4, kSum>(p, d, lo, hi, run, k, s0, s1);
+    if constexpr (kUnroll > 1) run_steps<M, 2, kSum>(p, d, lo, hi, run, k, s0, s1);
+    run_steps<M, 1, kSum>(p, d, lo, hi, run, k, s0, s1);
     b += run;
     count -= run;
   }
@@ -153,10 +178,10 @@ __device__ __forceinline__ void edge_pair(const Params& p, const LoopData& d, st
   const bool v0 = o >= 0 && o < static_cast<std::int64_t>(p.width);
   const bool v1 = o + 1 >= 0 && o + 1 < static_cast<std::int64_t>(p.width);
   if (!v0 && !v1) return;
-  const dg::Normals z =
-      pair_normals<M>(p, d, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(b >> 32));
-  if (v0) s0 += z.z0;
-  if (v1) s1 += z.z1;
+  const dg::PolarPair z =
+      pair_polar<M>(p, d, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(b >> 32));
+  if (v0) s0 = fma(z.r, z.c, s0);
+  if (v1) s1 = fma(z.r, z.s, s1);
 }
 
 /// Deterministic sum over the CTA of (a, b); the result is valid in thread 0.
@@ -220,8 +245,16 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<kUnroll>)
       const std::uint64_t b0 = e0 >> 1;  // counter of pair 0 of this row
       double s0 = 0.0;
       double s1 = 0.0;
+      // odd rows hold no subset element: only z0 + z1 of their pairs
+      const auto interior = [&](std::uint64_t b, std::uint32_t count) {
+        if ((i & 1) == 0) {
+          interior_run<M, kUnroll, false>(p, d, b, count, lane, s0, s1);
+        } else {
+          interior_run<M, kUnroll, true>(p, d, b, count, lane, s0, s1);
+        }
+      };
       if constexpr (kAligned) {
-        interior_run<M, kUnroll>(p, d, b0 + q, qend - q, lane, s0, s1);
+        interior(b0 + q, qend - q);
       } else {
         // at most one pair at each end of a row holds an element outside the block
         const std::uint32_t par = static_cast<std::uint32_t>(e0 & 1);
@@ -229,7 +262,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<kUnroll>)
         const std::uint32_t in_hi = max(in_lo, min(qend, (p.width + par) >> 1));  // end
         if (lane == 0 && q < in_lo) edge_pair<M>(p, d, b0 + q, e0, s0, s1);
         if (lane == 1 && in_hi < qend) edge_pair<M>(p, d, b0 + in_hi, e0, s0, s1);
-        interior_run<M, kUnroll>(p, d, b0 + in_lo, in_hi - in_lo, lane, s0, s1);
+        interior(b0 + in_lo, in_hi - in_lo);
       }
       full += s0 + s1;
       if ((i & 1) == 0) subset += s0;

@@ -46,11 +46,12 @@ __device__ __forceinline__ void load_box_muller_tables(const BoxMullerTables* gl
   for (unsigned i = threadIdx.x; i < kWords; i += blockDim.x) dst[i] = __ldg(&src[i]);
 }
 
-/// Box-Muller of uniforms ua in [2^-54, 1 - 2^-53] (u01's range; ua = 1 would give NaN) and ub
-/// in [2^-54, 1], with the tables `t` (in shared memory).
-__device__ __forceinline__ Normals box_muller_tab(double ua, double ub, const BoxMullerTables& t,
-                                                  const TableConstants& k) {
-  // -2 ln ua: ua = 2^e m, m in [sqrt(1/2), sqrt(2)) (as detail::minus_two_log)
+namespace detail {
+
+/// r = sqrt(-2 ln ua) for ua in [2^-54, 1 - 2^-53] (u01's range; ua = 1 would give NaN).
+__device__ __forceinline__ double tab_radius(double ua, const BoxMullerTables& t,
+                                             const TableConstants& k) {
+  // ua = 2^e m, m in [sqrt(1/2), sqrt(2)) (as detail::minus_two_log)
   const int hi = __double2hiint(ua);
   const int tmp = hi - 0x3FE6A09E;  // high word of sqrt(1/2)
   const int e = tmp >> 20;
@@ -64,27 +65,98 @@ __device__ __forceinline__ Normals box_muller_tab(double ua, double ub, const Bo
   q = fma(q, s, k.log_q1);
   q = fma(q, s, 0x1p-2);
   const double y = fma(static_cast<double>(e), k.minus_two_ln2, lg.y) + fma(s * s, q, s);
-  const double r = detail::sqrt_positive(y);
+  return sqrt_positive(y);
+}
+
+/// 2 pi ub = a + d, a = 2 pi j / 512 (the table row j), |d| <= pi / 512: j, sin d, cos d - 1.
+struct TabAngle {
+  int j;
+  double sd;  ///< sin d
+  double cd;  ///< cos d - 1
+};
+
+__device__ __forceinline__ TabAngle tab_angle(double ub, const TableConstants& k) {
   // ub = (j + t') / 512, j = rint(512 ub), tt = t' / 512 in [-2^-10, 2^-10] (all exact: adding
   // 1.5 2^43 rounds ub to a multiple of 2^-9, whose low word is then j)
   constexpr double kRound = 0x1.8p43;
   const double js = ub + kRound;
   const double tt = ub - (js - kRound);
-  const double2 sc = reinterpret_cast<const double2*>(t.sincos)[__double2loint(js)];
   const double x = tt * tt;
   const double sd = tt * fma(fma(0x1.466bc00000000p+6, x, k.sin_s1), x, k.sin_s0);  // sin(d)
   const double cd =
       x * fma(fma(-0x1.55d3c00000000p+6, x, 0x1.03c1f00000000p+6), x, k.cos_c1);  // cos(d) - 1
+  return {__double2loint(js), sd, cd};
+}
+
+}  // namespace detail
+
+/// A pair of normals before their last multiplication: z0 = r c, z1 = r s. A reduction folds
+/// each product into its sum with one fma (s0 = fma(r, c, s0)) instead of a multiply and an add.
+struct PolarPair {
+  double r;  ///< sqrt(-2 ln ua)
+  double c;  ///< cos(2 pi ub)
+  double s;  ///< sin(2 pi ub)
+};
+
+/// The sum of a pair of normals before its last multiplication: z0 + z1 = r f.
+struct PolarSum {
+  double r;  ///< sqrt(-2 ln ua)
+  double f;  ///< cos(2 pi ub) + sin(2 pi ub)
+};
+
+/// Box-Muller of uniforms ua in [2^-54, 1 - 2^-53] (u01's range; ua = 1 would give NaN) and ub
+/// in [2^-54, 1], with the tables `t` (in shared memory), before the last multiplication.
+__device__ __forceinline__ PolarPair box_muller_tab_polar(double ua, double ub,
+                                                          const BoxMullerTables& t,
+                                                          const TableConstants& k) {
+  const double r = detail::tab_radius(ua, t, k);
+  const detail::TabAngle g = detail::tab_angle(ub, k);
+  const double2 sc = reinterpret_cast<const double2*>(t.sincos)[g.j];
   // sin(a + d) = sin a + (cos a sin d + sin a (cos d - 1)), the small correction rounded first
   // (1.65 ulp worst instead of 2.5 with two nested FMAs)
-  const double sn = sc.x + fma(sc.y, sd, sc.x * cd);
-  const double cs = sc.y + fma(-sc.x, sd, sc.y * cd);  // cos(a + d)
-  return {r * cs, r * sn};
+  const double sn = sc.x + fma(sc.y, g.sd, sc.x * g.cd);
+  const double cs = sc.y + fma(-sc.x, g.sd, sc.y * g.cd);  // cos(a + d)
+  return {r, cs, sn};
+}
+
+/// z0 + z1 of box_muller_tab_polar, before the last multiplication, from the table of
+/// sin a + cos a and cos a - sin a:
+///   cos(a + d) + sin(a + d) = (sin a + cos a) + (cos a - sin a) sin d
+///                             + (sin a + cos a)(cos d - 1),
+/// three fp64 instructions after the shared radius and angle instead of six for both normals.
+__device__ __forceinline__ PolarSum box_muller_tab_sum_polar(double ua, double ub,
+                                                             const BoxMullerTables& t,
+                                                             const TableConstants& k) {
+  const double r = detail::tab_radius(ua, t, k);
+  const detail::TabAngle g = detail::tab_angle(ub, k);
+  const double2 pm = reinterpret_cast<const double2*>(t.sum)[g.j];
+  return {r, pm.x + fma(pm.y, g.sd, pm.x * g.cd)};
+}
+
+/// The two normals of box_muller_tab_polar.
+__device__ __forceinline__ Normals box_muller_tab(double ua, double ub, const BoxMullerTables& t,
+                                                  const TableConstants& k) {
+  const PolarPair z = box_muller_tab_polar(ua, ub, t, k);
+  return {z.r * z.c, z.r * z.s};
+}
+
+/// z0 + z1 of box_muller_tab(ua, ub, t, k) (box_muller_tab_sum_polar): within a few ulps of the
+/// larger normal.
+__device__ __forceinline__ double box_muller_tab_sum(double ua, double ub, const BoxMullerTables& t,
+                                                     const TableConstants& k) {
+  const PolarSum z = box_muller_tab_sum_polar(ua, ub, t, k);
+  return z.r * z.f;
 }
 
 /// box_muller_tab with the coefficients from constant memory.
 __device__ __forceinline__ Normals box_muller_tab(double ua, double ub, const BoxMullerTables& t) {
   return box_muller_tab(ua, ub, t, detail::kTable);
+}
+
+/// box_muller_tab_sum with the coefficients from constant memory.
+__device__ __forceinline__ double box_muller_tab_sum(double ua, double ub,
+                                                     const BoxMullerTables& t) {
+  return box_muller_tab_sum(ua, ub, t, detail::kTable);
 }
 
 }  // namespace sb::data::gpu

@@ -13,6 +13,9 @@
 /// sin and cos of 2 pi ub: ub 512 = j + t with j = rint(ub 512), |t| <= 1/2 (both exact);
 ///   sincos[j] = { sin(2 pi j / 512), cos(2 pi j / 512) }   (exact 0 and +-1 at the quadrants)
 /// and sin/cos of the remainder d = t pi / 256 (|d| <= pi / 512) from short polynomials.
+/// sum[j] = { sin a + cos a, cos a - sin a } (a = 2 pi j / 512) gives z0 + z1 = r (cos + sin)
+/// of the pair in half the work when only the sum of the two normals is needed:
+///   cos(a + d) + sin(a + d) = sum.a + sum.b sin d + sum.a (cos d - 1).
 
 namespace sb::data {
 
@@ -29,6 +32,7 @@ struct BoxMullerTables {
 
   TableEntry log[kLogEntries];          ///< { -2 / c_j, 2 ln(1 / c_j) }
   TableEntry sincos[kSinCosSteps + 1];  ///< { sin, cos } of 2 pi j / 512
+  TableEntry sum[kSinCosSteps + 1];     ///< { sin + cos, cos - sin } of 2 pi j / 512
 };
 
 /// The tables (built on first use, then the same object).
