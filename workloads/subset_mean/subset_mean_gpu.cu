@@ -26,10 +26,12 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <iterator>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "scalebench/box_muller_tables.cuh"
@@ -213,9 +215,40 @@ __device__ __forceinline__ double2 cta_sum(double a, double b) {
 template <int kUnroll>
 constexpr int kMinCtas = kUnroll > 2 ? 2 : 1;
 
+/// The launch's scratch besides the partials: written only after the previous grid on the
+/// stream has ended (griddepcontrol.wait), so one copy serves every launch.
+struct Scratch {
+  unsigned ticket;  ///< CTAs done; the last one resets it
+  unsigned pad;
+  unsigned long long start_ns;  ///< CTA 0's start
+};
+
+__device__ __forceinline__ unsigned long long global_timer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/// Programmatic dependent launch: let the next grid on the stream start (its CTAs take the SMs
+/// as this grid's leave), and wait for the previous grid's end and memory. No-ops before sm_90
+/// and when a launch was not made dependent.
+__device__ __forceinline__ void allow_next_grid() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void wait_previous_grid() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 template <GpuMath M, bool kAligned, int kUnroll>
 __global__ void __launch_bounds__(kThreads, kMinCtas<kUnroll>)
-    fused_subset_mean(const Params p, double2* partials, unsigned* ticket, double* out) {
+    fused_subset_mean(const Params p, double2* partials, Scratch* scratch, FusedResult* out) {
+  const unsigned long long start_ns = global_timer_ns();
+  allow_next_grid();
   __shared__ sb::data::BoxMullerTables shared_tables;
   __shared__ dg::TableConstants shared_constants;
   const LoopData d = [&] {
@@ -271,13 +304,16 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<kUnroll>)
       ++r;
     }
   }
-  // CTA partial, then the last CTA to finish folds all partials in a fixed order.
+  // CTA partial, then the last CTA to finish folds all partials in a fixed order. The previous
+  // grid on the stream (same partials and scratch) must have ended first.
   __shared__ bool last;
   const double2 t = cta_sum(subset, full);
+  wait_previous_grid();
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = t;
+    if (blockIdx.x == 0) scratch->start_ns = start_ns;
     __threadfence();
-    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    last = atomicAdd(&scratch->ticket, 1u) == gridDim.x - 1;
   }
   __syncthreads();
   if (!last) return;
@@ -291,20 +327,40 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<kUnroll>)
   }
   const double2 total = cta_sum(a, b);
   if (threadIdx.x == 0) {
-    out[0] = total.x;
-    out[1] = total.y;
-    *ticket = 0u;
+    out->subset = total.x;
+    out->full = total.y;
+    out->start_ns = __ldcg(&scratch->start_ns);
+    scratch->ticket = 0u;
+    __threadfence_system();  // the fields above before end_ns, for a host polling mapped memory
+    const unsigned long long end_ns = global_timer_ns();
+    *static_cast<volatile unsigned long long*>(&out->end_ns) = end_ns == 0 ? 1 : end_ns;
     __threadfence_system();
   }
 }
 
-template <GpuMath M, bool kAligned, int kUnroll>
-void launch_variant(unsigned ctas, cudaStream_t stream, const Params& p, double2* partials,
-                    unsigned* ticket, double* out) {
-  fused_subset_mean<M, kAligned, kUnroll><<<ctas, kThreads, 0, stream>>>(p, partials, ticket, out);
+__global__ void stamp_kernel(unsigned long long* out) {
+  *static_cast<volatile unsigned long long*>(out) = global_timer_ns();
+  __threadfence_system();
 }
 
-using Launcher = void (*)(unsigned, cudaStream_t, const Params&, double2*, unsigned*, double*);
+template <GpuMath M, bool kAligned, int kUnroll>
+void launch_variant(unsigned ctas, cudaStream_t stream, bool dependent, const Params& p,
+                    double2* partials, Scratch* scratch, FusedResult* out) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(ctas);
+  cfg.blockDim = dim3(kThreads);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = dependent ? 1 : 0;
+  SB_CUDA_CHECK(
+      cudaLaunchKernelEx(&cfg, fused_subset_mean<M, kAligned, kUnroll>, p, partials, scratch, out));
+}
+
+using Launcher = void (*)(unsigned, cudaStream_t, bool, const Params&, double2*, Scratch*,
+                          FusedResult*);
 using Occupancy = int (*)(int device);
 
 template <GpuMath M, bool kAligned, int kUnroll>
@@ -373,25 +429,33 @@ FusedKernel::FusedKernel(int device, cudaStream_t stream) : stream_(stream), thr
   static_assert(kNumVariants == sizeof(grids_) / sizeof(grids_[0]));
   for (int v = 0; v < kNumVariants; ++v) grids_[v] = kVariants[v].grid(device);
   grid_ = *std::max_element(std::begin(grids_), std::end(grids_));
+  int major = 0;
+  SB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  dependent_launch_ = major >= 9;
   SB_CUDA_CHECK(cudaMalloc(&partials_, sizeof(double2) * grid_));
-  SB_CUDA_CHECK(cudaMalloc(&ticket_, sizeof(unsigned)));
+  SB_CUDA_CHECK(cudaMalloc(&scratch_, sizeof(Scratch)));
   SB_CUDA_CHECK(cudaMalloc(&tables_, sizeof(sb::data::BoxMullerTables)));
   SB_CUDA_CHECK(cudaMemcpyAsync(tables_, &sb::data::box_muller_tables(),
                                 sizeof(sb::data::BoxMullerTables), cudaMemcpyHostToDevice,
                                 stream_));
-  SB_CUDA_CHECK(cudaMemsetAsync(ticket_, 0, sizeof(unsigned), stream_));
+  SB_CUDA_CHECK(cudaMemsetAsync(scratch_, 0, sizeof(Scratch), stream_));
   SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 FusedKernel::~FusedKernel() {
   (void)cudaStreamSynchronize(stream_);
   (void)cudaFree(partials_);
-  (void)cudaFree(ticket_);
+  (void)cudaFree(scratch_);
   (void)cudaFree(tables_);
 }
 
-void FusedKernel::launch(const BlockShape& block, std::uint64_t seed, double* out, GpuMath math,
-                         int unroll) const {
+void FusedKernel::stamp(unsigned long long* out) const {
+  stamp_kernel<<<1, 1, 0, stream_>>>(out);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+void FusedKernel::launch(const BlockShape& block, std::uint64_t seed, FusedResult* out,
+                         GpuMath math, int unroll) const {
   SB_EXPECTS(unroll == 1 || unroll == 2 || unroll == 6,
              "subset-mean: kernel unroll must be 1, 2 or 6");
   SB_EXPECTS(block.rows > 0 && block.cols > 0 && block.cols < (std::int64_t{1} << 31),
@@ -426,7 +490,8 @@ void FusedKernel::launch(const BlockShape& block, std::uint64_t seed, double* ou
   const std::uint64_t busy = (p.total_pairs + p.pairs_per_warp - 1) / p.pairs_per_warp;
   const unsigned ctas = static_cast<unsigned>((busy + kWarps - 1) / kWarps);
   auto* partials = reinterpret_cast<double2*>(partials_);
-  kVariants[variant].launch(ctas, stream_, p, partials, ticket_, out);
+  kVariants[variant].launch(ctas, stream_, dependent_launch_, p, partials,
+                            static_cast<Scratch*>(scratch_), out);
   SB_CUDA_CHECK_LAUNCH();
 }
 
@@ -435,9 +500,11 @@ void FusedKernel::launch(const BlockShape& block, std::uint64_t seed, double* ou
 namespace sb {
 namespace {
 
-/// The WorkerCase of subset-mean on a GPU. Tasks are enqueued on the worker's stream with a
-/// start and end event each and complete in submission order; each result lands in a slot of
-/// mapped pinned host memory. Everything is allocated in the constructor.
+/// The WorkerCase of subset-mean on a GPU. Tasks are enqueued back to back on the worker's
+/// stream as dependent launches (FusedKernel) and complete in submission order; each writes its
+/// sums and its start and end times (the GPU's global timer) into a slot of mapped pinned host
+/// memory, which poll() reads: no event between two tasks, so each block's CTAs start as the
+/// previous block's leave the SMs. Everything is allocated in the constructor.
 class SubsetMeanGpuWorker final : public WorkerCase {
  public:
   static constexpr int kSlots = 64;  ///< most tasks in flight (prefetch is far below)
@@ -451,34 +518,27 @@ class SubsetMeanGpuWorker final : public WorkerCase {
     SB_EXPECTS(chunk_ <= n_, "subset-mean: chunk must not exceed n");
     const std::int64_t nb = (n_ + chunk_ - 1) / chunk_;
     num_tasks_ = nb * nb;
-    SB_CUDA_CHECK(cudaHostAlloc(&host_, sizeof(double) * 2 * kSlots, cudaHostAllocMapped));
+    SB_CUDA_CHECK(cudaHostAlloc(&host_, sizeof(Mapped), cudaHostAllocMapped));
     SB_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&host_dev_), host_, 0));
-    SB_CUDA_CHECK(cudaEventCreate(&begin_));
-    for (auto& s : slots_) {
-      SB_CUDA_CHECK(cudaEventCreate(&s.start));
-      SB_CUDA_CHECK(cudaEventCreate(&s.end));
-    }
+    *host_ = Mapped{};
     for (int i = kSlots - 1; i >= 0; --i) free_.push_back(i);
     // Warm-up outside any timed region: module load and first launch.
     kernel_.launch(subset_mean::BlockShape{n_, 0, 0, 1, std::min<std::int64_t>(2, n_)}, seed_,
-                   host_dev_);
+                   &host_dev_->slots[0]);
     SB_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream));
-    SB_CUDA_CHECK(cudaEventRecord(begin_, ctx_.stream));
+    host_->slots[0] = subset_mean::FusedResult{};
   }
 
   ~SubsetMeanGpuWorker() override {
     (void)cudaStreamSynchronize(ctx_.stream);
-    for (auto& s : slots_) {
-      (void)cudaEventDestroy(s.start);
-      (void)cudaEventDestroy(s.end);
-    }
-    (void)cudaEventDestroy(begin_);
     (void)cudaFreeHost(host_);
   }
 
   void begin_repeat() override {
     times_ = {};
-    SB_CUDA_CHECK(cudaEventRecord(begin_, ctx_.stream));
+    last_end_ = 0;
+    host_->begin_ns = 0;
+    kernel_.stamp(&host_dev_->begin_ns);
   }
 
   void submit(std::int64_t task) override {
@@ -487,13 +547,9 @@ class SubsetMeanGpuWorker final : public WorkerCase {
       throw Error("subset-mean GPU worker: more than 64 tasks in flight (prefetch too deep)");
     const int i = free_.back();
     free_.pop_back();
-    Slot& s = slots_[i];
-    s.task = task;
-    const auto block = subset_mean::task_block(n_, chunk_, task);
-    s.bytes = 8 * block.rows * block.cols;
-    SB_CUDA_CHECK(cudaEventRecord(s.start, ctx_.stream));
-    kernel_.launch(block, seed_, host_dev_ + 2 * i);
-    SB_CUDA_CHECK(cudaEventRecord(s.end, ctx_.stream));
+    tasks_[i] = task;
+    host_->slots[i] = subset_mean::FusedResult{};  // end_ns = 0: not done
+    kernel_.launch(subset_mean::task_block(n_, chunk_, task), seed_, &host_dev_->slots[i]);
     fifo_.push_back(i);
   }
 
@@ -502,28 +558,30 @@ class SubsetMeanGpuWorker final : public WorkerCase {
   std::optional<TaskOutcome> poll(bool wait) override {
     if (fifo_.empty()) return std::nullopt;
     const int i = fifo_.front();
-    Slot& s = slots_[i];
-    if (wait) {
-      SB_CUDA_CHECK(cudaEventSynchronize(s.end));
-    } else {
-      const cudaError_t rc = cudaEventQuery(s.end);
-      if (rc == cudaErrorNotReady) return std::nullopt;
-      SB_CUDA_CHECK(rc);
+    // Not done yet: the stream's state tells a running task from a failed one. With `wait`, the
+    // host has nothing else to do: it spins on the slot.
+    while (!done(i)) {
+      if (check_stream() && !done(i))
+        throw Error("subset-mean GPU worker: the stream is idle but a task wrote no result");
+      if (!wait) return std::nullopt;
+      std::this_thread::yield();
     }
     fifo_.pop_front();
-    float t0 = 0;
-    float t1 = 0;
-    SB_CUDA_CHECK(cudaEventElapsedTime(&t0, begin_, s.start));
-    SB_CUDA_CHECK(cudaEventElapsedTime(&t1, begin_, s.end));
-    const volatile double* r = host_ + 2 * i;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    const volatile subset_mean::FusedResult& r = host_->slots[i];
+    const std::int64_t task = tasks_[i];
+    const auto block = subset_mean::task_block(n_, chunk_, task);
+    const unsigned long long begin = *static_cast<volatile unsigned long long*>(&host_->begin_ns);
     TaskOutcome out;
-    out.task = s.task;
-    out.partial = {r[0], r[1]};
-    out.start = 1e-3 * t0;
-    out.end = 1e-3 * t1;
-    out.bytes = s.bytes;
+    out.task = task;
+    out.partial = {r.subset, r.full};
+    out.start = since(begin, r.start_ns);
+    out.end = since(begin, r.end_ns);
+    out.bytes = 8 * block.rows * block.cols;
     out.phase = Phase::compute;
-    times_.compute += out.end - out.start;
+    // busy time: a block's first CTAs may start before the previous block's last ones end
+    times_.compute += out.end - std::max(out.start, last_end_);
+    last_end_ = out.end;
     free_.push_back(i);
     return out;
   }
@@ -534,12 +592,28 @@ class SubsetMeanGpuWorker final : public WorkerCase {
   [[nodiscard]] int prefetch() const override { return 6; }
 
  private:
-  struct Slot {
-    cudaEvent_t start = nullptr;
-    cudaEvent_t end = nullptr;
-    std::int64_t task = -1;
-    std::int64_t bytes = 0;
+  /// Mapped pinned host memory the kernels write into.
+  struct Mapped {
+    unsigned long long begin_ns = 0;  ///< global timer at begin_repeat (FusedKernel::stamp)
+    subset_mean::FusedResult slots[kSlots];
   };
+
+  [[nodiscard]] bool done(int i) const {
+    return *static_cast<volatile unsigned long long*>(&host_->slots[i].end_ns) != 0;
+  }
+
+  /// True when the stream has no work left; throws the error of a failed kernel.
+  [[nodiscard]] bool check_stream() const {
+    const cudaError_t rc = cudaStreamQuery(ctx_.stream);
+    if (rc == cudaErrorNotReady) return false;
+    SB_CUDA_CHECK(rc);
+    return true;
+  }
+
+  /// Seconds from the repeat's stamp to `ns` (0 for a time before it).
+  static double since(unsigned long long begin, unsigned long long ns) {
+    return ns > begin ? 1e-9 * static_cast<double>(ns - begin) : 0.0;
+  }
 
   GpuContext& ctx_;
   std::int64_t n_;
@@ -547,12 +621,12 @@ class SubsetMeanGpuWorker final : public WorkerCase {
   std::uint64_t seed_;
   std::int64_t num_tasks_ = 0;
   subset_mean::FusedKernel kernel_;
-  double* host_ = nullptr;      ///< 2 doubles per slot, mapped pinned memory
-  double* host_dev_ = nullptr;  ///< the same memory as the device sees it
-  cudaEvent_t begin_ = nullptr;
-  Slot slots_[kSlots];
+  Mapped* host_ = nullptr;      ///< the host's view
+  Mapped* host_dev_ = nullptr;  ///< the same memory as the device sees it
+  std::int64_t tasks_[kSlots] = {};
   std::vector<int> free_;
   std::deque<int> fifo_;
+  double last_end_ = 0;
   PhaseTimes times_;
 };
 

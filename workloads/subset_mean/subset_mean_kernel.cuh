@@ -38,8 +38,25 @@ struct BlockShape {
 enum class GpuMath { fast = 0, cuda = 1, philox_only = 2, math_only = 3, table = 4 };
 inline constexpr int kGpuMaths = 5;
 
-/// Launches the fused kernel on one stream. Holds its scratch (per-CTA partials and a ticket),
-/// so launches on the same object must go to the same stream (they do: one per worker).
+/// What one launch writes (FusedKernel::launch): the block's two sums and when its grid ran, by
+/// the GPU's global timer (ns). `end_ns` is written last, after a system-wide fence, and is
+/// never 0: a host that reads it non-zero from mapped memory then reads the other fields whole.
+struct FusedResult {
+  double subset = 0;
+  double full = 0;
+  unsigned long long start_ns = 0;  ///< when the grid's first CTA began
+  unsigned long long end_ns = 0;    ///< when the last CTA wrote the sums
+};
+
+/// Launches the fused kernel on one stream. Holds its scratch (per-CTA partials, a ticket and
+/// the first CTA's start time), so launches on the same object must go to the same stream (they
+/// do: one per worker).
+///
+/// On sm_90 and later the launches are programmatic dependent launches: a grid lets the next
+/// launch on the stream start as soon as all of its CTAs run, so the next block's CTAs fill the
+/// SMs that this one's last CTAs leave; each grid waits for its predecessor's end only before it
+/// touches the shared partials (an earlier grid has always finished by then). Whatever else is
+/// enqueued between two launches (an event record, a copy) makes the second wait in full.
 class FusedKernel {
  public:
   FusedKernel(int device, cudaStream_t stream);
@@ -47,12 +64,15 @@ class FusedKernel {
   FusedKernel(const FusedKernel&) = delete;
   FusedKernel& operator=(const FusedKernel&) = delete;
 
-  /// Enqueues the block's sums into out[0] (subset) and out[1] (full). `out` is device memory
-  /// or mapped pinned host memory (a device pointer to it). Asynchronous. `unroll` (1, 2 or 6):
+  /// Enqueues the block's sums and times into *out (FusedResult). `out` is device memory or
+  /// mapped pinned host memory (a device pointer to it). Asynchronous. `unroll` (1, 2 or 6):
   /// pairs per thread per inner-loop step, a tuning knob (kDefaultUnroll is the measured best);
   /// every unroll adds the same numbers in the same order.
-  void launch(const BlockShape& block, std::uint64_t seed, double* out,
+  void launch(const BlockShape& block, std::uint64_t seed, FusedResult* out,
               GpuMath math = GpuMath::table, int unroll = kDefaultUnroll) const;
+
+  /// Enqueues a write of the GPU's global timer (ns, the clock of FusedResult) into *out.
+  void stamp(unsigned long long* out) const;
 
   /// Six pairs per step, interleaved in one basic block, up to 128 registers (two CTAs per
   /// SM): 26.6-26.7 ms on the seed preset with the table Box-Muller against 28.9-29.0 for two
@@ -71,9 +91,10 @@ class FusedKernel {
                                               ///< x unroll)
   int grid_ = 0;                              ///< the largest: size of `partials_`
   int threads_ = 256;
+  bool dependent_launch_ = false;                ///< programmatic dependent launches (sm_90+)
   double* partials_ = nullptr;                   ///< 2 doubles per CTA
   sb::data::BoxMullerTables* tables_ = nullptr;  ///< device copy of the Box-Muller tables
-  unsigned* ticket_ = nullptr;                   ///< CTAs done; the last one reduces and resets it
+  void* scratch_ = nullptr;  ///< CTAs done (the last one reduces and resets it), first CTA's start
 };
 
 }  // namespace sb::subset_mean
