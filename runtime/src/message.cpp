@@ -47,6 +47,10 @@ bool receive(MPI_Comm comm, int source, int tag, Message& out, double deadline, 
 void Backoff::pause() {
   // A few busy probes first (latency of a reply already on its way), then sleeps that double
   // up to max_us_.
+  if (max_us_ <= 0) {
+    std::this_thread::yield();
+    return;
+  }
   if (us_ < 0) us_ = 0;
   if (us_ == 0) {
     us_ = 1;

@@ -63,8 +63,8 @@ nlohmann::json startup_description(const JobPlan& plan, RankContext& ctx) {
 }
 
 /// Executes one timed repeat of `wc`: pull tasks with bounded prefetch, report outcomes, then
-/// finish_repeat and DONE.
-void run_repeat(RankContext& ctx, WorkerCase& wc) {
+/// finish_repeat and DONE. A GPU case spins while it waits for its tasks (kGpuPollUs).
+void run_repeat(RankContext& ctx, WorkerCase& wc, bool gpu_case) {
   wc.begin_repeat();
   const int depth = std::max(0, wc.prefetch()) + 1;
   std::deque<std::int64_t> queue;
@@ -96,7 +96,7 @@ void run_repeat(RankContext& ctx, WorkerCase& wc) {
   };
 
   send_request(depth);
-  Backoff backoff(200);
+  Backoff backoff(gpu_case ? kGpuPollUs : 200);
   Message m;
   while (true) {
     while (awaiting > 0 && try_receive(ctx.world, 0, MPI_ANY_TAG, m)) handle(m);
@@ -226,7 +226,7 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
         }
         case kTagRepeatBegin:
           if (!wc) throw Error("internal: repeat without a case");
-          run_repeat(ctx, *wc);
+          run_repeat(ctx, *wc, gpu_case);
           break;
         case kTagValidate: {
           if (!wc) throw Error("internal: validation without a case");
