@@ -37,7 +37,7 @@ TEST(BoxMullerTables, ExactWhereTheyMustBe) {
     EXPECT_EQ(t.sum[q * kSteps / 4].b, sum_quadrant[q][1]) << q;
   }
   // log: the entry of m = 1 is {-2, 0}; every m of an interval has |s| = |fma(m, -2/c, 2)| <=
-  // 2^-8, and the entry's second half is 2 ln(1/c) of the same 1/c.
+  // 2^-kLogBits, and the entry's second half is 2 ln(1/c) of the same 1/c.
   int ones = 0;
   for (int j = 0; j < sb::data::BoxMullerTables::kLogEntries; ++j) {
     const auto& e = t.log[j];
@@ -55,9 +55,10 @@ TEST(BoxMullerTables, ExactWhereTheyMustBe) {
     const std::uint64_t bits = (std::uint64_t{0x3FE6A09E} << 32) + off;
     double m = 0;
     std::memcpy(&m, &bits, sizeof m);
-    const auto& e = t.log[(off >> 44) & 0xFF];
+    constexpr int kBits = sb::data::BoxMullerTables::kLogBits;
+    const auto& e = t.log[off >> (52 - kBits)];
     const double s = std::fma(m, e.a, 2.0);
-    ASSERT_LE(std::fabs(s), 0x1p-8) << std::hexfloat << m;
+    ASSERT_LE(std::fabs(s), std::ldexp(1.0, -kBits)) << std::hexfloat << m;
   }
 }
 

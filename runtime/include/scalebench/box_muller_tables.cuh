@@ -3,7 +3,7 @@
 /// Table-driven Box-Muller on the GPU: the function of philox.cuh's box_muller() with fewer
 /// instructions than box_muller_fast(). Table lookups (box_muller_tables.hpp, in shared memory)
 /// replace most of the polynomial work and all of the quadrant logic:
-///   -2 ln ua: one table entry, a degree-6 polynomial in |s| <= 2^-8 (9 fp64 instructions);
+///   -2 ln ua: one table entry, a degree-5 polynomial in |s| <= 2^-10 (8 fp64 instructions);
 ///   sin, cos of 2 pi ub: one table entry, degree-5/6 polynomials in |d| <= pi/512 and the
 ///   angle-addition formulas (16 fp64 instructions, no selects).
 /// Five coefficients need 53 bits (TableConstants: 10 registers in a hot loop); the rest are
@@ -21,10 +21,10 @@ namespace sb::data::gpu {
 /// registers. The others have their low 32 bits zero (rounded to 21 bits: their terms are small
 /// enough, checked in tests/gpu/test_philox_gpu.cu) and are fp64 immediates of the instructions.
 struct TableConstants {
-  double log_q1;  ///< 1/12: -2 log1p(-s/2) = s + s^2 (1/4 + s/12 + s^2/32 + s^3/80 + s^4/192)
-  double sin_s0;  ///< 2 pi: sin(2 pi t) = t (S0 + S1 t^2 + S2 t^4), |t| <= 1/1024 (Taylor)
-  double sin_s1;  ///< -(2 pi)^3 / 6
-  double cos_c1;  ///< -(2 pi)^2 / 2: cos(2 pi t) - 1 = t^2 (C1 + C2 t^2 + C3 t^4)
+  double log_q1;         ///< 1/12: -2 log1p(-s/2) = s + s^2 (1/4 + s/12 + s^2/32 + s^3/80)
+  double sin_s0;         ///< 2 pi: sin(2 pi t) = t (S0 + S1 t^2 + S2 t^4), |t| <= 1/1024 (Taylor)
+  double sin_s1;         ///< -(2 pi)^3 / 6
+  double cos_c1;         ///< -(2 pi)^2 / 2: cos(2 pi t) - 1 = t^2 (C1 + C2 t^2 + C3 t^4)
   double minus_two_ln2;  ///< -2 ln 2
 };
 
@@ -59,9 +59,8 @@ __device__ __forceinline__ double tab_radius(double ua, const BoxMullerTables& t
   constexpr int kShift = 20 - BoxMullerTables::kLogBits;
   const double2 lg =
       reinterpret_cast<const double2*>(t.log)[(tmp >> kShift) & (BoxMullerTables::kLogEntries - 1)];
-  const double s = fma(m, lg.x, 2.0);                             // -2 (m / c - 1)
-  double q = fma(0x1.5555500000000p-8, s, 0x1.9999a00000000p-7);  // ~1/192, ~1/80
-  q = fma(q, s, 0x1p-5);
+  const double s = fma(m, lg.x, 2.0);               // -2 (m / c - 1)
+  double q = fma(0x1.9999a00000000p-7, s, 0x1p-5);  // ~1/80, 1/32
   q = fma(q, s, k.log_q1);
   q = fma(q, s, 0x1p-2);
   const double y = fma(static_cast<double>(e), k.minus_two_ln2, lg.y) + fma(s * s, q, s);
