@@ -3,15 +3,17 @@
 /// block through Philox4x32-10 + Box-Muller and reduces it on the fly, never storing samples.
 ///
 /// Cost per task (chunk = 10^4): 5e7 Philox calls and 5e7 Box-Muller pairs; no memory traffic
-/// but 16 bytes per CTA and the 12 KB Box-Muller tables copied into each CTA's shared memory.
-/// Per pair the table variant (the default) issues ~110 SASS instructions: Philox 17 IMAD.WIDE
-/// + ~20 LOP3, the two uniforms 16, Box-Muller 35 fp64 + 2 LDS.128 + 1 MUFU + 1 I2F and its
+/// but 16 bytes per CTA and the 32 KB Box-Muller tables copied into each CTA's shared memory.
+/// Per pair the table variant (the default) issues ~112 SASS instructions (2026-11-22, sm_90):
+/// Philox ~20 IMAD.WIDE + ~20 LOP3, the two uniforms 16, Box-Muller 32 fp64 on average (34 in
+/// even rows, 30 in odd rows, which need only z0 + z1) + 2 LDS.128 + 1 MUFU + 1 I2F and its
 /// integer index work, the loop. The polynomial variant (GpuMath::fast) issues ~129 with its
 /// constants kept in the constant bank, ~157 before that (44 fp64 and ~28 constant reloads).
-/// Measured on an H200 (1.98 GHz, ncu): issue slots ~60% busy, ALU/fmaheavy/fp64 pipes 33-38%,
-/// stalls mostly fixed-latency dependencies, dispatch and pipe throttling; 6 of 8 possible
-/// warps per scheduler active. Philox and the uniforms alone take 18.9 ms of the 29 ms seed
-/// preset (35-36 ms with the polynomial variant).
+/// Measured on an H200 (1.98 GHz, ncu, two pairs per step): issue slots ~60% busy,
+/// ALU/fmaheavy/fp64 pipes 33-38%, stalls mostly fixed-latency dependencies, dispatch and pipe
+/// throttling, hence six pairs per step (kDefaultUnroll). Philox and the uniforms alone take
+/// 18.9 ms of the seed preset at one pair per step. Launches are dependent (FusedKernel): the
+/// next block's CTAs take the SMs as this block's leave.
 ///
 /// Work split: the block's pairs, row-major with a fixed number of pairs per row, are cut into
 /// equal contiguous runs, one per warp (not per thread: a thread's run would cross a row at a
