@@ -104,7 +104,7 @@ __global__ void box_muller_kernel(const double2* u, std::size_t n,
                                   const sb::data::BoxMullerTables* tables, double2* ref,
                                   double2* fast, double2* table, double* table_sum) {
   __shared__ sb::data::BoxMullerTables tab;
-  dg::load_box_muller_tables(tables, &tab);
+  dg::load_box_muller_tables<256>(tables, &tab);  // launched with 256 threads
   __syncthreads();
   const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (i >= n) return;

@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<kUnroll>)
   __shared__ dg::TableConstants shared_constants;
   const LoopData d = [&] {
     if constexpr (kUsesTables<M>) {
-      dg::load_box_muller_tables(p.tables, &shared_tables);
+      dg::load_box_muller_tables<kThreads>(p.tables, &shared_tables);
       if (threadIdx.x == 0) shared_constants = p.tc;
       __syncthreads();
       return LoopData{&shared_tables, shared_constants};  // constants in registers

@@ -36,14 +36,28 @@ namespace detail {
 [[maybe_unused]] static __constant__ TableConstants kTable = kTableConstants;
 }  // namespace detail
 
-/// Copies the tables from global memory into `shared` (a __shared__ object), all threads of the
-/// CTA taking part; the caller synchronises (__syncthreads) before use.
+/// Copies the tables from global memory into `shared` (a __shared__ object), all kBlock threads
+/// of the CTA taking part; the caller synchronises (__syncthreads) before use. Every load is
+/// issued before the first store (one memory latency for the whole copy, not one per 4 KB:
+/// a loop that stores each word as it arrives waits ~9 times on L2 at every grid start).
+template <unsigned kBlock>
 __device__ __forceinline__ void load_box_muller_tables(const BoxMullerTables* global,
                                                        BoxMullerTables* shared) {
   constexpr unsigned kWords = sizeof(BoxMullerTables) / sizeof(double2);
+  constexpr unsigned kPer = (kWords + kBlock - 1) / kBlock;
   const auto* src = reinterpret_cast<const double2*>(global);
   auto* dst = reinterpret_cast<double2*>(shared);
-  for (unsigned i = threadIdx.x; i < kWords; i += blockDim.x) dst[i] = __ldg(&src[i]);
+  double2 v[kPer];
+#pragma unroll
+  for (unsigned k = 0; k < kPer; ++k) {
+    const unsigned i = threadIdx.x + k * kBlock;
+    if (i < kWords) v[k] = __ldg(&src[i]);
+  }
+#pragma unroll
+  for (unsigned k = 0; k < kPer; ++k) {
+    const unsigned i = threadIdx.x + k * kBlock;
+    if (i < kWords) dst[i] = v[k];
+  }
 }
 
 namespace detail {
