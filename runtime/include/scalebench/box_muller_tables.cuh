@@ -101,6 +101,21 @@ __device__ __forceinline__ TabAngle tab_angle(double ub, const TableConstants& k
   return {__double2loint(js), sd, cd};
 }
 
+/// What both table Box-Mullers begin with: the radius, the angle and its row of `table` (the
+/// sincos or the sum table of `t`).
+struct TabStart {
+  double r;
+  TabAngle g;
+  double2 row;
+};
+
+__device__ __forceinline__ TabStart tab_start(double ua, double ub, const BoxMullerTables& t,
+                                              const TableConstants& k, const TableEntry* table) {
+  const double r = tab_radius(ua, t, k);
+  const TabAngle g = tab_angle(ub, k);
+  return {r, g, reinterpret_cast<const double2*>(table)[g.j]};
+}
+
 }  // namespace detail
 
 /// A pair of normals before their last multiplication: z0 = r c, z1 = r s. A reduction folds
@@ -122,14 +137,13 @@ struct PolarSum {
 __device__ __forceinline__ PolarPair box_muller_tab_polar(double ua, double ub,
                                                           const BoxMullerTables& t,
                                                           const TableConstants& k) {
-  const double r = detail::tab_radius(ua, t, k);
-  const detail::TabAngle g = detail::tab_angle(ub, k);
-  const double2 sc = reinterpret_cast<const double2*>(t.sincos)[g.j];
+  const detail::TabStart b = detail::tab_start(ua, ub, t, k, t.sincos);
+  const double2 sc = b.row;  // sin a, cos a
   // sin(a + d) = sin a + (cos a sin d + sin a (cos d - 1)), the small correction rounded first
   // (1.65 ulp worst instead of 2.5 with two nested FMAs)
-  const double sn = sc.x + fma(sc.y, g.sd, sc.x * g.cd);
-  const double cs = sc.y + fma(-sc.x, g.sd, sc.y * g.cd);  // cos(a + d)
-  return {r, cs, sn};
+  const double sn = sc.x + fma(sc.y, b.g.sd, sc.x * b.g.cd);
+  const double cs = sc.y + fma(-sc.x, b.g.sd, sc.y * b.g.cd);  // cos(a + d)
+  return {b.r, cs, sn};
 }
 
 /// z0 + z1 of box_muller_tab_polar, before the last multiplication, from the table of
@@ -140,10 +154,9 @@ __device__ __forceinline__ PolarPair box_muller_tab_polar(double ua, double ub,
 __device__ __forceinline__ PolarSum box_muller_tab_sum_polar(double ua, double ub,
                                                              const BoxMullerTables& t,
                                                              const TableConstants& k) {
-  const double r = detail::tab_radius(ua, t, k);
-  const detail::TabAngle g = detail::tab_angle(ub, k);
-  const double2 pm = reinterpret_cast<const double2*>(t.sum)[g.j];
-  return {r, pm.x + fma(pm.y, g.sd, pm.x * g.cd)};
+  const detail::TabStart b = detail::tab_start(ua, ub, t, k, t.sum);
+  const double2 pm = b.row;  // sin a + cos a, cos a - sin a
+  return {b.r, pm.x + fma(pm.y, b.g.sd, pm.x * b.g.cd)};
 }
 
 /// The two normals of box_muller_tab_polar.
