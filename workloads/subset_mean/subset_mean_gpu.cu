@@ -5,9 +5,9 @@
 /// Cost per task (chunk = 10^4): 5e7 Philox calls and 5e7 Box-Muller pairs; no memory traffic
 /// but 16 bytes per CTA and the 32 KB Box-Muller tables copied into each CTA's shared memory.
 /// Per pair the table variant (the default) issues ~112 SASS instructions (2026-11-22, sm_90):
-/// Philox ~20 IMAD.WIDE + ~20 LOP3, the two uniforms 16, Box-Muller 32 fp64 on average (34 in
-/// even rows, 30 in odd rows, which need only z0 + z1) + 2 LDS.128 + 1 MUFU + 1 I2F and its
-/// integer index work, the loop. The polynomial variant (GpuMath::fast) issues ~129 with its
+/// Philox ~20 IMAD.WIDE + ~20 LOP3, the two uniforms 16, Box-Muller 32 fp64 on average over
+/// even and odd rows (35 before odd rows took only z0 + z1) + 2 LDS.128 + 1 MUFU + 1 I2F and
+/// its integer index work, the loop. The polynomial variant (GpuMath::fast) issues ~129 with its
 /// constants kept in the constant bank, ~157 before that (44 fp64 and ~28 constant reloads).
 /// Measured on an H200 (1.98 GHz, ncu, two pairs per step): issue slots ~60% busy,
 /// ALU/fmaheavy/fp64 pipes 33-38%, stalls mostly fixed-latency dependencies, dispatch and pipe
@@ -213,7 +213,8 @@ __device__ __forceinline__ double2 cta_sum(double a, double b) {
 }
 
 /// Resident CTAs per SM the compiler must allow: wide steps (kUnroll > 2) may take up to 128
-/// registers (two CTAs of 256 threads), narrower ones are left to ptxas (63 registers).
+/// registers (two CTAs of 256 threads; 116 used on sm_90), narrower ones are left to ptxas (56
+/// and 74 registers at one and two pairs per step).
 template <int kUnroll>
 constexpr int kMinCtas = kUnroll > 2 ? 2 : 1;
 

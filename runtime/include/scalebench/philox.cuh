@@ -16,7 +16,8 @@
 ///     reduction of the 53-bit uniform, minimax polynomials, no special-case branches because
 ///     the uniforms lie in [2^-54, 1 - 2^-53]); also within a few ulps of the CPU;
 ///   - box_muller_tab() (box_muller_tables.cuh): fewer instructions still, from lookup tables in
-///     shared memory; what the fused subset-mean kernel runs.
+///     shared memory; the fused subset-mean kernel runs its forms before the last
+///     multiplication (box_muller_tab_polar, and box_muller_tab_sum_polar in odd rows).
 ///
 /// cuRAND: curand_init(seed, subsequence = stream, offset = 4 * block, &state) on a
 /// curandStatePhilox4_32_10_t followed by curand4(&state) returns exactly the words
