@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Multi-GPU groupby by-key through the real launcher (mpiexec, NCCL): both shuffles of
-# worker_gpu.cu against the single-cpu path, group by group (tiny preset: every group is
+# Multi-GPU groupby by-key through the real launcher (mpiexec, NCCL, CUDA IPC): both shuffles of
+# worker_gpu.cu, the row shuffle with both exchanges (peer reads during the tasks, NCCL after
+# them), against the single-cpu path, group by group (tiny preset: every group is
 # compared). Cardinality 3 sends most rows of a worker to one send bucket of one owner, so the
 # bucket overflows into the spill table and the slice buckets overflow into global atomics: the
 # rare paths of the row shuffle. Keys travel as 32-bit words up to cardinality 2^32 and as
 # 64-bit words above it (cardinality 10^10). Needs two GPUs (exit 77 = skipped otherwise).
 #   test_groupby_multi_gpu.sh path/to/scalebench
 exec "$(dirname "$0")/run_multi_gpu_cases.sh" "$1" groupby "query=by-key" \
-  "gpu_shuffle=rows cardinality=3" "gpu_shuffle=rows cardinality=1000" "gpu_shuffle=rows" \
-  "gpu_shuffle=rows cardinality=10000000000" \
+  "gpu_shuffle=rows gpu_exchange=peer cardinality=3" \
+  "gpu_shuffle=rows gpu_exchange=peer cardinality=1000" "gpu_shuffle=rows gpu_exchange=peer" \
+  "gpu_shuffle=rows gpu_exchange=peer cardinality=10000000000" \
+  "gpu_shuffle=rows gpu_exchange=nccl cardinality=3" \
+  "gpu_shuffle=rows gpu_exchange=nccl cardinality=1000" "gpu_shuffle=rows gpu_exchange=nccl" \
+  "gpu_shuffle=rows gpu_exchange=nccl cardinality=10000000000" \
   "gpu_shuffle=groups" "gpu_shuffle=auto cardinality=50000"

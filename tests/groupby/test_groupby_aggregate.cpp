@@ -136,6 +136,34 @@ TEST(GroupbyTable, OwnersAndPartitionsSpread) {
   for (int p : parts) EXPECT_NEAR(p, 30000 / 64.0, 150);
 }
 
+// Owners by ranges of the slot hash (the GPU row shuffle): balanced, and the consecutive keys
+// below 2^bits that one table of 2^bits slots holds without a collision keep their slots
+// distinct in an owner's table of 2^bits / owners slots.
+TEST(GroupbyTable, OwnersBySlotRangesKeepDenseKeysApart) {
+  const int bits = 20;
+  for (int workers : {2, 3, 4}) {
+    std::vector<int> owners(static_cast<std::size_t>(workers), 0);
+    const std::uint64_t owner_slots = std::uint64_t{1} << (bits - (workers == 3 ? 1 : workers / 2));
+    std::vector<std::vector<char>> used(static_cast<std::size_t>(workers),
+                                        std::vector<char>(owner_slots, 0));
+    std::int64_t collisions = 0;
+    const std::int64_t keys = 700000;  // load 0.67 of 2^20 slots
+    for (std::int64_t k = 0; k < keys; ++k) {
+      const int o = gb::owner_of(k, workers, bits);
+      ASSERT_GE(o, 0);
+      ASSERT_LT(o, workers);
+      ++owners[static_cast<std::size_t>(o)];
+      char& u = used[static_cast<std::size_t>(o)][gb::slot_hash(k) & (owner_slots - 1)];
+      collisions += u;
+      u = 1;
+    }
+    EXPECT_EQ(collisions, 0) << workers;
+    for (int o : owners)
+      EXPECT_NEAR(o, static_cast<double>(keys) / workers, 0.01 * keys) << workers;
+  }
+  EXPECT_EQ(gb::owner_of(12345, 3, 0), gb::owner_of(12345, 3));
+}
+
 TEST(GroupbyAggregate, EachQueryEqualsReferenceOnTiny) {
   for (gb::Query q : {gb::Query::by_name, gb::Query::by_id, gb::Query::by_key}) {
     const gb::Config c = tiny(q);
@@ -237,16 +265,21 @@ TEST(GroupbyParams, PresetsExpandAndErrors) {
   bad("cardinality", "1e30");
   bad("seed", "-1");
   bad("gpu_shuffle", "records");
+  bad("gpu_exchange", "mpi");
   EXPECT_THROW((void)w.preset("huge"), sb::UsageError);
   // gpu_shuffle reaches the by-key case only (the other queries have no shuffle choice).
   {
     sb::Params s = w.preset("tiny");
     s.set("gpu_shuffle", "rows");
+    s.set("gpu_exchange", "nccl");
     const auto v = w.expand(s);
     ASSERT_EQ(v.size(), 3u);
     EXPECT_FALSE(v[0].has("gpu_shuffle"));
+    EXPECT_FALSE(v[0].has("gpu_exchange"));
     EXPECT_EQ(gb::parse_config(v[2]).gpu_shuffle, "rows");
+    EXPECT_EQ(gb::parse_config(v[2]).gpu_exchange, "nccl");
     EXPECT_EQ(gb::parse_config(v[0]).gpu_shuffle, "auto");
+    EXPECT_EQ(gb::parse_config(v[0]).gpu_exchange, "auto");
   }
   try {
     sb::Params b = w.preset("tiny");

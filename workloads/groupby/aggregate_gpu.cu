@@ -362,7 +362,8 @@ constexpr int kMaxOwners = 64;
 
 __global__ void __launch_bounds__(kCompactThreads)
     owner_count_kernel(const unsigned long long* __restrict__ slots, std::int64_t capacity,
-                       int width, int owners, unsigned long long* __restrict__ counts) {
+                       int width, int owners, int owner_bits,
+                       unsigned long long* __restrict__ counts) {
   __shared__ unsigned long long s_cnt[kMaxOwners];
   for (int o = threadIdx.x; o < owners; o += blockDim.x) s_cnt[o] = 0;
   __syncthreads();
@@ -373,7 +374,7 @@ __global__ void __launch_bounds__(kCompactThreads)
     const long long key =
         i < capacity ? static_cast<long long>(slots[i * width]) : static_cast<long long>(kEmptyKey);
     const bool valid = static_cast<unsigned long long>(key) != kEmptyKey;
-    const int o = valid ? owner_of(key, owners) : 0;
+    const int o = valid ? owner_of(key, owners, owner_bits) : 0;
     (void)warp_claim(s_cnt, o, valid);
   }
   __syncthreads();
@@ -383,7 +384,8 @@ __global__ void __launch_bounds__(kCompactThreads)
 
 __global__ void __launch_bounds__(kCompactThreads)
     owner_scatter_kernel(const unsigned long long* __restrict__ slots, std::int64_t capacity,
-                         int width, int owners, unsigned long long* __restrict__ cursors,
+                         int width, int owners, int owner_bits,
+                         unsigned long long* __restrict__ cursors,
                          unsigned long long* __restrict__ out) {
   __shared__ unsigned long long s_cnt[kMaxOwners];
   __shared__ unsigned long long s_base[kMaxOwners];
@@ -396,7 +398,7 @@ __global__ void __launch_bounds__(kCompactThreads)
     const long long key =
         i < capacity ? static_cast<long long>(slots[i * width]) : static_cast<long long>(kEmptyKey);
     const bool valid = static_cast<unsigned long long>(key) != kEmptyKey;
-    const int o = valid ? owner_of(key, owners) : 0;
+    const int o = valid ? owner_of(key, owners, owner_bits) : 0;
     const unsigned long long mine = warp_claim(s_cnt, o, valid);
     __syncthreads();
     for (int q = threadIdx.x; q < owners; q += blockDim.x)
@@ -448,6 +450,7 @@ struct TileTarget {
   std::uint64_t fmask;
   int width;
   unsigned fields;
+  int owner_bits = 0;  ///< owners > 1: owner_of(key, owners, owner_bits)
 };
 
 /// One tile: rows [base, min(n, base + tile)) of (keys, x, y) into the buckets of the regions
@@ -480,7 +483,8 @@ __device__ __forceinline__ void stage_tile(StageShared& sh, const TileTarget& tt
     xv[u] = valid ? x[i] : 0.0;
     yv[u] = (valid && ry) ? y[i] : 0.0;
     r[u] = valid ? static_cast<int>(((slot_hash(k[u]) & mask) >> shift) & sub_mask) : -1;
-    if (tt.owners > 1 && valid) r[u] += owner_of(k[u], tt.owners) * static_cast<int>(sub_mask + 1u);
+    if (tt.owners > 1 && valid)
+      r[u] += owner_of(k[u], tt.owners, tt.owner_bits) * static_cast<int>(sub_mask + 1u);
   }
 #pragma unroll
   for (int u = 0; u < kStageRows; ++u) pos[u] = r[u] >= 0 ? atomicAdd(&sh.off[r[u]], 1u) : 0u;
@@ -711,6 +715,56 @@ __global__ void __launch_bounds__(kStageThreads)
     stage_tile(sh, tt, keys, x, y, rows[q], static_cast<std::int64_t>(t - first) * kTile,
                skey + out, sx + out, sy != nullptr ? sy + out : nullptr, scap,
                scursor + region[q] * per, overflow);
+  }
+}
+
+/// The peer exchange's copy (shuffle_push): for every other owner o and region r, rows
+/// [prev, cur) of bucket (o, r) (counts capped at rcap; prev null: 0) in every plane, from this
+/// worker's buckets into block `me` of owner o's landing area (another GPU's memory, mapped;
+/// stores cross NVLink). Each block takes (owner, region, plane) items in turn; 16-byte words
+/// (rcap and the block sizes are even, so a run's source and destination share their
+/// alignment).
+__global__ void __launch_bounds__(kStageThreads)
+    push_rows_kernel(const std::uint64_t* __restrict__ buckets, std::uint64_t* const* dests,
+                     const unsigned long long* __restrict__ prev,
+                     const unsigned long long* __restrict__ cur, int me, int owners, int regions,
+                     int planes, std::int64_t rcap, std::int64_t block) {
+  const int items = owners * regions * planes;
+  const std::int64_t plane_src = static_cast<std::int64_t>(owners) * regions * rcap;
+  const std::int64_t plane_dst = static_cast<std::int64_t>(regions) * rcap;
+  const auto cap = static_cast<unsigned long long>(rcap);
+  for (int it = blockIdx.x; it < items; it += gridDim.x) {
+    const int z = it % planes;
+    const int b = it / planes;  // bucket (owner, region)
+    const int o = b / regions;
+    if (o == me) continue;
+    const int r = b % regions;
+    const unsigned long long c1 = cur[b] < cap ? cur[b] : cap;
+    const unsigned long long c0 = prev == nullptr ? 0ull : (prev[b] < cap ? prev[b] : cap);
+    if (c1 <= c0) continue;
+    const std::uint64_t* src = buckets + z * plane_src + static_cast<std::int64_t>(b) * rcap;
+    std::uint64_t* dst =
+        dests[o] + block * me + z * plane_dst + static_cast<std::int64_t>(r) * rcap;
+    auto lo = static_cast<std::int64_t>(c0);
+    const auto hi = static_cast<std::int64_t>(c1);
+    if ((lo & 1) != 0) {
+      if (threadIdx.x == 0) dst[lo] = src[lo];
+      ++lo;
+    }
+    const std::int64_t pairs = (hi - lo) / 2;
+    const auto* s2 = reinterpret_cast<const ulonglong2*>(src + lo);
+    auto* d2 = reinterpret_cast<ulonglong2*>(dst + lo);
+    constexpr int kU = 4;
+    std::int64_t j = threadIdx.x;
+    for (; j + (kU - 1) * kStageThreads < pairs; j += kU * kStageThreads) {
+      ulonglong2 v[kU];
+#pragma unroll
+      for (int u = 0; u < kU; ++u) v[u] = __ldg(s2 + j + u * kStageThreads);
+#pragma unroll
+      for (int u = 0; u < kU; ++u) d2[j + u * kStageThreads] = v[u];
+    }
+    for (; j < pairs; j += kStageThreads) d2[j] = __ldg(s2 + j);
+    if (((hi - lo) & 1) != 0 && threadIdx.x == 0) dst[hi - 1] = src[hi - 1];
   }
 }
 
@@ -1088,7 +1142,7 @@ void hash_insert_records(const HashTable& t, const std::uint64_t* records, std::
 }
 
 std::int64_t hash_compact(const HashTable& t, int owners, std::uint64_t* out, long long* counts,
-                          long long* offsets, cudaStream_t stream) {
+                          long long* offsets, cudaStream_t stream, int owner_bits) {
   if (owners < 1 || owners > kMaxOwners)
     throw Error("groupby: the GPU shuffle supports 1.." + std::to_string(kMaxOwners) + " workers");
   auto* d_counts = reinterpret_cast<unsigned long long*>(t.counters);
@@ -1097,7 +1151,7 @@ std::int64_t hash_compact(const HashTable& t, int owners, std::uint64_t* out, lo
   SB_CUDA_CHECK(cudaMemsetAsync(d_counts, 0, sizeof(long long) * kMaxOwners, stream));
   const int grid = grid_for(t.capacity, kCompactThreads, 8);
   owner_count_kernel<<<grid, kCompactThreads, 0, stream>>>(slots, t.capacity, t.width, owners,
-                                                           d_counts);
+                                                           owner_bits, d_counts);
   SB_CUDA_CHECK_LAUNCH();
   SB_CUDA_CHECK(cudaMemcpyAsync(counts, d_counts, sizeof(long long) * owners,
                                 cudaMemcpyDeviceToHost, stream));
@@ -1110,7 +1164,8 @@ std::int64_t hash_compact(const HashTable& t, int owners, std::uint64_t* out, lo
   SB_CUDA_CHECK(cudaMemcpyAsync(d_cursors, offsets, sizeof(long long) * owners,
                                 cudaMemcpyHostToDevice, stream));
   owner_scatter_kernel<<<grid, kCompactThreads, 0, stream>>>(
-      slots, t.capacity, t.width, owners, d_cursors, reinterpret_cast<unsigned long long*>(out));
+      slots, t.capacity, t.width, owners, owner_bits, d_cursors,
+      reinterpret_cast<unsigned long long*>(out));
   SB_CUDA_CHECK_LAUNCH();
   // `offsets` must stay valid until the copy above ran: wait here.
   SB_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -1321,6 +1376,26 @@ void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream) {
   stage_clear(s, stream);
 }
 
+namespace {
+
+/// Where a region's rows go on the owner: the slices of that region (level two of the owner's
+/// table), full slice buckets into the table with global atomics.
+TileTarget slice_target(const HashTable& owner, const RowShuffle& s) {
+  const auto mask = static_cast<std::uint64_t>(owner.capacity - 1);
+  const int per = s.slices_per_region;
+  return TileTarget{mask,
+                    s.slice_bits,
+                    static_cast<unsigned>(per - 1),
+                    per,
+                    1,
+                    reinterpret_cast<unsigned long long*>(owner.slots),
+                    mask,
+                    owner.width,
+                    owner.fields};
+}
+
+}  // namespace
+
 RowShuffle plan_row_shuffle(const HashTable& owner, int owners, std::int64_t rows) {
   RowShuffle s;
   if (owners < 2 || owners > kMaxOwners || owners > kMaxRegions) return s;
@@ -1351,7 +1426,7 @@ RowShuffle plan_row_shuffle(const HashTable& owner, int owners, std::int64_t row
   s.region_bits = rb;
   s.slice_bits = sb;
   s.slices_per_region = 1 << split;
-  s.rcap = per_bucket + per_bucket / 20 + 4096;
+  s.rcap = (per_bucket + per_bucket / 20 + 4096 + 31) / 32 * 32;  // even: 16-byte aligned pushes
   s.scap = scap;
   s.with_y = (owner.fields & kSumY) != 0;
   const double row = s.with_y ? 24.0 : 16.0;
@@ -1384,7 +1459,8 @@ void free_row_shuffle(RowShuffle& s) {
        {static_cast<void*>(s.key),  // with x and y
         static_cast<void*>(s.cursor), static_cast<void*>(s.skey), static_cast<void*>(s.sx),
         static_cast<void*>(s.sy), static_cast<void*>(s.scursor), static_cast<void*>(s.spilled),
-        static_cast<void*>(s.send), static_cast<void*>(s.recv), static_cast<void*>(s.segs)})
+        static_cast<void*>(s.send), static_cast<void*>(s.recv), static_cast<void*>(s.segs),
+        static_cast<void*>(s.landing), static_cast<void*>(s.dests), static_cast<void*>(s.snaps)})
     if (p != nullptr) (void)cudaFree(p);
   if (s.host_segs != nullptr) (void)cudaFreeHost(s.host_segs);
   s = RowShuffle{};
@@ -1420,7 +1496,8 @@ void shuffle_stage(const HashTable& owner, const HashTable& spill, const RowShuf
                       reinterpret_cast<unsigned long long*>(spill.slots),
                       static_cast<std::uint64_t>(spill.capacity - 1),
                       spill.width,
-                      spill.fields};
+                      spill.fields,
+                      s.owner_bits};
   stage_rows_kernel<<<grid_for(n, kStageThreads * kStageRows, 3), kStageThreads, stage_shared(),
                       stream>>>(tt, in.key, in.x, s.with_y ? in.y : nullptr, n, s.key, s.x, s.y,
                                 s.rcap, s.cursor, spill.overflow);
@@ -1450,34 +1527,14 @@ void shuffle_pack(const RowShuffle& s, int seg0, int nseg, cudaStream_t stream) 
   SB_CUDA_CHECK_LAUNCH();
 }
 
-void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, int nseg, int region0,
-                       int nregions, bool from_buckets, cudaStream_t stream) {
+void shuffle_fold(const HashTable& owner, const RowShuffle& s, int region0, int nregions,
+                  cudaStream_t stream) {
   if (nregions <= 0) return;
   const int per = s.slices_per_region;
   const auto slice0 = static_cast<unsigned>(region0 * per);
   const auto count = static_cast<unsigned>(nregions * per);
-  SB_CUDA_CHECK(cudaMemsetAsync(s.scursor + slice0, 0, sizeof(unsigned long long) * count, stream));
   auto* slots = reinterpret_cast<unsigned long long*>(owner.slots);
   const auto mask = static_cast<std::uint64_t>(owner.capacity - 1);
-  std::int64_t rows = 0;
-  const std::int64_t B = s.buckets();
-  for (int q = seg0; q < seg0 + nseg; ++q) rows += s.host_segs[kRecvRows * B + q];
-  if (rows > 0) {
-    const std::int64_t* seg = s.segs + seg0;
-    const TileTarget tt{
-        mask,        s.slice_bits, static_cast<unsigned>(per - 1), per, 1, slots, mask,
-        owner.width, owner.fields};
-    // received rows: packed keys of the wire's width; the send buckets: 64-bit keys
-    const bool narrow = s.narrow_keys && !from_buckets;
-    const std::uint64_t* data =
-        from_buckets ? reinterpret_cast<const std::uint64_t*>(s.key) : s.recv;
-    auto* kernel = narrow ? restage_segments_kernel<true> : restage_segments_kernel<false>;
-    kernel<<<grid_for(rows, kStageThreads * kStageRows, 3), kStageThreads, stage_shared(),
-             stream>>>(tt, nseg, seg + kRecvKey * B, seg + kRecvOff * B, seg + kRecvRows * B,
-                       seg + kRecvRegion * B, seg + kRecvPlane * B, data, s.with_y, s.skey, s.sx,
-                       s.sy, s.scap, s.scursor, owner.overflow);
-    SB_CUDA_CHECK_LAUNCH();
-  }
   const std::size_t smem = slice_shared_bytes(s.slice_bits, owner.width, s.scap);
   SB_CUDA_CHECK(cudaFuncSetAttribute(
       slice_aggregate_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
@@ -1488,6 +1545,116 @@ void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, in
   spill_rows_kernel<<<count, 128, 0, stream>>>(slots, mask, owner.width, owner.fields, s.slice_bits,
                                                s.skey, s.sx, s.sy, s.scap, s.scursor, s.spilled,
                                                owner.overflow, slice0);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, int nseg, int region0,
+                       int nregions, bool from_buckets, cudaStream_t stream) {
+  if (nregions <= 0) return;
+  const int per = s.slices_per_region;
+  SB_CUDA_CHECK(cudaMemsetAsync(s.scursor + static_cast<std::size_t>(region0) * per, 0,
+                                sizeof(unsigned long long) * static_cast<std::size_t>(nregions) *
+                                    static_cast<std::size_t>(per),
+                                stream));
+  // received rows: packed keys of the wire's width; the send buckets: 64-bit keys
+  const void* data = from_buckets ? static_cast<const void*>(s.key) : s.recv;
+  shuffle_restage(owner, s, seg0, nseg, data, s.narrow_keys && !from_buckets, stream);
+  shuffle_fold(owner, s, region0, nregions, stream);
+}
+
+void alloc_landing(RowShuffle& s) {
+  if (s.landing == nullptr)
+    SB_CUDA_CHECK(cudaMalloc(&s.landing,
+                             sizeof(std::uint64_t) * static_cast<std::size_t>(s.landing_words())));
+}
+
+void shuffle_slices_clear(const RowShuffle& s, cudaStream_t stream) {
+  SB_CUDA_CHECK(cudaMemsetAsync(
+      s.scursor, 0,
+      sizeof(unsigned long long) * (static_cast<std::size_t>(s.slices_per_region) << s.region_bits),
+      stream));
+}
+
+void shuffle_set_landings(RowShuffle& s, const std::vector<void*>& landings) {
+  if (static_cast<int>(landings.size()) != s.owners)
+    throw Error("groupby: shuffle_set_landings needs one landing area per owner");
+  if (s.dests == nullptr) SB_CUDA_CHECK(cudaMalloc(&s.dests, sizeof(void*) * landings.size()));
+  SB_CUDA_CHECK(cudaMemcpy(s.dests, landings.data(), sizeof(void*) * landings.size(),
+                           cudaMemcpyHostToDevice));
+  if (s.snaps == nullptr)
+    SB_CUDA_CHECK(cudaMalloc(
+        &s.snaps, sizeof(unsigned long long) * kSnapSlots * static_cast<std::size_t>(s.buckets())));
+}
+
+void shuffle_snapshot(const RowShuffle& s, int slot, cudaStream_t stream) {
+  SB_CUDA_CHECK(cudaMemcpyAsync(s.snaps + static_cast<std::size_t>(slot) * s.buckets(), s.cursor,
+                                sizeof(unsigned long long) * s.buckets(), cudaMemcpyDeviceToDevice,
+                                stream));
+}
+
+void shuffle_push(const RowShuffle& s, int me, int prev_slot, int slot, int ctas,
+                  cudaStream_t stream) {
+  const unsigned long long* prev =
+      prev_slot < 0 ? nullptr : s.snaps + static_cast<std::size_t>(prev_slot) * s.buckets();
+  push_rows_kernel<<<ctas, kStageThreads, 0, stream>>>(
+      reinterpret_cast<const std::uint64_t*>(s.key), s.dests, prev,
+      s.snaps + static_cast<std::size_t>(slot) * s.buckets(), me, s.owners, s.regions(), s.planes(),
+      s.rcap, s.landing_block());
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+namespace {
+
+void set_recv_segment(const RowShuffle& s, std::int64_t idx, std::int64_t first, std::int64_t plane,
+                      std::int64_t rows, int region) {
+  const std::int64_t B = s.buckets();
+  std::int64_t* hs = s.host_segs;
+  hs[kRecvKey * B + idx] = first;
+  hs[kRecvOff * B + idx] = first + plane;
+  hs[kRecvRows * B + idx] = rows;
+  hs[kRecvRegion * B + idx] = region;
+  hs[kRecvPlane * B + idx] = plane;
+}
+
+}  // namespace
+
+int shuffle_own_segments(const RowShuffle& s, int me, const unsigned long long* counts) {
+  const int R = s.regions();
+  for (int r = 0; r < R; ++r) {
+    const std::int64_t b = static_cast<std::int64_t>(me) * R + r;
+    set_recv_segment(s, r, b * s.rcap, s.buckets() * s.rcap,
+                     static_cast<std::int64_t>(std::min<unsigned long long>(
+                         counts[b], static_cast<unsigned long long>(s.rcap))),
+                     r);
+  }
+  return R;
+}
+
+int shuffle_landed_segments(const RowShuffle& s, int me, const long long* rows, int stride) {
+  const int R = s.regions();
+  int n = R;
+  for (int q = 0; q < s.owners; ++q) {
+    if (q == me) continue;
+    for (int r = 0; r < R; ++r, ++n)
+      set_recv_segment(s, n, s.landing_block() * q + static_cast<std::int64_t>(r) * s.rcap,
+                       static_cast<std::int64_t>(R) * s.rcap,
+                       rows[static_cast<std::size_t>(q) * stride + r], r);
+  }
+  return n - R;
+}
+
+void shuffle_restage(const HashTable& owner, const RowShuffle& s, int seg0, int nseg,
+                     const void* data, bool narrow, cudaStream_t stream) {
+  std::int64_t rows = 0;
+  const std::int64_t B = s.buckets();
+  for (int q = seg0; q < seg0 + nseg; ++q) rows += s.host_segs[kRecvRows * B + q];
+  if (rows <= 0) return;
+  const std::int64_t* seg = s.segs + seg0;
+  auto* kernel = narrow ? restage_segments_kernel<true> : restage_segments_kernel<false>;
+  kernel<<<grid_for(rows, kStageThreads * kStageRows, 3), kStageThreads, stage_shared(), stream>>>(
+      slice_target(owner, s), nseg, seg + kRecvKey * B, seg + kRecvOff * B, seg + kRecvRows * B,
+      seg + kRecvRegion * B, seg + kRecvPlane * B, static_cast<const std::uint64_t*>(data),
+      s.with_y, s.skey, s.sx, s.sy, s.scap, s.scursor, owner.overflow);
   SB_CUDA_CHECK_LAUNCH();
 }
 

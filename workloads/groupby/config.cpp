@@ -30,6 +30,9 @@ std::vector<std::pair<std::string, std::string>> config_keys() {
       {"seed", "seed of the deterministic data (default 42)"},
       {"gpu_shuffle",
        "multi-GPU by-key shuffle: auto | rows (rows to their owners) | groups (partial groups)"},
+      {"gpu_exchange",
+       "how the rows shuffle's rows travel: auto | peer (read by their owners during the tasks, "
+       "CUDA IPC, one node) | nccl (grouped send/recv after the tasks)"},
   };
 }
 
@@ -88,6 +91,10 @@ Config parse_config(const Params& p) {
   if (c.gpu_shuffle != "auto" && c.gpu_shuffle != "rows" && c.gpu_shuffle != "groups")
     throw UsageError(fmt::format(
         "groupby: parameter 'gpu_shuffle' must be auto, rows or groups (got '{}')", c.gpu_shuffle));
+  if (p.has("gpu_exchange")) c.gpu_exchange = p.str("gpu_exchange");
+  if (c.gpu_exchange != "auto" && c.gpu_exchange != "peer" && c.gpu_exchange != "nccl")
+    throw UsageError(fmt::format(
+        "groupby: parameter 'gpu_exchange' must be auto, peer or nccl (got '{}')", c.gpu_exchange));
   return c;
 }
 
@@ -107,7 +114,8 @@ std::vector<Params> expand_params(const Params& p) {
     Params v;
     for (const auto& [k, val] : p.items()) {
       if (k == "days" && p.has("rows")) continue;  // rows overrides days
-      if ((k == "cardinality" || k == "gpu_shuffle") && q != "by-key") continue;  // by-key only
+      if ((k == "cardinality" || k == "gpu_shuffle" || k == "gpu_exchange") && q != "by-key")
+        continue;  // by-key only
       v.set(k, val);
     }
     v.set("query", q);

@@ -34,6 +34,11 @@ struct Config {
   /// into a full table, the partial groups travel) or "auto" (rows when the full table would be
   /// several times the L2 cache, else groups).
   std::string gpu_shuffle = "auto";
+  /// How the row shuffle's rows travel between GPUs: "nccl" (grouped send/recv after the
+  /// tasks), "peer" (each owner reads its rows from the other GPUs' memory over CUDA IPC while
+  /// the tasks still run; one node only) or "auto" (peer where CUDA IPC maps every GPU of the
+  /// case, else nccl).
+  std::string gpu_exchange = "auto";
 
   [[nodiscard]] std::int64_t num_tasks() const { return (rows + partition - 1) / partition; }
   /// Rows [first, second) of task t.

@@ -26,6 +26,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "groupby/generate.hpp"
 #include "groupby/poisson.hpp"
@@ -85,11 +86,12 @@ void hash_aggregate(const HashTable& t, const ColumnPtrs& in, std::int64_t n, cu
 /// Adds `count` records (record_width(t.fields) words each) to the table.
 void hash_insert_records(const HashTable& t, const std::uint64_t* records, std::int64_t count,
                          cudaStream_t stream);
-/// Writes the occupied slots as records to `out`, grouped by owner (owner_of(key, owners)),
+/// Writes the occupied slots as records to `out`, grouped by owner (owner_of(key, owners,
+/// owner_bits)),
 /// owner o's records starting at offsets[o] (host array); fills counts[o] (host) first.
 /// Synchronises the stream once (to read the counts). Returns the number of records.
 std::int64_t hash_compact(const HashTable& t, int owners, std::uint64_t* out, long long* counts,
-                          long long* offsets, cudaStream_t stream);
+                          long long* offsets, cudaStream_t stream, int owner_bits = 0);
 /// hash_compact with one owner, the records' checksums and hash_overflowed in one pass over the
 /// table and one synchronisation: every group as a record to `out` (in no particular order).
 [[nodiscard]] TableStatus hash_finish(const HashTable& t, std::uint64_t* out, cudaStream_t stream);
@@ -148,7 +150,7 @@ void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream);
 /// The row shuffle of a multi-GPU high-cardinality case (P workers): rows, not partial
 /// groups, travel to the owners of their keys, and every owner keeps a table of its share of
 /// the groups only. During the tasks each worker stages its rows into P x R send buckets
-/// (owner_of(key, P), then region r of the owner's table: R = 2^region_bits regions of
+/// (owner_of(key, P, owner_bits), then region r of the owner's table: R = 2^region_bits regions of
 /// consecutive slots; staging as in HashStage). At the end of the repeat the buckets are packed
 /// by (chunk, owner, region), the chunks travel in turn (NCCL grouped send/recv) and each
 /// received chunk is split by the owner into the shared-memory slices of its regions and
@@ -178,6 +180,9 @@ enum SegField : int {
 
 struct RowShuffle {
   int owners = 0;  ///< 0: not possible for this table (plan_row_shuffle)
+  /// Keys are owned by ranges of the slot hash of a table of 2^owner_bits slots (owner_of with
+  /// bits; 0: plain owner_of). Set by the caller.
+  int owner_bits = 0;
   int region_bits = 0;
   int slice_bits = 0;
   int slices_per_region = 0;  ///< per
@@ -210,9 +215,19 @@ struct RowShuffle {
   /// (chunk, source, region).
   std::int64_t* host_segs = nullptr;
   std::int64_t* segs = nullptr;
+  /// The peer exchange's landing area ([owners][planes][R][rcap] words, alloc_landing): block
+  /// p holds source p's rows for this owner laid out as in p's send buckets (shuffle_push).
+  std::uint64_t* landing = nullptr;
+  std::uint64_t** dests = nullptr;      ///< [owners] landing areas as mapped here (device)
+  unsigned long long* snaps = nullptr;  ///< [kSnapSlots][buckets]: cursors after a task
   [[nodiscard]] int regions() const { return 1 << region_bits; }
   [[nodiscard]] int buckets() const { return owners << region_bits; }
   [[nodiscard]] int planes() const { return with_y ? 3 : 2; }
+  /// 8-byte words of one source's block of the landing area.
+  [[nodiscard]] std::int64_t landing_block() const {
+    return static_cast<std::int64_t>(planes()) * regions() * rcap;
+  }
+  [[nodiscard]] std::int64_t landing_words() const { return owners * landing_block(); }
   /// 8-byte words of the keys of a block of n packed rows.
   [[nodiscard]] std::int64_t key_words(std::int64_t n) const {
     return narrow_keys ? (n + 1) / 2 : n;
@@ -238,6 +253,45 @@ void shuffle_clear(const RowShuffle& s, cudaStream_t stream);
 /// Appends rows [0, n) to the send buckets (full buckets spill into `spill`).
 void shuffle_stage(const HashTable& owner, const HashTable& spill, const RowShuffle& s,
                    const ColumnPtrs& in, std::int64_t n, cudaStream_t stream);
+/// The peer exchange (one node, CUDA IPC): rows move to their owners while the tasks still
+/// run. After each task the source pushes, to every other owner, the rows its buckets gained
+/// (shuffle_push: a small kernel beside the next task, storing into the owner's landing area
+/// mapped into the source's process); at the end the
+/// owner splits its own rows (from its send buckets) and the landed ones into its slices
+/// (shuffle_restage) and folds every slice once (shuffle_fold). A source must not push the next
+/// repeat's rows before every owner has split this repeat's.
+/// Allocates s.landing (once).
+void alloc_landing(RowShuffle& s);
+/// Empties every slice bucket.
+void shuffle_slices_clear(const RowShuffle& s, cudaStream_t stream);
+/// Snapshots of the send buckets' cursors kept for the pushes (a ring; one per task in flight).
+inline constexpr int kSnapSlots = 128;
+/// The owners' landing areas as mapped here (landings[p]; this worker's own at its rank, never
+/// written), and the snapshot ring. Synchronous.
+void shuffle_set_landings(RowShuffle& s, const std::vector<void*>& landings);
+/// Copies the cursors into snapshot `slot` (after the staging before it on `stream`).
+void shuffle_snapshot(const RowShuffle& s, int slot, cudaStream_t stream);
+/// Pushes to every other owner the rows its buckets gained between snapshot `prev_slot` (< 0:
+/// none, the repeat's first push) and snapshot `slot`, every plane, into block `me` of the
+/// owner's landing area: one kernel of `ctas` blocks whose stores cross NVLink.
+void shuffle_push(const RowShuffle& s, int me, int prev_slot, int slot, int ctas,
+                  cudaStream_t stream);
+/// Receive segments [0, R) for owner `me`'s own rows, in its send buckets (counts: the cursors).
+/// Returns R.
+int shuffle_own_segments(const RowShuffle& s, int me, const unsigned long long* counts);
+/// Receive segments [R, R + (owners - 1) R) for the rows landed from every other source q:
+/// rows[q * stride + r] rows of region r. Returns their number.
+int shuffle_landed_segments(const RowShuffle& s, int me, const long long* rows, int stride);
+/// Splits segments [seg0, seg0 + nseg) of the receive fields into the slice buckets, their
+/// offsets addressing `data` (narrow: packed 32-bit keys, else 64-bit keys as in the send
+/// buckets and the landing area).
+void shuffle_restage(const HashTable& owner, const RowShuffle& s, int seg0, int nseg,
+                     const void* data, bool narrow, cudaStream_t stream);
+/// Aggregates the slice buckets of regions [region0, region0 + nregions) into the owner's
+/// table (the slice buckets are not emptied).
+void shuffle_fold(const HashTable& owner, const RowShuffle& s, int region0, int nregions,
+                  cudaStream_t stream);
+
 /// The send buckets' cursors (owners * R, may exceed rcap) into host memory (synchronises).
 void shuffle_cursors(const RowShuffle& s, unsigned long long* host, cudaStream_t stream);
 /// Copies host_segs to the device.

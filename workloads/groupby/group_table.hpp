@@ -39,6 +39,17 @@ SB_GB_HD constexpr int owner_of(std::int64_t key, int workers) {
   return static_cast<int>((h * static_cast<std::uint64_t>(workers)) >> 32);
 }
 
+/// Owner of a key when the owners split the slot-hash space of a table of 2^bits slots into
+/// `workers` contiguous ranges (the GPU row shuffle, bits = log2 of the capacity one GPU's
+/// table would have): an owner's table of at least 2^bits / workers slots then sees the same
+/// slot pattern as its range of that table, so keys that would not collide there do not collide
+/// in it (consecutive keys below 2^bits never do). bits <= 0: owner_of(key, workers).
+SB_GB_HD constexpr int owner_of(std::int64_t key, int workers, int bits) {
+  if (bits <= 0) return owner_of(key, workers);
+  const std::uint64_t h = slot_hash(key) & ((std::uint64_t{1} << bits) - 1);
+  return static_cast<int>((h * static_cast<std::uint64_t>(workers)) >> bits);
+}
+
 class GroupTable {
  public:
   static constexpr std::int64_t kEmpty = std::numeric_limits<std::int64_t>::min();

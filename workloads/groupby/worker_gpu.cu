@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <string>
 #include <vector>
@@ -88,6 +89,9 @@ class GpuWorker final : public WorkerCase {
     gpu::free_hash(table_);
     gpu::free_hash(owner_table_);
     gpu::free_stage(stage_);
+    close_peer_landing();
+    if (push_stream_ != nullptr) (void)cudaStreamDestroy(push_stream_);
+    for (cudaEvent_t e : push_done_) (void)cudaEventDestroy(e);
     gpu::free_row_shuffle(shuffle_);
     for (cudaEvent_t e : chunk_events_) (void)cudaEventDestroy(e);
     if (comm_stream_ != nullptr) (void)cudaStreamDestroy(comm_stream_);
@@ -100,6 +104,9 @@ class GpuWorker final : public WorkerCase {
     times_ = PhaseTimes{};
     stats_ = ShuffleStats{};
     if (shuffle_.owners > 0) {
+      if (exchange_ == Exchange::undecided) choose_exchange();
+      last_slot_ = -1;
+      pushes_ = 0;
       gpu::hash_clear(owner_table_, stream_);
       gpu::shuffle_clear(shuffle_, stream_);
     } else if (cfg_.def.high_cardinality) {
@@ -123,8 +130,18 @@ class GpuWorker final : public WorkerCase {
     SB_CUDA_CHECK(cudaEventRecord(p.e0, stream_));
     gpu::generate(cfg_.table(), poisson_, b, p.rows, cfg_.def.columns, cols_, stream_);
     SB_CUDA_CHECK(cudaEventRecord(p.e1, stream_));
+    int slot = -1;
     if (shuffle_.owners > 0) {
       gpu::shuffle_stage(owner_table_, table_, shuffle_, cols_, p.rows, stream_);
+      if (exchange_ == Exchange::peer) {
+        // Snapshot ring: slot n % K, overwritten only after the push that last read it (the
+        // one of task n - K + 1, which read it as its previous snapshot) has ended.
+        const int n = pushes_++;
+        slot = n % gpu::kSnapSlots;
+        if (n >= gpu::kSnapSlots - 1)
+          SB_CUDA_CHECK(cudaStreamWaitEvent(stream_, push_done_[(slot + 1) % gpu::kSnapSlots], 0));
+        gpu::shuffle_snapshot(shuffle_, slot, stream_);
+      }
     } else if (cfg_.def.high_cardinality) {
       if (stage_.key != nullptr) {
         gpu::stage_rows(table_, stage_, cols_, p.rows, stream_);
@@ -135,6 +152,14 @@ class GpuWorker final : public WorkerCase {
       gpu::dense_aggregate(cfg_.def, dense_, cols_, p.rows, stream_);
     }
     SB_CUDA_CHECK(cudaEventRecord(p.e2, stream_));
+    if (slot >= 0) {
+      // What this task added to the buckets goes to its owners beside the next task.
+      SB_CUDA_CHECK(cudaStreamWaitEvent(push_stream_, p.e2, 0));
+      if (last_slot_ < 0) SB_CUDA_CHECK(cudaEventRecord(chunk_events_[0], push_stream_));
+      gpu::shuffle_push(shuffle_, env_.rank, last_slot_, slot, push_ctas_, push_stream_);
+      SB_CUDA_CHECK(cudaEventRecord(push_done_[static_cast<std::size_t>(slot)], push_stream_));
+      last_slot_ = slot;
+    }
     pending_.push_back(p);
   }
 
@@ -182,8 +207,11 @@ class GpuWorker final : public WorkerCase {
     } else {
       out = finish_hash();
     }
-    times_.communicate += stats_.seconds;
-    times_.compute += (now() - t0) - stats_.seconds;
+    // The peer exchange moved most rows during the tasks: only the wait for the last pushes
+    // and the counts lie in this phase.
+    const double exposed = exchange_ == Exchange::peer ? exposed_ : stats_.seconds;
+    times_.communicate += exposed;
+    times_.compute += (now() - t0) - exposed;
     return out;
   }
 
@@ -208,7 +236,7 @@ class GpuWorker final : public WorkerCase {
     const int rank = env_.rank;
     const int size = env_.size;
     OwnedLookup owned = [&](std::int64_t key) -> std::optional<GroupState> {
-      const bool mine = high ? owner_of(key, size) == rank : rank == 0;
+      const bool mine = high ? owner_of(key, size, shuffle_.owner_bits) == rank : rank == 0;
       if (!mine && size > 1) return std::nullopt;
       const GroupState* s = result_.find(key);
       return s != nullptr ? *s : GroupState{};
@@ -228,7 +256,20 @@ class GpuWorker final : public WorkerCase {
   }
 
  private:
+  struct Pending {
+    std::int64_t task = -1;
+    std::int64_t rows = 0;
+    cudaEvent_t e0 = nullptr, e1 = nullptr, e2 = nullptr;
+  };
+
   static constexpr int kMaxChunks = 8;  ///< most pieces of the row shuffle's exchange
+  /// Blocks of a push kernel (SCALEBENCH_PUSH_CTAS overrides; 2 x H200, 2026-11-22, by-key
+  /// large: 8 / 16 / 32 / 64 blocks 6.12 / 5.37 / 5.91 / 6.26 ms). The peer exchange's events
+  /// are chunk_events_[0..2]: the first push, the last push's end, the landed rows read.
+  static constexpr int kPushCtas = 16;
+  /// How the row shuffle's rows travel: NCCL after the tasks, or copied into their owners'
+  /// memory after each task (gpu_exchange; decided in the first repeat).
+  enum class Exchange { undecided, nccl, peer };
 
   /// Sets up the row shuffle (owner-sized table, send buckets) when the case allows it and
   /// gpu_shuffle asks for it (auto: the full table is several times L2); else leaves
@@ -252,6 +293,9 @@ class GpuWorker final : public WorkerCase {
       return;
     }
     shuffle_ = plan;
+    // Owners take ranges of the full table's slot hash (group_table.hpp): each owner's table
+    // then holds its keys as that range of one GPU's table would.
+    while ((std::int64_t{1} << shuffle_.owner_bits) < table_.capacity) ++shuffle_.owner_bits;
     // Keys lie in [0, cardinality) (by-key; the other queries do not take this path).
     shuffle_.narrow_keys = cfg_.cardinality <= (std::uint64_t{1} << 32);
     gpu::alloc_row_shuffle(shuffle_);
@@ -288,6 +332,7 @@ class GpuWorker final : public WorkerCase {
     const int Rg = R / K;
     std::vector<unsigned long long> cur(static_cast<std::size_t>(B));
     gpu::shuffle_cursors(sh, cur.data(), stream_);
+    if (exchange_ == Exchange::peer) return finish_pushed(cur);
     // Rows per (owner, region), and whether a bucket overflowed: R + 1 numbers to every peer.
     const int W1 = R + 1;
     std::vector<long long> sendc(static_cast<std::size_t>(P) * W1), recvc(sendc.size());
@@ -438,13 +483,104 @@ class GpuWorker final : public WorkerCase {
     stats_.seconds = counts_s + in_flight_ms * 1e-3;
     stats_.send_total = 8.0 * static_cast<double>(so + own_words);
     stats_.bytes_sent = 8.0 * static_cast<double>(so);
+    return finish_spills(spilled, any_spill);
+  }
+
+  /// finish_rows for the peer exchange: this worker's own rows are split into its slices while
+  /// its last pushes land; once every worker's pushes have landed (the counts go round after
+  /// them), the landed rows are split too and every slice is folded once. A barrier then lets
+  /// the sources push the next repeat's rows only after every owner has read this repeat's.
+  std::vector<double> finish_pushed(const std::vector<unsigned long long>& cur) {
+    gpu::RowShuffle& sh = shuffle_;
+    const int P = env_.size;
+    const int me = env_.rank;
+    const int R = sh.regions();
+    const auto count = [&](int o, int r) {
+      return static_cast<long long>(std::min<unsigned long long>(
+          cur[static_cast<std::size_t>(o) * R + r], static_cast<unsigned long long>(sh.rcap)));
+    };
+    long long own_rows = 0, out_rows = 0;
+    for (int r = 0; r < R; ++r) own_rows += count(me, r);
+    gpu::shuffle_own_segments(sh, me, cur.data());
+    cudaEvent_t* ev = chunk_events_.data();
+    SB_CUDA_CHECK(cudaEventRecord(ev[3], stream_));
+    gpu::shuffle_upload(sh, stream_);
+    gpu::shuffle_slices_clear(sh, stream_);
+    gpu::shuffle_restage(owner_table_, sh, 0, R, sh.key, false, stream_);
+    SB_CUDA_CHECK(cudaEventRecord(ev[4], stream_));
+    const double t_wait = now();
+    SB_CUDA_CHECK(cudaEventRecord(chunk_events_[1], push_stream_));
+    SB_CUDA_CHECK(cudaEventSynchronize(chunk_events_[1]));
+    const double pushed_at = now();
+    // Rows per (owner, region) and whether a bucket overflowed: R + 1 numbers to every peer.
+    const int W1 = R + 1;
+    std::vector<long long> sendc(static_cast<std::size_t>(P) * W1), recvc(sendc.size());
+    bool spilled = false;
+    for (int o = 0; o < P; ++o)
+      for (int r = 0; r < R; ++r) {
+        spilled |=
+            cur[static_cast<std::size_t>(o) * R + r] > static_cast<unsigned long long>(sh.rcap);
+        sendc[static_cast<std::size_t>(o) * W1 + r] = count(o, r);
+        if (o != me) out_rows += count(o, r);
+      }
+    for (int o = 0; o < P; ++o) sendc[static_cast<std::size_t>(o) * W1 + R] = spilled ? 1 : 0;
+    SB_MPI_CHECK(
+        MPI_Alltoall(sendc.data(), W1, MPI_LONG_LONG, recvc.data(), W1, MPI_LONG_LONG, env_.comm));
+    const double counts_at = now();
+    bool any_spill = false;
+    long long in_rows = 0;
+    for (int q = 0; q < P; ++q) {
+      any_spill |= recvc[static_cast<std::size_t>(q) * W1 + R] != 0;
+      if (q != me)
+        for (int r = 0; r < R; ++r) in_rows += recvc[static_cast<std::size_t>(q) * W1 + r];
+    }
+    const int n = gpu::shuffle_landed_segments(sh, me, recvc.data(), W1);
+    gpu::shuffle_upload(sh, stream_);
+    SB_CUDA_CHECK(cudaEventRecord(ev[5], stream_));
+    gpu::shuffle_restage(owner_table_, sh, R, n, sh.landing, false, stream_);
+    cudaEvent_t ev_read = ev[2];
+    SB_CUDA_CHECK(cudaEventRecord(ev_read, stream_));
+    gpu::shuffle_fold(owner_table_, sh, 0, R, stream_);
+    SB_CUDA_CHECK(cudaEventRecord(ev[6], stream_));
+    SB_CUDA_CHECK(cudaEventSynchronize(ev_read));
+    SB_MPI_CHECK(MPI_Barrier(env_.comm));
+    float push_ms = 0;
+    if (last_slot_ >= 0)
+      SB_CUDA_CHECK(cudaEventElapsedTime(&push_ms, chunk_events_[0], chunk_events_[1]));
+    if (std::getenv("SCALEBENCH_SHUFFLE_TRACE") != nullptr) {  // diagnostic
+      SB_CUDA_CHECK(cudaEventSynchronize(ev[6]));
+      const auto at = [&](int k) {
+        float ms = 0;
+        SB_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[3], ev[k]));
+        return ms;
+      };
+      std::fprintf(stderr,
+                   "shuffle rank %d (peer): pushes from the first %f ms, landed %f ms after the "
+                   "tasks, counts %f ms; own rows split by %f, landed ones from %f to %f, folded "
+                   "by %f ms; rows out %lld in %lld own %lld\n",
+                   me, push_ms, (pushed_at - t_wait) * 1e3, (counts_at - pushed_at) * 1e3, at(4),
+                   at(5), at(2), at(6), out_rows, in_rows, own_rows);
+    }
+    const double row = 8.0 * sh.planes();  // the buckets' rows travel as they are
+    stats_.seconds = push_ms * 1e-3;
+    stats_.send_total = row * static_cast<double>(out_rows + own_rows);
+    stats_.bytes_sent = row * static_cast<double>(out_rows);
+    exposed_ = counts_at - t_wait;
+    return finish_spills(spilled, any_spill);
+  }
+
+  /// The end of both row exchanges: the spill tables' groups (only if a send bucket overflowed
+  /// anywhere; `spilled`: here), then the owner's table compacted.
+  std::vector<double> finish_spills(bool spilled, bool any_spill) {
+    const int P = env_.size;
     std::vector<long long> counts(static_cast<std::size_t>(P)), offsets(counts.size());
     if (any_spill) {
       // A send bucket overflowed somewhere: those rows sit in their workers' spill tables,
       // whose groups now travel as records to their owners.
       std::int64_t total = 0;
       if (spilled)
-        total = gpu::hash_compact(table_, P, records_, counts.data(), offsets.data(), stream_);
+        total = gpu::hash_compact(table_, P, records_, counts.data(), offsets.data(), stream_,
+                                  shuffle_.owner_bits);
       const std::int64_t rtotal = exchange_records(counts, offsets, total);
       gpu::hash_insert_records(owner_table_, recv_, rtotal, stream_);
       if (spilled) gpu::hash_clear(table_, stream_);
@@ -453,12 +589,6 @@ class GpuWorker final : public WorkerCase {
     }
     return finish_header(finish_groups(owner_table_), stats_);
   }
-
-  struct Pending {
-    std::int64_t task = -1;
-    std::int64_t rows = 0;
-    cudaEvent_t e0 = nullptr, e1 = nullptr, e2 = nullptr;
-  };
 
   cudaEvent_t event() {
     if (!free_events_.empty()) {
@@ -475,6 +605,83 @@ class GpuWorker final : public WorkerCase {
     free_events_.push_back(p.e0);
     free_events_.push_back(p.e1);
     free_events_.push_back(p.e2);
+  }
+
+  /// Decides how the row shuffle's rows travel (collective over the case's workers, which all
+  /// reach the same answer): `peer` when gpu_exchange allows it, every worker of the case is on
+  /// this node and CUDA IPC maps every peer's send buckets here; else `nccl`.
+  void choose_exchange() {
+    exchange_ = Exchange::nccl;
+    if (cfg_.gpu_exchange == "nccl") return;
+    const int P = env_.size;
+    struct Id {
+      char host[64];
+      cudaIpcMemHandle_t handle;
+      long long words;
+    };
+    Id mine{};
+    std::snprintf(mine.host, sizeof mine.host, "%s", env_.host.c_str());
+    // The landing area holds a copy of every row this worker may be sent (a worker may be
+    // handed every task): taken only where half the free memory holds it.
+    std::size_t free_b = 0, total_b = 0;
+    SB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    int ok = 8.0 * static_cast<double>(shuffle_.landing_words()) < 0.5 * static_cast<double>(free_b)
+                 ? 1
+                 : 0;
+    if (ok != 0) gpu::alloc_landing(shuffle_);
+    if (ok != 0 && cudaIpcGetMemHandle(&mine.handle, shuffle_.landing) != cudaSuccess) {
+      (void)cudaGetLastError();
+      ok = 0;
+    }
+    mine.words = shuffle_.landing_words();
+    std::vector<Id> all(static_cast<std::size_t>(P));
+    SB_MPI_CHECK(
+        MPI_Allgather(&mine, sizeof(Id), MPI_BYTE, all.data(), sizeof(Id), MPI_BYTE, env_.comm));
+    for (const Id& o : all)
+      if (std::strncmp(o.host, mine.host, sizeof mine.host) != 0 || o.words != mine.words) ok = 0;
+    SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, env_.comm));
+    peer_landing_.assign(static_cast<std::size_t>(P), nullptr);
+    for (int p = 0; p < P && ok != 0; ++p) {
+      if (p == env_.rank) continue;
+      void* q = nullptr;
+      if (cudaIpcOpenMemHandle(&q, all[static_cast<std::size_t>(p)].handle,
+                               cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
+        (void)cudaGetLastError();
+        ok = 0;
+      } else {
+        peer_landing_[static_cast<std::size_t>(p)] = q;
+      }
+    }
+    SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, env_.comm));
+    if (ok == 0) {
+      close_peer_landing();
+      if (shuffle_.landing != nullptr) SB_CUDA_CHECK(cudaFree(shuffle_.landing));
+      shuffle_.landing = nullptr;
+      if (cfg_.gpu_exchange == "peer")
+        throw UsageError(
+            "groupby: gpu_exchange=peer needs every GPU of the case on one node, mapped to each "
+            "other by CUDA IPC, and room for a landing area (use auto or nccl)");
+      return;
+    }
+    std::vector<void*> landings(peer_landing_);
+    landings[static_cast<std::size_t>(env_.rank)] = shuffle_.landing;
+    gpu::shuffle_set_landings(shuffle_, landings);
+    if (const char* k = std::getenv("SCALEBENCH_PUSH_CTAS"); k != nullptr)  // diagnostic
+      push_ctas_ = std::clamp(std::atoi(k), 1, 1024);
+    // The pushes outrank the tasks, as the NCCL exchange does: a few blocks, scheduled first.
+    int least = 0, greatest = 0;
+    SB_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    SB_CUDA_CHECK(cudaStreamCreateWithPriority(&push_stream_, cudaStreamNonBlocking, greatest));
+    push_done_.assign(gpu::kSnapSlots, nullptr);
+    for (cudaEvent_t& e : push_done_)
+      SB_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    exchange_ = Exchange::peer;
+  }
+
+  void close_peer_landing() {
+    for (void*& q : peer_landing_)
+      if (q != nullptr) (void)cudaIpcCloseMemHandle(q);
+    peer_landing_.clear();
   }
 
   /// NCCL rank of every case rank (they need not coincide).
@@ -553,6 +760,7 @@ class GpuWorker final : public WorkerCase {
     SB_NCCL_CHECK(ncclGroupEnd());
     SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
     stats_.seconds += now() - t;
+    if (exchange_ == Exchange::peer) exposed_ += now() - t;
     stats_.send_total += static_cast<double>(total) * 8.0 * width_;
     stats_.bytes_sent += static_cast<double>(total - counts[me]) * 8.0 * width_;
     return rtotal;
@@ -606,6 +814,16 @@ class GpuWorker final : public WorkerCase {
   gpu::RowShuffle shuffle_;     ///< owners == 0: the groups travel instead
   cudaStream_t comm_stream_ = nullptr;
   std::vector<cudaEvent_t> chunk_events_;
+  Exchange exchange_ = Exchange::undecided;
+  // The peer exchange: every owner's landing area mapped here, the push stream and its blocks,
+  // the snapshot of the repeat's last push (-1: none yet).
+  std::vector<void*> peer_landing_;
+  cudaStream_t push_stream_ = nullptr;
+  int push_ctas_ = kPushCtas;
+  int last_slot_ = -1;
+  int pushes_ = 0;                      ///< pushes of this repeat
+  std::vector<cudaEvent_t> push_done_;  ///< per snapshot slot: its push has ended
+  double exposed_ = 0;                  ///< peer exchange: its seconds after the tasks
   std::uint64_t* records_ = nullptr;
   std::int64_t records_cap_ = 0;
   std::int64_t n_records_ = 0;
