@@ -81,6 +81,37 @@ std::array<double, 6> checksums(const std::vector<std::uint64_t>& recs, std::int
   return v;
 }
 
+/// The CPU twin's groups of rows [0, n) of c's table.
+gb::PartitionedTable cpu_groups(const gb::Config& c, std::int64_t n) {
+  std::vector<std::int64_t> key(n);
+  std::vector<double> x(n), y(n);
+  gb::ColumnPtrs hc;
+  hc.key = key.data();
+  hc.x = x.data();
+  hc.y = y.data();
+  gb::generate_rows(c.table(), 0, n, c.def.columns, hc);
+  gb::PartitionedTable cpu(4, 16);
+  gb::aggregate_rows(c.def, hc, 0, n, cpu);
+  return cpu;
+}
+
+/// One GPU record against the CPU's group: a missing group or a different count, min or max
+/// counts in `bad`, the sums' error goes into `worst`. Returns the record's key.
+std::int64_t compare_record(const gb::PartitionedTable& cpu, const std::uint64_t* rec,
+                            unsigned fields, std::int64_t& bad, double& worst) {
+  std::int64_t k = 0;
+  gb::GroupState g;
+  gb::unpack_record(rec, fields, k, g);
+  const gb::GroupState* r = cpu.find(k);
+  if (r == nullptr || r->count != g.count || r->min_x != g.min_x || r->max_x != g.max_x) {
+    ++bad;
+  } else {
+    worst = std::max({worst, gb::sum_error(r->sum_x, g.sum_x, r->count),
+                      gb::sum_error(r->sum_y, g.sum_y, r->count)});
+  }
+  return k;
+}
+
 }  // namespace
 
 TEST(GroupbyGpu, GenerationIsBitIdentical) {
@@ -146,16 +177,7 @@ TEST(GroupbyGpu, HashTableWithHotKeysAndOwnerCompaction) {
       gb::gpu::hash_aggregate(t, d.ptrs(), n / 2, s);  // two launches into one table
       gb::gpu::hash_aggregate(t, rest, n - n / 2, s);
     }
-    // CPU twin.
-    std::vector<std::int64_t> key(n);
-    std::vector<double> x(n), y(n);
-    gb::ColumnPtrs hc;
-    hc.key = key.data();
-    hc.x = x.data();
-    hc.y = y.data();
-    gb::generate_rows(c.table(), 0, n, c.def.columns, hc);
-    gb::PartitionedTable cpu(4, 16);
-    gb::aggregate_rows(c.def, hc, 0, n, cpu);
+    const gb::PartitionedTable cpu = cpu_groups(c, n);
     // Compaction grouped by 3 owners.
     const int w = gb::record_width(c.def.fields);
     DevBuf<std::uint64_t> out(static_cast<std::size_t>(c.max_groups(n)) * w);
@@ -168,17 +190,9 @@ TEST(GroupbyGpu, HashTableWithHotKeysAndOwnerCompaction) {
     double worst = 0;
     for (int o = 0; o < 3; ++o) {
       for (long long i = offsets[o]; i < offsets[o] + counts[o]; ++i) {
-        std::int64_t k = 0;
-        gb::GroupState g;
-        gb::unpack_record(&recs[static_cast<std::size_t>(i) * w], c.def.fields, k, g);
+        const std::int64_t k =
+            compare_record(cpu, &recs[static_cast<std::size_t>(i) * w], c.def.fields, bad, worst);
         EXPECT_EQ(gb::owner_of(k, 3), o);
-        const gb::GroupState* r = cpu.find(k);
-        if (r == nullptr || r->count != g.count || r->min_x != g.min_x || r->max_x != g.max_x) {
-          ++bad;
-          continue;
-        }
-        worst = std::max({worst, gb::sum_error(r->sum_x, g.sum_x, r->count),
-                          gb::sum_error(r->sum_y, g.sum_y, r->count)});
       }
     }
     EXPECT_EQ(bad, 0) << card;
@@ -259,16 +273,7 @@ TEST(GroupbyGpu, PeerExchangeEqualsTheCpu) {
   for (Worker& k : w) landings.push_back(k.sh.landing);
   for (Worker& k : w) gb::gpu::shuffle_set_landings(k.sh, landings);
   const int R = w[0].sh.regions();
-  // CPU twin.
-  std::vector<std::int64_t> key(n);
-  std::vector<double> x(n), y(n);
-  gb::ColumnPtrs hc;
-  hc.key = key.data();
-  hc.x = x.data();
-  hc.y = y.data();
-  gb::generate_rows(c.table(), 0, n, c.def.columns, hc);
-  gb::PartitionedTable cpu(4, 16);
-  gb::aggregate_rows(c.def, hc, 0, n, cpu);
+  const gb::PartitionedTable cpu = cpu_groups(c, n);
   const int tasks = 3;  // per worker; worker j stages rows [j n / P, (j + 1) n / P)
   const std::int64_t part = n / P, per_task = part / tasks;
   const int wd = gb::record_width(c.def.fields);
@@ -325,17 +330,8 @@ TEST(GroupbyGpu, PeerExchangeEqualsTheCpu) {
       EXPECT_EQ(st.overflow, 0);
       const std::vector<std::uint64_t> recs = out.host();
       for (unsigned long long i = 0; i < st.records; ++i) {
-        std::int64_t k = 0;
-        gb::GroupState g;
-        gb::unpack_record(&recs[i * wd], c.def.fields, k, g);
+        const std::int64_t k = compare_record(cpu, &recs[i * wd], c.def.fields, bad, worst);
         EXPECT_EQ(gb::owner_of(k, P, sh.owner_bits), o);
-        const gb::GroupState* r = cpu.find(k);
-        if (r == nullptr || r->count != g.count || r->min_x != g.min_x || r->max_x != g.max_x) {
-          ++bad;
-          continue;
-        }
-        worst = std::max({worst, gb::sum_error(r->sum_x, g.sum_x, r->count),
-                          gb::sum_error(r->sum_y, g.sum_y, r->count)});
       }
       groups += static_cast<std::int64_t>(st.records);
     }

@@ -264,8 +264,10 @@ class GpuWorker final : public WorkerCase {
 
   static constexpr int kMaxChunks = 8;  ///< most pieces of the row shuffle's exchange
   /// Blocks of a push kernel (SCALEBENCH_PUSH_CTAS overrides; 2 x H200, 2026-11-22, by-key
-  /// large: 8 / 16 / 32 / 64 blocks 6.12 / 5.37 / 5.91 / 6.26 ms). The peer exchange's events
-  /// are chunk_events_[0..2]: the first push, the last push's end, the landed rows read.
+  /// large: 8 / 12 / 16 / 20 / 32 / 64 blocks 6.12 / 5.74 / 5.37 / 5.60 / 5.91 / 6.26 ms, then
+  /// with owners by slot range 16 / 20 blocks 4.98 / 5.15 ms: more blocks land the rows sooner
+  /// and slow the tasks more). The peer exchange's events are chunk_events_[0..6]: the first
+  /// push, the last push's end, the landed rows read, then trace points.
   static constexpr int kPushCtas = 16;
   /// How the row shuffle's rows travel: NCCL after the tasks, or copied into their owners'
   /// memory after each task (gpu_exchange; decided in the first repeat).
@@ -609,7 +611,8 @@ class GpuWorker final : public WorkerCase {
 
   /// Decides how the row shuffle's rows travel (collective over the case's workers, which all
   /// reach the same answer): `peer` when gpu_exchange allows it, every worker of the case is on
-  /// this node and CUDA IPC maps every peer's send buckets here; else `nccl`.
+  /// this node, each has room for its landing area and CUDA IPC maps every peer's landing area
+  /// here; else `nccl`.
   void choose_exchange() {
     exchange_ = Exchange::nccl;
     if (cfg_.gpu_exchange == "nccl") return;
