@@ -238,8 +238,8 @@ TEST(GroupbyGpu, HashTableWithHotKeysAndOwnerCompaction) {
 // mapped here or this one's): each worker stages its third of the rows task by task and pushes
 // what its buckets gained to the other owners beside the next staging; each owner then splits
 // its own rows and the landed ones into its slices and folds once. Every group of each owner's
-// table equals the CPU's. Two repeats over the same buffers (the second overwrites the first's
-// rows), with one and with seven push blocks.
+// table equals the CPU's. Keys as 64-bit and as 32-bit words; two repeats over the same
+// buffers each (the second overwrites the first's rows), with one and with seven push blocks.
 TEST(GroupbyGpu, PeerExchangeEqualsTheCpu) {
   REQUIRE_GPU();
   cudaStream_t s = context()->stream;
@@ -257,22 +257,6 @@ TEST(GroupbyGpu, PeerExchangeEqualsTheCpu) {
     gb::gpu::RowShuffle sh;
     std::vector<unsigned long long> cur;
   };
-  std::vector<Worker> w(P);
-  for (Worker& k : w) {
-    k.owner = gb::gpu::make_hash(share + share / 8 + 1024, c.def.fields);
-    k.spill = gb::gpu::make_hash(c.max_groups(n), c.def.fields);
-    gb::gpu::hash_clear(k.spill, s);
-    k.sh = gb::gpu::plan_row_shuffle(k.owner, P, n);
-    ASSERT_EQ(k.sh.owners, P);
-    while ((std::int64_t{1} << k.sh.owner_bits) < k.spill.capacity) ++k.sh.owner_bits;
-    gb::gpu::alloc_row_shuffle(k.sh);
-    gb::gpu::alloc_landing(k.sh);
-    k.cur.resize(static_cast<std::size_t>(k.sh.buckets()));
-  }
-  std::vector<void*> landings;
-  for (Worker& k : w) landings.push_back(k.sh.landing);
-  for (Worker& k : w) gb::gpu::shuffle_set_landings(k.sh, landings);
-  const int R = w[0].sh.regions();
   const gb::PartitionedTable cpu = cpu_groups(c, n);
   const int tasks = 3;  // per worker; worker j stages rows [j n / P, (j + 1) n / P)
   const std::int64_t part = n / P, per_task = part / tasks;
@@ -281,71 +265,91 @@ TEST(GroupbyGpu, PeerExchangeEqualsTheCpu) {
   SB_CUDA_CHECK(cudaStreamCreateWithFlags(&ps, cudaStreamNonBlocking));
   cudaEvent_t staged = nullptr;
   SB_CUDA_CHECK(cudaEventCreateWithFlags(&staged, cudaEventDisableTiming));
-  for (int repeat = 0; repeat < 2; ++repeat) {
-    const int ctas = repeat == 0 ? 1 : 7;  // one block takes every item; several share them
-    SCOPED_TRACE("repeat " + std::to_string(repeat));
+  for (const bool narrow : {false, true}) {
+    SCOPED_TRACE(narrow ? "32-bit keys" : "64-bit keys");
+    std::vector<Worker> w(P);
     for (Worker& k : w) {
-      gb::gpu::hash_clear(k.owner, s);
-      gb::gpu::shuffle_clear(k.sh, s);
+      k.owner = gb::gpu::make_hash(share + share / 8 + 1024, c.def.fields);
+      k.spill = gb::gpu::make_hash(c.max_groups(n), c.def.fields);
+      gb::gpu::hash_clear(k.spill, s);
+      k.sh = gb::gpu::plan_row_shuffle(k.owner, P, n);
+      ASSERT_EQ(k.sh.owners, P);
+      while ((std::int64_t{1} << k.sh.owner_bits) < k.spill.capacity) ++k.sh.owner_bits;
+      k.sh.narrow_keys = narrow;
+      gb::gpu::alloc_row_shuffle(k.sh);
+      gb::gpu::alloc_landing(k.sh);
+      k.cur.resize(static_cast<std::size_t>(k.sh.buckets()));
     }
-    for (int t = 0; t < tasks; ++t) {
-      for (int j = 0; j < P; ++j) {
-        gb::ColumnPtrs in = d.ptrs();
-        const std::int64_t r0 = j * part + t * per_task;
-        const std::int64_t end = j + 1 < P ? (j + 1) * part : n;
-        const std::int64_t rows = t + 1 < tasks ? per_task : end - r0;
-        in.key += r0;
-        in.x += r0;
-        in.y += r0;
-        gb::gpu::shuffle_stage(w[j].owner, w[j].spill, w[j].sh, in, rows, s);
-        gb::gpu::shuffle_snapshot(w[j].sh, t, s);
-        SB_CUDA_CHECK(cudaEventRecord(staged, s));
-        SB_CUDA_CHECK(cudaStreamWaitEvent(ps, staged, 0));
-        gb::gpu::shuffle_push(w[j].sh, j, t - 1, t, ctas, ps);
+    std::vector<void*> landings;
+    for (Worker& k : w) landings.push_back(k.sh.landing);
+    for (Worker& k : w) gb::gpu::shuffle_set_landings(k.sh, landings);
+    const int R = w[0].sh.regions();
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      const int ctas = repeat == 0 ? 1 : 7;  // one block takes every item; several share them
+      SCOPED_TRACE("repeat " + std::to_string(repeat));
+      for (Worker& k : w) {
+        gb::gpu::hash_clear(k.owner, s);
+        gb::gpu::shuffle_clear(k.sh, s);
       }
-    }
-    SB_CUDA_CHECK(cudaDeviceSynchronize());
-    for (Worker& k : w) gb::gpu::shuffle_cursors(k.sh, k.cur.data(), s);
-    std::int64_t groups = 0, bad = 0;
-    double worst = 0;
-    for (int o = 0; o < P; ++o) {
-      gb::gpu::RowShuffle& sh = w[o].sh;
-      EXPECT_EQ(gb::gpu::shuffle_own_segments(sh, o, w[o].cur.data()), R);
-      std::vector<long long> landed(static_cast<std::size_t>(P) * R);
-      for (int q = 0; q < P; ++q)
-        for (int r = 0; r < R; ++r) {
-          const unsigned long long cnt = w[q].cur[static_cast<std::size_t>(o) * R + r];
-          ASSERT_LE(cnt, static_cast<unsigned long long>(sh.rcap));  // no spill here
-          landed[static_cast<std::size_t>(q) * R + r] = static_cast<long long>(cnt);
+      for (int t = 0; t < tasks; ++t) {
+        for (int j = 0; j < P; ++j) {
+          gb::ColumnPtrs in = d.ptrs();
+          const std::int64_t r0 = j * part + t * per_task;
+          const std::int64_t end = j + 1 < P ? (j + 1) * part : n;
+          const std::int64_t rows = t + 1 < tasks ? per_task : end - r0;
+          in.key += r0;
+          in.x += r0;
+          in.y += r0;
+          gb::gpu::shuffle_stage(w[j].owner, w[j].spill, w[j].sh, in, rows, s);
+          gb::gpu::shuffle_snapshot(w[j].sh, t, s);
+          SB_CUDA_CHECK(cudaEventRecord(staged, s));
+          SB_CUDA_CHECK(cudaStreamWaitEvent(ps, staged, 0));
+          gb::gpu::shuffle_push(w[j].sh, j, t - 1, t, ctas, ps);
         }
-      const int nl = gb::gpu::shuffle_landed_segments(sh, o, landed.data(), R);
-      EXPECT_EQ(nl, (P - 1) * R);
-      gb::gpu::shuffle_upload(sh, s);
-      gb::gpu::shuffle_slices_clear(sh, s);
-      gb::gpu::shuffle_restage(w[o].owner, sh, 0, R, sh.key, false, s);
-      gb::gpu::shuffle_restage(w[o].owner, sh, R, nl, sh.landing, false, s);
-      gb::gpu::shuffle_fold(w[o].owner, sh, 0, R, s);
-      DevBuf<std::uint64_t> out(static_cast<std::size_t>(w[o].owner.capacity) * wd);
-      const gb::gpu::TableStatus st = gb::gpu::hash_finish(w[o].owner, out.p, s);
-      EXPECT_EQ(st.overflow, 0);
-      const std::vector<std::uint64_t> recs = out.host();
-      for (unsigned long long i = 0; i < st.records; ++i) {
-        const std::int64_t k = compare_record(cpu, &recs[i * wd], c.def.fields, bad, worst);
-        EXPECT_EQ(gb::owner_of(k, P, sh.owner_bits), o);
       }
-      groups += static_cast<std::int64_t>(st.records);
+      SB_CUDA_CHECK(cudaDeviceSynchronize());
+      for (Worker& k : w) gb::gpu::shuffle_cursors(k.sh, k.cur.data(), s);
+      std::int64_t groups = 0, bad = 0;
+      double worst = 0;
+      for (int o = 0; o < P; ++o) {
+        gb::gpu::RowShuffle& sh = w[o].sh;
+        EXPECT_EQ(gb::gpu::shuffle_own_segments(sh, o, w[o].cur.data()), R);
+        std::vector<long long> landed(static_cast<std::size_t>(P) * R);
+        for (int q = 0; q < P; ++q)
+          for (int r = 0; r < R; ++r) {
+            const unsigned long long cnt = w[q].cur[static_cast<std::size_t>(o) * R + r];
+            ASSERT_LE(cnt, static_cast<unsigned long long>(sh.rcap));  // no spill here
+            landed[static_cast<std::size_t>(q) * R + r] = static_cast<long long>(cnt);
+          }
+        const int nl = gb::gpu::shuffle_landed_segments(sh, o, landed.data(), R);
+        EXPECT_EQ(nl, (P - 1) * R);
+        gb::gpu::shuffle_upload(sh, s);
+        gb::gpu::shuffle_slices_clear(sh, s);
+        gb::gpu::shuffle_restage(w[o].owner, sh, 0, R, sh.key, sh.narrow_keys, s);
+        gb::gpu::shuffle_restage(w[o].owner, sh, R, nl, sh.landing, sh.narrow_keys, s);
+        gb::gpu::shuffle_fold(w[o].owner, sh, 0, R, s);
+        DevBuf<std::uint64_t> out(static_cast<std::size_t>(w[o].owner.capacity) * wd);
+        const gb::gpu::TableStatus st = gb::gpu::hash_finish(w[o].owner, out.p, s);
+        EXPECT_EQ(st.overflow, 0);
+        const std::vector<std::uint64_t> recs = out.host();
+        for (unsigned long long i = 0; i < st.records; ++i) {
+          const std::int64_t k = compare_record(cpu, &recs[i * wd], c.def.fields, bad, worst);
+          EXPECT_EQ(gb::owner_of(k, P, sh.owner_bits), o);
+        }
+        groups += static_cast<std::int64_t>(st.records);
+      }
+      EXPECT_EQ(static_cast<std::size_t>(groups), cpu.size());
+      EXPECT_EQ(bad, 0);
+      EXPECT_LE(worst, 1e-9);
     }
-    EXPECT_EQ(static_cast<std::size_t>(groups), cpu.size());
-    EXPECT_EQ(bad, 0);
-    EXPECT_LE(worst, 1e-9);
+    for (Worker& k : w) {
+      gb::gpu::free_row_shuffle(k.sh);
+      gb::gpu::free_hash(k.owner);
+      gb::gpu::free_hash(k.spill);
+    }
   }
   SB_CUDA_CHECK(cudaEventDestroy(staged));
   SB_CUDA_CHECK(cudaStreamDestroy(ps));
-  for (Worker& k : w) {
-    gb::gpu::free_row_shuffle(k.sh);
-    gb::gpu::free_hash(k.owner);
-    gb::gpu::free_hash(k.spill);
-  }
 }
 
 TEST(GroupbyGpu, DenseKernelsWithVariance) {

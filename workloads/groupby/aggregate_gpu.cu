@@ -455,12 +455,12 @@ struct TileTarget {
 
 /// One tile: rows [base, min(n, base + tile)) of (keys, x, y) into the buckets of the regions
 /// of `tt`.
-template <class Key>
+template <class Key, class OutKey = std::int64_t>
 __device__ __forceinline__ void stage_tile(StageShared& sh, const TileTarget& tt, const Key* keys,
                                            const double* x, const double* y, std::int64_t n,
-                                           std::int64_t base, std::int64_t* skey, double* sx,
-                                           double* sy, std::int64_t rcap,
-                                           unsigned long long* cursor, int* overflow) {
+                                           std::int64_t base, OutKey* skey, double* sx, double* sy,
+                                           std::int64_t rcap, unsigned long long* cursor,
+                                           int* overflow) {
   const std::uint64_t mask = tt.mask;
   const int shift = tt.shift;
   const unsigned sub_mask = tt.sub_mask;
@@ -527,7 +527,7 @@ __device__ __forceinline__ void stage_tile(StageShared& sh, const TileTarget& tt
     const unsigned long long p = sh.base[q] + static_cast<unsigned long long>(j - sh.off[q]);
     if (p < static_cast<unsigned long long>(rcap)) {
       const std::int64_t o = static_cast<std::int64_t>(q) * rcap + static_cast<std::int64_t>(p);
-      skey[o] = sh.k[j];
+      skey[o] = static_cast<OutKey>(sh.k[j]);
       sx[o] = sh.x[j];
       if (ry) sy[o] = sh.y[j];
     } else {
@@ -545,12 +545,12 @@ __device__ __forceinline__ void stage_tile(StageShared& sh, const TileTarget& tt
 /// tile, each region's run is reserved with one global atomic, and consecutive threads then
 /// write consecutive rows of a run. A warp's stores thus land on a few lines instead of one
 /// line per row (a direct per-row scatter measured about 0.9 TB/s on an H200, this 1.7 TB/s).
+template <class OutKey>
 __global__ void __launch_bounds__(kStageThreads)
     stage_rows_kernel(const TileTarget tt, const std::int64_t* __restrict__ keys,
                       const double* __restrict__ x, const double* __restrict__ y, std::int64_t n,
-                      std::int64_t* __restrict__ skey, double* __restrict__ sx,
-                      double* __restrict__ sy, std::int64_t rcap,
-                      unsigned long long* __restrict__ cursor, int* overflow) {
+                      OutKey* __restrict__ skey, double* __restrict__ sx, double* __restrict__ sy,
+                      std::int64_t rcap, unsigned long long* __restrict__ cursor, int* overflow) {
   extern __shared__ unsigned char stage_smem[];
   StageShared& sh = *reinterpret_cast<StageShared*>(stage_smem);
   constexpr std::int64_t kTile = kStageThreads * kStageRows;
@@ -655,15 +655,15 @@ __device__ __forceinline__ int segment_of(const int* tile_start, int nseg, int t
 template <bool kNarrow>
 using PackedKey = std::conditional_t<kNarrow, std::uint32_t, std::uint64_t>;
 
-/// Packs the send buckets: segment s copies rows[s] rows from bucket offset src[s] to the
-/// packed arrays: keys from key offset keyoff[s], x from word dst[s] and, when present, y from
-/// dst[s] + plane[s].
+/// Packs the send buckets (their keys already of the packed width): segment s copies rows[s]
+/// rows from bucket offset src[s] to the packed arrays: keys from key offset keyoff[s], x from word
+/// dst[s] and, when present, y from dst[s] + plane[s].
 template <bool kNarrow>
 __global__ void __launch_bounds__(kStageThreads)
     pack_kernel(int nseg, const std::int64_t* __restrict__ src,
                 const std::int64_t* __restrict__ rows, const std::int64_t* __restrict__ keyoff,
                 const std::int64_t* __restrict__ dst, const std::int64_t* __restrict__ plane,
-                const std::int64_t* __restrict__ key, const double* __restrict__ x,
+                const PackedKey<kNarrow>* __restrict__ key, const double* __restrict__ x,
                 const double* __restrict__ y, std::uint64_t* __restrict__ out) {
   __shared__ typename cub::BlockScan<unsigned, kStageThreads>::TempStorage scan;
   __shared__ int tile_start[kMaxRegions + 1];
@@ -678,7 +678,7 @@ __global__ void __launch_bounds__(kStageThreads)
     auto* ox = reinterpret_cast<double*>(out + dst[q] + base);
     double* oy = ox + plane[q];
     for (int j = threadIdx.x; j < n; j += kStageThreads) {
-      ok[j] = static_cast<PackedKey<kNarrow>>(key[i0 + j]);
+      ok[j] = key[i0 + j];
       ox[j] = x[i0 + j];
       if (y != nullptr) oy[j] = y[i0 + j];
     }
@@ -718,20 +718,47 @@ __global__ void __launch_bounds__(kStageThreads)
   }
 }
 
+/// Elements [lo, hi) of src to dst by one block, 16-byte words in the middle (src + lo and
+/// dst + lo share their alignment modulo 16 bytes).
+template <class T>
+__device__ __forceinline__ void copy_run(const T* __restrict__ src, T* __restrict__ dst,
+                                         std::int64_t lo, std::int64_t hi) {
+  constexpr std::int64_t kV = 16 / sizeof(T);  // elements per 16-byte word
+  const std::int64_t head = min(hi, (lo + kV - 1) / kV * kV);
+  if (threadIdx.x < head - lo) dst[lo + threadIdx.x] = src[lo + threadIdx.x];
+  const std::int64_t words = (hi - head) / kV;
+  const auto* s2 = reinterpret_cast<const ulonglong2*>(src + head);
+  auto* d2 = reinterpret_cast<ulonglong2*>(dst + head);
+  constexpr int kU = 4;
+  std::int64_t j = threadIdx.x;
+  for (; j + (kU - 1) * kStageThreads < words; j += kU * kStageThreads) {
+    ulonglong2 v[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) v[u] = __ldg(s2 + j + u * kStageThreads);
+#pragma unroll
+    for (int u = 0; u < kU; ++u) d2[j + u * kStageThreads] = v[u];
+  }
+  for (; j < words; j += kStageThreads) d2[j] = __ldg(s2 + j);
+  const std::int64_t tail = head + words * kV;
+  if (threadIdx.x < hi - tail) dst[tail + threadIdx.x] = src[tail + threadIdx.x];
+}
+
 /// The peer exchange's copy (shuffle_push): for every other owner o and region r, rows
 /// [prev, cur) of bucket (o, r) (counts capped at rcap; prev null: 0) in every plane, from this
 /// worker's buckets into block `me` of owner o's landing area (another GPU's memory, mapped;
-/// stores cross NVLink). Each block takes (owner, region, plane) items in turn; 16-byte words
-/// (rcap and the block sizes are even, so a run's source and destination share their
-/// alignment).
+/// stores cross NVLink). Each block takes (owner, region, plane) items in turn. Keys are 32-bit
+/// words when `narrow`; every plane and bucket starts 16-byte aligned (rcap is a multiple of
+/// 32).
 __global__ void __launch_bounds__(kStageThreads)
     push_rows_kernel(const std::uint64_t* __restrict__ buckets, std::uint64_t* const* dests,
                      const unsigned long long* __restrict__ prev,
                      const unsigned long long* __restrict__ cur, int me, int owners, int regions,
-                     int planes, std::int64_t rcap, std::int64_t block) {
+                     int planes, bool narrow, std::int64_t rcap, std::int64_t block) {
   const int items = owners * regions * planes;
-  const std::int64_t plane_src = static_cast<std::int64_t>(owners) * regions * rcap;
-  const std::int64_t plane_dst = static_cast<std::int64_t>(regions) * rcap;
+  const std::int64_t rows_src = static_cast<std::int64_t>(owners) * regions * rcap;
+  const std::int64_t rows_dst = static_cast<std::int64_t>(regions) * rcap;
+  const std::int64_t keys_src = narrow ? rows_src / 2 : rows_src;  // key plane words
+  const std::int64_t keys_dst = narrow ? rows_dst / 2 : rows_dst;
   const auto cap = static_cast<unsigned long long>(rcap);
   for (int it = blockIdx.x; it < items; it += gridDim.x) {
     const int z = it % planes;
@@ -742,29 +769,18 @@ __global__ void __launch_bounds__(kStageThreads)
     const unsigned long long c1 = cur[b] < cap ? cur[b] : cap;
     const unsigned long long c0 = prev == nullptr ? 0ull : (prev[b] < cap ? prev[b] : cap);
     if (c1 <= c0) continue;
-    const std::uint64_t* src = buckets + z * plane_src + static_cast<std::int64_t>(b) * rcap;
-    std::uint64_t* dst =
-        dests[o] + block * me + z * plane_dst + static_cast<std::int64_t>(r) * rcap;
-    auto lo = static_cast<std::int64_t>(c0);
+    const auto lo = static_cast<std::int64_t>(c0);
     const auto hi = static_cast<std::int64_t>(c1);
-    if ((lo & 1) != 0) {
-      if (threadIdx.x == 0) dst[lo] = src[lo];
-      ++lo;
+    std::uint64_t* dst = dests[o] + block * me;
+    if (z == 0 && narrow) {
+      copy_run(reinterpret_cast<const std::uint32_t*>(buckets) + b * rcap,
+               reinterpret_cast<std::uint32_t*>(dst) + r * rcap, lo, hi);
+    } else if (z == 0) {
+      copy_run(buckets + b * rcap, dst + r * rcap, lo, hi);
+    } else {
+      copy_run(buckets + keys_src + (z - 1) * rows_src + b * rcap,
+               dst + keys_dst + (z - 1) * rows_dst + r * rcap, lo, hi);
     }
-    const std::int64_t pairs = (hi - lo) / 2;
-    const auto* s2 = reinterpret_cast<const ulonglong2*>(src + lo);
-    auto* d2 = reinterpret_cast<ulonglong2*>(dst + lo);
-    constexpr int kU = 4;
-    std::int64_t j = threadIdx.x;
-    for (; j + (kU - 1) * kStageThreads < pairs; j += kU * kStageThreads) {
-      ulonglong2 v[kU];
-#pragma unroll
-      for (int u = 0; u < kU; ++u) v[u] = __ldg(s2 + j + u * kStageThreads);
-#pragma unroll
-      for (int u = 0; u < kU; ++u) d2[j + u * kStageThreads] = v[u];
-    }
-    for (; j < pairs; j += kStageThreads) d2[j] = __ldg(s2 + j);
-    if (((hi - lo) & 1) != 0 && threadIdx.x == 0) dst[hi - 1] = src[hi - 1];
   }
 }
 
@@ -1216,8 +1232,10 @@ int slice_bits_for(int width) {
 std::size_t stage_shared() {
   static const std::size_t bytes = [] {
     const auto b = static_cast<int>(sizeof(StageShared));
-    SB_CUDA_CHECK(
-        cudaFuncSetAttribute(stage_rows_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+    SB_CUDA_CHECK(cudaFuncSetAttribute(stage_rows_kernel<std::int64_t>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+    SB_CUDA_CHECK(cudaFuncSetAttribute(stage_rows_kernel<std::uint32_t>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, b));
     SB_CUDA_CHECK(
         cudaFuncSetAttribute(restage_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
     SB_CUDA_CHECK(cudaFuncSetAttribute(restage_segments_kernel<true>,
@@ -1238,8 +1256,9 @@ void stage_launch(const HashTable& t, int shift, unsigned sub_mask, int regions,
   const TileTarget tt{mask,    shift,   sub_mask,
                       regions, 1,       reinterpret_cast<unsigned long long*>(t.slots),
                       mask,    t.width, t.fields};
-  stage_rows_kernel<<<grid_for(n, kStageThreads * kStageRows, 3), kStageThreads, stage_shared(),
-                      stream>>>(tt, key, x, y, n, okey, ox, oy, cap, cursor, t.overflow);
+  stage_rows_kernel<std::int64_t>
+      <<<grid_for(n, kStageThreads * kStageRows, 3), kStageThreads, stage_shared(), stream>>>(
+          tt, key, x, y, n, okey, ox, oy, cap, cursor, t.overflow);
   SB_CUDA_CHECK_LAUNCH();
 }
 
@@ -1442,8 +1461,10 @@ void alloc_row_shuffle(RowShuffle& s) {
   const std::size_t srows = S * static_cast<std::size_t>(s.scap);
   // The send buckets in one allocation (keys, x, y planes back to back), so that the worker's
   // own buckets read like received data (shuffle_aggregate with from_buckets).
-  SB_CUDA_CHECK(cudaMalloc(&s.key, sizeof(std::int64_t) * rows * s.planes()));
-  s.x = reinterpret_cast<double*>(s.key + rows);
+  SB_CUDA_CHECK(cudaMalloc(
+      &s.key, sizeof(std::int64_t) * static_cast<std::size_t>(s.bucket_key_words() +
+                                                              (s.planes() - 1) * s.plane_rows())));
+  s.x = reinterpret_cast<double*>(s.key + s.bucket_key_words());
   s.y = s.with_y ? s.x + rows : nullptr;
   SB_CUDA_CHECK(cudaMalloc(&s.cursor, sizeof(unsigned long long) * B));
   SB_CUDA_CHECK(cudaMemset(s.cursor, 0, sizeof(unsigned long long) * B));
@@ -1498,9 +1519,16 @@ void shuffle_stage(const HashTable& owner, const HashTable& spill, const RowShuf
                       spill.width,
                       spill.fields,
                       s.owner_bits};
-  stage_rows_kernel<<<grid_for(n, kStageThreads * kStageRows, 3), kStageThreads, stage_shared(),
-                      stream>>>(tt, in.key, in.x, s.with_y ? in.y : nullptr, n, s.key, s.x, s.y,
-                                s.rcap, s.cursor, spill.overflow);
+  const int grid = grid_for(n, kStageThreads * kStageRows, 3);
+  const double* y = s.with_y ? in.y : nullptr;
+  if (s.narrow_keys) {
+    stage_rows_kernel<std::uint32_t><<<grid, kStageThreads, stage_shared(), stream>>>(
+        tt, in.key, in.x, y, n, reinterpret_cast<std::uint32_t*>(s.key), s.x, s.y, s.rcap, s.cursor,
+        spill.overflow);
+  } else {
+    stage_rows_kernel<std::int64_t><<<grid, kStageThreads, stage_shared(), stream>>>(
+        tt, in.key, in.x, y, n, s.key, s.x, s.y, s.rcap, s.cursor, spill.overflow);
+  }
   SB_CUDA_CHECK_LAUNCH();
 }
 
@@ -1520,10 +1548,16 @@ void shuffle_pack(const RowShuffle& s, int seg0, int nseg, cudaStream_t stream) 
   if (nseg <= 0) return;
   const std::int64_t B = s.buckets();
   const std::int64_t* seg = s.segs + seg0;
-  auto* kernel = s.narrow_keys ? pack_kernel<true> : pack_kernel<false>;
-  kernel<<<device_sms() * 2, kStageThreads, 0, stream>>>(
-      nseg, seg + kPackSrc * B, seg + kPackRows * B, seg + kPackKey * B, seg + kPackDst * B,
-      seg + kPackPlane * B, s.key, s.x, s.with_y ? s.y : nullptr, s.send);
+  const double* y = s.with_y ? s.y : nullptr;
+  if (s.narrow_keys) {
+    pack_kernel<true><<<device_sms() * 2, kStageThreads, 0, stream>>>(
+        nseg, seg + kPackSrc * B, seg + kPackRows * B, seg + kPackKey * B, seg + kPackDst * B,
+        seg + kPackPlane * B, reinterpret_cast<const std::uint32_t*>(s.key), s.x, y, s.send);
+  } else {
+    pack_kernel<false><<<device_sms() * 2, kStageThreads, 0, stream>>>(
+        nseg, seg + kPackSrc * B, seg + kPackRows * B, seg + kPackKey * B, seg + kPackDst * B,
+        seg + kPackPlane * B, reinterpret_cast<const std::uint64_t*>(s.key), s.x, y, s.send);
+  }
   SB_CUDA_CHECK_LAUNCH();
 }
 
@@ -1556,9 +1590,9 @@ void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, in
                                 sizeof(unsigned long long) * static_cast<std::size_t>(nregions) *
                                     static_cast<std::size_t>(per),
                                 stream));
-  // received rows: packed keys of the wire's width; the send buckets: 64-bit keys
+  // received rows and the send buckets: keys of the wire's width
   const void* data = from_buckets ? static_cast<const void*>(s.key) : s.recv;
-  shuffle_restage(owner, s, seg0, nseg, data, s.narrow_keys && !from_buckets, stream);
+  shuffle_restage(owner, s, seg0, nseg, data, s.narrow_keys, stream);
   shuffle_fold(owner, s, region0, nregions, stream);
 }
 
@@ -1599,18 +1633,19 @@ void shuffle_push(const RowShuffle& s, int me, int prev_slot, int slot, int ctas
   push_rows_kernel<<<ctas, kStageThreads, 0, stream>>>(
       reinterpret_cast<const std::uint64_t*>(s.key), s.dests, prev,
       s.snaps + static_cast<std::size_t>(slot) * s.buckets(), me, s.owners, s.regions(), s.planes(),
-      s.rcap, s.landing_block());
+      s.narrow_keys, s.rcap, s.landing_block());
   SB_CUDA_CHECK_LAUNCH();
 }
 
 namespace {
 
-void set_recv_segment(const RowShuffle& s, std::int64_t idx, std::int64_t first, std::int64_t plane,
-                      std::int64_t rows, int region) {
+/// Receive segment idx: `key` in keys of the wire's width, `x` in words, y at x + plane.
+void set_recv_segment(const RowShuffle& s, std::int64_t idx, std::int64_t key, std::int64_t x,
+                      std::int64_t plane, std::int64_t rows, int region) {
   const std::int64_t B = s.buckets();
   std::int64_t* hs = s.host_segs;
-  hs[kRecvKey * B + idx] = first;
-  hs[kRecvOff * B + idx] = first + plane;
+  hs[kRecvKey * B + idx] = key;
+  hs[kRecvOff * B + idx] = x;
   hs[kRecvRows * B + idx] = rows;
   hs[kRecvRegion * B + idx] = region;
   hs[kRecvPlane * B + idx] = plane;
@@ -1622,7 +1657,7 @@ int shuffle_own_segments(const RowShuffle& s, int me, const unsigned long long* 
   const int R = s.regions();
   for (int r = 0; r < R; ++r) {
     const std::int64_t b = static_cast<std::int64_t>(me) * R + r;
-    set_recv_segment(s, r, b * s.rcap, s.buckets() * s.rcap,
+    set_recv_segment(s, r, b * s.rcap, s.bucket_key_words() + b * s.rcap, s.plane_rows(),
                      static_cast<std::int64_t>(std::min<unsigned long long>(
                          counts[b], static_cast<unsigned long long>(s.rcap))),
                      r);
@@ -1635,10 +1670,13 @@ int shuffle_landed_segments(const RowShuffle& s, int me, const long long* rows, 
   int n = R;
   for (int q = 0; q < s.owners; ++q) {
     if (q == me) continue;
-    for (int r = 0; r < R; ++r, ++n)
-      set_recv_segment(s, n, s.landing_block() * q + static_cast<std::int64_t>(r) * s.rcap,
+    for (int r = 0; r < R; ++r, ++n) {
+      const std::int64_t w0 = s.landing_block() * q;  // the block's first word
+      const std::int64_t at = static_cast<std::int64_t>(r) * s.rcap;
+      set_recv_segment(s, n, s.key_offset(w0) + at, w0 + s.key_words(R * s.rcap) + at,
                        static_cast<std::int64_t>(R) * s.rcap,
                        rows[static_cast<std::size_t>(q) * stride + r], r);
+    }
   }
   return n - R;
 }

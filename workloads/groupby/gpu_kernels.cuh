@@ -189,12 +189,14 @@ struct RowShuffle {
   std::int64_t rcap = 0;      ///< rows per send bucket
   std::int64_t scap = 0;      ///< rows per slice bucket
   bool with_y = false;
-  /// Every key is below 2^32 (the case's key domain): packed keys travel as 32-bit words, 20
-  /// instead of 24 bytes a row with y (the exchange bounds the multi-GPU by-key case).
+  /// Every key is below 2^32 (the case's key domain): the send buckets, the landing areas and
+  /// the packed rows keep keys as 32-bit words, 20 instead of 24 bytes a row with y (the
+  /// exchange bounds the multi-GPU by-key case).
   bool narrow_keys = false;
   double bytes = 0;  ///< device bytes alloc_row_shuffle takes (without the packed arrays)
-  // send buckets [owners * R][rcap] and their cursors; one allocation: x = key + owners R rcap
-  // words, y = x + owners R rcap
+  // send buckets [owners * R][rcap] and their cursors; one allocation: the keys (32-bit words
+  // when narrow_keys: `key` then holds std::uint32_t), x at word bucket_key_words(), y = x +
+  // owners R rcap
   std::int64_t* key = nullptr;
   double* x = nullptr;
   double* y = nullptr;
@@ -223,9 +225,17 @@ struct RowShuffle {
   [[nodiscard]] int regions() const { return 1 << region_bits; }
   [[nodiscard]] int buckets() const { return owners << region_bits; }
   [[nodiscard]] int planes() const { return with_y ? 3 : 2; }
-  /// 8-byte words of one source's block of the landing area.
+  /// Rows of one plane of the send buckets.
+  [[nodiscard]] std::int64_t plane_rows() const {
+    return static_cast<std::int64_t>(buckets()) * rcap;
+  }
+  /// 8-byte words of the send buckets' key plane (keys of the wire's width; rcap is even).
+  [[nodiscard]] std::int64_t bucket_key_words() const { return key_words(plane_rows()); }
+  /// 8-byte words of one source's block of the landing area (its keys, x and y planes of R
+  /// buckets, laid out as in the send buckets).
   [[nodiscard]] std::int64_t landing_block() const {
-    return static_cast<std::int64_t>(planes()) * regions() * rcap;
+    const std::int64_t n = static_cast<std::int64_t>(regions()) * rcap;
+    return key_words(n) + (planes() - 1) * n;
   }
   [[nodiscard]] std::int64_t landing_words() const { return owners * landing_block(); }
   /// 8-byte words of the keys of a block of n packed rows.
@@ -283,7 +293,7 @@ int shuffle_own_segments(const RowShuffle& s, int me, const unsigned long long* 
 /// rows[q * stride + r] rows of region r. Returns their number.
 int shuffle_landed_segments(const RowShuffle& s, int me, const long long* rows, int stride);
 /// Splits segments [seg0, seg0 + nseg) of the receive fields into the slice buckets, their
-/// offsets addressing `data` (narrow: packed 32-bit keys, else 64-bit keys as in the send
+/// offsets addressing `data` (narrow: 32-bit keys, else 64-bit keys, as in the send
 /// buckets and the landing area).
 void shuffle_restage(const HashTable& owner, const RowShuffle& s, int seg0, int nseg,
                      const void* data, bool narrow, cudaStream_t stream);
@@ -300,7 +310,8 @@ void shuffle_upload(const RowShuffle& s, cudaStream_t stream);
 void shuffle_pack(const RowShuffle& s, int seg0, int nseg, cudaStream_t stream);
 /// Aggregates received segments [seg0, seg0 + nseg) (all in regions [region0, region0 +
 /// nregions)) into the owner's table. With from_buckets the segments' receive fields address
-/// the send buckets instead (64-bit keys from s.key, x at word offsets from s.key): a worker's
+/// the send buckets instead (keys of the wire's width from s.key, x at word offsets from
+/// s.key): a worker's
 /// own rows, which never travel.
 void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, int nseg, int region0,
                        int nregions, bool from_buckets, cudaStream_t stream);

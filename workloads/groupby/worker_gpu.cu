@@ -383,7 +383,7 @@ class GpuWorker final : public WorkerCase {
             const std::int64_t idx = static_cast<std::int64_t>(gp) * Rg + rr;
             const std::int64_t first = (static_cast<std::int64_t>(me) * R + r) * sh.rcap;
             hs[gpu::kRecvKey * B + idx] = first;
-            hs[gpu::kRecvOff * B + idx] = B * sh.rcap + first;
+            hs[gpu::kRecvOff * B + idx] = sh.bucket_key_words() + first;
             hs[gpu::kRecvRows * B + idx] = sc[rr];
             hs[gpu::kRecvRegion * B + idx] = r;
             hs[gpu::kRecvPlane * B + idx] = B * sh.rcap;
@@ -508,7 +508,7 @@ class GpuWorker final : public WorkerCase {
     SB_CUDA_CHECK(cudaEventRecord(ev[3], stream_));
     gpu::shuffle_upload(sh, stream_);
     gpu::shuffle_slices_clear(sh, stream_);
-    gpu::shuffle_restage(owner_table_, sh, 0, R, sh.key, false, stream_);
+    gpu::shuffle_restage(owner_table_, sh, 0, R, sh.key, sh.narrow_keys, stream_);
     SB_CUDA_CHECK(cudaEventRecord(ev[4], stream_));
     const double t_wait = now();
     SB_CUDA_CHECK(cudaEventRecord(chunk_events_[1], push_stream_));
@@ -539,7 +539,7 @@ class GpuWorker final : public WorkerCase {
     const int n = gpu::shuffle_landed_segments(sh, me, recvc.data(), W1);
     gpu::shuffle_upload(sh, stream_);
     SB_CUDA_CHECK(cudaEventRecord(ev[5], stream_));
-    gpu::shuffle_restage(owner_table_, sh, R, n, sh.landing, false, stream_);
+    gpu::shuffle_restage(owner_table_, sh, R, n, sh.landing, sh.narrow_keys, stream_);
     cudaEvent_t ev_read = ev[2];
     SB_CUDA_CHECK(cudaEventRecord(ev_read, stream_));
     gpu::shuffle_fold(owner_table_, sh, 0, R, stream_);
@@ -563,7 +563,8 @@ class GpuWorker final : public WorkerCase {
                    me, push_ms, (pushed_at - t_wait) * 1e3, (counts_at - pushed_at) * 1e3, at(4),
                    at(5), at(2), at(6), out_rows, in_rows, own_rows);
     }
-    const double row = 8.0 * sh.planes();  // the buckets' rows travel as they are
+    // the buckets' rows travel as they are (keys of the wire's width)
+    const double row = 8.0 * (sh.planes() - 1) + (sh.narrow_keys ? 4.0 : 8.0);
     stats_.seconds = push_ms * 1e-3;
     stats_.send_total = row * static_cast<double>(out_rows + own_rows);
     stats_.bytes_sent = row * static_cast<double>(out_rows);
