@@ -3,6 +3,7 @@
 // parameters, and whole in-process cases through the scheduler.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <unordered_map>
 #include <vector>
@@ -143,7 +144,7 @@ TEST(GroupbyTable, OwnersBySlotRangesKeepDenseKeysApart) {
   const int bits = 20;
   for (int workers : {2, 3, 4}) {
     std::vector<int> owners(static_cast<std::size_t>(workers), 0);
-    const std::uint64_t owner_slots = std::uint64_t{1} << (bits - (workers == 3 ? 1 : workers / 2));
+    const std::uint64_t owner_slots = std::bit_ceil((std::uint64_t{1} << bits) / workers);
     std::vector<std::vector<char>> used(static_cast<std::size_t>(workers),
                                         std::vector<char>(owner_slots, 0));
     std::int64_t collisions = 0;

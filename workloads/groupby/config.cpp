@@ -20,6 +20,20 @@ std::int64_t Config::max_groups(std::int64_t nrows) const {
   return nrows < card ? nrows : card;
 }
 
+namespace {
+
+/// The value of `key` (the first of `options` when absent), which must be one of `options`.
+std::string choice(const Params& p, const char* key, const std::vector<std::string>& options) {
+  const std::string v = p.has(key) ? p.str(key) : options.front();
+  if (std::find(options.begin(), options.end(), v) != options.end()) return v;
+  std::string list = options.front();
+  for (std::size_t i = 1; i < options.size(); ++i)
+    list += (i + 1 < options.size() ? ", " : " or ") + options[i];
+  throw UsageError(fmt::format("groupby: parameter '{}' must be {} (got '{}')", key, list, v));
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> config_keys() {
   return {
       {"days", "rows as days of 86400 rows, one per second from 2000-01-01 (default 30)"},
@@ -31,8 +45,8 @@ std::vector<std::pair<std::string, std::string>> config_keys() {
       {"gpu_shuffle",
        "multi-GPU by-key shuffle: auto | rows (rows to their owners) | groups (partial groups)"},
       {"gpu_exchange",
-       "how the rows shuffle's rows travel: auto | peer (read by their owners during the tasks, "
-       "CUDA IPC, one node) | nccl (grouped send/recv after the tasks)"},
+       "how the rows shuffle's rows travel: auto | peer (stored into their owners' memory during "
+       "the tasks, CUDA IPC, one node) | nccl (grouped send/recv after the tasks)"},
   };
 }
 
@@ -87,14 +101,8 @@ Config parse_config(const Params& p) {
     c.cardinality = static_cast<std::uint64_t>(card);
   }
   c.seed = p.has("seed") ? p.u64("seed") : 42;
-  if (p.has("gpu_shuffle")) c.gpu_shuffle = p.str("gpu_shuffle");
-  if (c.gpu_shuffle != "auto" && c.gpu_shuffle != "rows" && c.gpu_shuffle != "groups")
-    throw UsageError(fmt::format(
-        "groupby: parameter 'gpu_shuffle' must be auto, rows or groups (got '{}')", c.gpu_shuffle));
-  if (p.has("gpu_exchange")) c.gpu_exchange = p.str("gpu_exchange");
-  if (c.gpu_exchange != "auto" && c.gpu_exchange != "peer" && c.gpu_exchange != "nccl")
-    throw UsageError(fmt::format(
-        "groupby: parameter 'gpu_exchange' must be auto, peer or nccl (got '{}')", c.gpu_exchange));
+  c.gpu_shuffle = choice(p, "gpu_shuffle", {"auto", "rows", "groups"});
+  c.gpu_exchange = choice(p, "gpu_exchange", {"auto", "peer", "nccl"});
   return c;
 }
 

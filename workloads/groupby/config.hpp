@@ -35,9 +35,9 @@ struct Config {
   /// several times the L2 cache, else groups).
   std::string gpu_shuffle = "auto";
   /// How the row shuffle's rows travel between GPUs: "nccl" (grouped send/recv after the
-  /// tasks), "peer" (each owner reads its rows from the other GPUs' memory over CUDA IPC while
-  /// the tasks still run; one node only) or "auto" (peer where CUDA IPC maps every GPU of the
-  /// case, else nccl).
+  /// tasks), "peer" (after each task the sources store its rows into their owners' memory,
+  /// mapped by CUDA IPC, while the next task runs; one node only) or "auto" (peer where CUDA
+  /// IPC maps every GPU of the case and the landing areas fit, else nccl).
   std::string gpu_exchange = "auto";
 
   [[nodiscard]] std::int64_t num_tasks() const { return (rows + partition - 1) / partition; }
