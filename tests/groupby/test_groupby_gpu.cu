@@ -324,9 +324,9 @@ TEST(GroupbyGpu, PeerExchangeEqualsTheCpu) {
         const int nl = gb::gpu::shuffle_landed_segments(sh, o, landed.data(), R);
         EXPECT_EQ(nl, (P - 1) * R);
         gb::gpu::shuffle_upload(sh, s);
-        gb::gpu::shuffle_slices_clear(sh, s);
-        gb::gpu::shuffle_restage(w[o].owner, sh, 0, R, sh.key, sh.narrow_keys, s);
-        gb::gpu::shuffle_restage(w[o].owner, sh, R, nl, sh.landing, sh.narrow_keys, s);
+        gb::gpu::shuffle_slices_clear(sh, 0, R, s);
+        gb::gpu::shuffle_restage(w[o].owner, sh, 0, R, sh.key, s);
+        gb::gpu::shuffle_restage(w[o].owner, sh, R, nl, sh.landing, s);
         gb::gpu::shuffle_fold(w[o].owner, sh, 0, R, s);
         DevBuf<std::uint64_t> out(static_cast<std::size_t>(w[o].owner.capacity) * wd);
         const gb::gpu::TableStatus st = gb::gpu::hash_finish(w[o].owner, out.p, s);

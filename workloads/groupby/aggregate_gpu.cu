@@ -743,6 +743,13 @@ __device__ __forceinline__ void copy_run(const T* __restrict__ src, T* __restric
   if (threadIdx.x < hi - tail) dst[tail + threadIdx.x] = src[tail + threadIdx.x];
 }
 
+/// Where shuffle_push's planes lie, in 8-byte words: the send buckets' key plane is keys_src
+/// words and each value plane rows_src; a landing block's key plane keys_dst words and each
+/// value plane rows_dst (RowShuffle::bucket_key_words, plane_rows, landing_block).
+struct PushPlanes {
+  std::int64_t keys_src, rows_src, keys_dst, rows_dst;
+};
+
 /// The peer exchange's copy (shuffle_push): for every other owner o and region r, rows
 /// [prev, cur) of bucket (o, r) (counts capped at rcap; prev null: 0) in every plane, from this
 /// worker's buckets into block `me` of owner o's landing area (another GPU's memory, mapped;
@@ -753,12 +760,9 @@ __global__ void __launch_bounds__(kStageThreads)
     push_rows_kernel(const std::uint64_t* __restrict__ buckets, std::uint64_t* const* dests,
                      const unsigned long long* __restrict__ prev,
                      const unsigned long long* __restrict__ cur, int me, int owners, int regions,
-                     int planes, bool narrow, std::int64_t rcap, std::int64_t block) {
+                     int planes, bool narrow, std::int64_t rcap, std::int64_t block,
+                     PushPlanes pl) {
   const int items = owners * regions * planes;
-  const std::int64_t rows_src = static_cast<std::int64_t>(owners) * regions * rcap;
-  const std::int64_t rows_dst = static_cast<std::int64_t>(regions) * rcap;
-  const std::int64_t keys_src = narrow ? rows_src / 2 : rows_src;  // key plane words
-  const std::int64_t keys_dst = narrow ? rows_dst / 2 : rows_dst;
   const auto cap = static_cast<unsigned long long>(rcap);
   for (int it = blockIdx.x; it < items; it += gridDim.x) {
     const int z = it % planes;
@@ -778,8 +782,8 @@ __global__ void __launch_bounds__(kStageThreads)
     } else if (z == 0) {
       copy_run(buckets + b * rcap, dst + r * rcap, lo, hi);
     } else {
-      copy_run(buckets + keys_src + (z - 1) * rows_src + b * rcap,
-               dst + keys_dst + (z - 1) * rows_dst + r * rcap, lo, hi);
+      copy_run(buckets + pl.keys_src + (z - 1) * pl.rows_src + b * rcap,
+               dst + pl.keys_dst + (z - 1) * pl.rows_dst + r * rcap, lo, hi);
     }
   }
 }
@@ -1585,14 +1589,10 @@ void shuffle_fold(const HashTable& owner, const RowShuffle& s, int region0, int 
 void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, int nseg, int region0,
                        int nregions, bool from_buckets, cudaStream_t stream) {
   if (nregions <= 0) return;
-  const int per = s.slices_per_region;
-  SB_CUDA_CHECK(cudaMemsetAsync(s.scursor + static_cast<std::size_t>(region0) * per, 0,
-                                sizeof(unsigned long long) * static_cast<std::size_t>(nregions) *
-                                    static_cast<std::size_t>(per),
-                                stream));
+  shuffle_slices_clear(s, region0, nregions, stream);
   // received rows and the send buckets: keys of the wire's width
   const void* data = from_buckets ? static_cast<const void*>(s.key) : s.recv;
-  shuffle_restage(owner, s, seg0, nseg, data, s.narrow_keys, stream);
+  shuffle_restage(owner, s, seg0, nseg, data, stream);
   shuffle_fold(owner, s, region0, nregions, stream);
 }
 
@@ -1602,11 +1602,11 @@ void alloc_landing(RowShuffle& s) {
                              sizeof(std::uint64_t) * static_cast<std::size_t>(s.landing_words())));
 }
 
-void shuffle_slices_clear(const RowShuffle& s, cudaStream_t stream) {
+void shuffle_slices_clear(const RowShuffle& s, int region0, int nregions, cudaStream_t stream) {
+  const auto per = static_cast<std::size_t>(s.slices_per_region);
   SB_CUDA_CHECK(cudaMemsetAsync(
-      s.scursor, 0,
-      sizeof(unsigned long long) * (static_cast<std::size_t>(s.slices_per_region) << s.region_bits),
-      stream));
+      s.scursor + static_cast<std::size_t>(region0) * per, 0,
+      sizeof(unsigned long long) * static_cast<std::size_t>(nregions) * per, stream));
 }
 
 void shuffle_set_landings(RowShuffle& s, const std::vector<void*>& landings) {
@@ -1630,10 +1630,12 @@ void shuffle_push(const RowShuffle& s, int me, int prev_slot, int slot, int ctas
                   cudaStream_t stream) {
   const unsigned long long* prev =
       prev_slot < 0 ? nullptr : s.snaps + static_cast<std::size_t>(prev_slot) * s.buckets();
+  const std::int64_t landing_rows = static_cast<std::int64_t>(s.regions()) * s.rcap;
   push_rows_kernel<<<ctas, kStageThreads, 0, stream>>>(
       reinterpret_cast<const std::uint64_t*>(s.key), s.dests, prev,
       s.snaps + static_cast<std::size_t>(slot) * s.buckets(), me, s.owners, s.regions(), s.planes(),
-      s.narrow_keys, s.rcap, s.landing_block());
+      s.narrow_keys, s.rcap, s.landing_block(),
+      PushPlanes{s.bucket_key_words(), s.plane_rows(), s.key_words(landing_rows), landing_rows});
   SB_CUDA_CHECK_LAUNCH();
 }
 
@@ -1653,11 +1655,14 @@ void set_recv_segment(const RowShuffle& s, std::int64_t idx, std::int64_t key, s
 
 }  // namespace
 
-int shuffle_own_segments(const RowShuffle& s, int me, const unsigned long long* counts) {
+int shuffle_own_segments(const RowShuffle& s, int me, const unsigned long long* counts, int chunks,
+                         int first, int chunk_stride) {
   const int R = s.regions();
+  const int per = R / chunks;
   for (int r = 0; r < R; ++r) {
     const std::int64_t b = static_cast<std::int64_t>(me) * R + r;
-    set_recv_segment(s, r, b * s.rcap, s.bucket_key_words() + b * s.rcap, s.plane_rows(),
+    const std::int64_t idx = static_cast<std::int64_t>(r / per) * chunk_stride + first + r % per;
+    set_recv_segment(s, idx, b * s.rcap, s.bucket_key_words() + b * s.rcap, s.plane_rows(),
                      static_cast<std::int64_t>(std::min<unsigned long long>(
                          counts[b], static_cast<unsigned long long>(s.rcap))),
                      r);
@@ -1682,13 +1687,13 @@ int shuffle_landed_segments(const RowShuffle& s, int me, const long long* rows, 
 }
 
 void shuffle_restage(const HashTable& owner, const RowShuffle& s, int seg0, int nseg,
-                     const void* data, bool narrow, cudaStream_t stream) {
+                     const void* data, cudaStream_t stream) {
   std::int64_t rows = 0;
   const std::int64_t B = s.buckets();
   for (int q = seg0; q < seg0 + nseg; ++q) rows += s.host_segs[kRecvRows * B + q];
   if (rows <= 0) return;
   const std::int64_t* seg = s.segs + seg0;
-  auto* kernel = narrow ? restage_segments_kernel<true> : restage_segments_kernel<false>;
+  auto* kernel = s.narrow_keys ? restage_segments_kernel<true> : restage_segments_kernel<false>;
   kernel<<<grid_for(rows, kStageThreads * kStageRows, 3), kStageThreads, stage_shared(), stream>>>(
       slice_target(owner, s), nseg, seg + kRecvKey * B, seg + kRecvOff * B, seg + kRecvRows * B,
       seg + kRecvRegion * B, seg + kRecvPlane * B, static_cast<const std::uint64_t*>(data),

@@ -272,8 +272,8 @@ void shuffle_stage(const HashTable& owner, const HashTable& spill, const RowShuf
 /// repeat's rows before every owner has split this repeat's.
 /// Allocates s.landing (once).
 void alloc_landing(RowShuffle& s);
-/// Empties every slice bucket.
-void shuffle_slices_clear(const RowShuffle& s, cudaStream_t stream);
+/// Empties the slice buckets of regions [region0, region0 + nregions).
+void shuffle_slices_clear(const RowShuffle& s, int region0, int nregions, cudaStream_t stream);
 /// Snapshots of the send buckets' cursors kept for the pushes (a ring; one per task in flight).
 inline constexpr int kSnapSlots = 128;
 /// The owners' landing areas as mapped here (landings[p]; this worker's own at its rank, never
@@ -286,17 +286,19 @@ void shuffle_snapshot(const RowShuffle& s, int slot, cudaStream_t stream);
 /// owner's landing area: one kernel of `ctas` blocks whose stores cross NVLink.
 void shuffle_push(const RowShuffle& s, int me, int prev_slot, int slot, int ctas,
                   cudaStream_t stream);
-/// Receive segments [0, R) for owner `me`'s own rows, in its send buckets (counts: the cursors).
-/// Returns R.
-int shuffle_own_segments(const RowShuffle& s, int me, const unsigned long long* counts);
+/// Receive segments for owner `me`'s own rows, in its send buckets (counts: the cursors, capped
+/// at rcap here): the regions split into `chunks` runs of R / chunks, run g's segments from
+/// index g * chunk_stride + first (the defaults: segments [0, R)). Returns R.
+int shuffle_own_segments(const RowShuffle& s, int me, const unsigned long long* counts,
+                         int chunks = 1, int first = 0, int chunk_stride = 0);
 /// Receive segments [R, R + (owners - 1) R) for the rows landed from every other source q:
 /// rows[q * stride + r] rows of region r. Returns their number.
 int shuffle_landed_segments(const RowShuffle& s, int me, const long long* rows, int stride);
 /// Splits segments [seg0, seg0 + nseg) of the receive fields into the slice buckets, their
-/// offsets addressing `data` (narrow: 32-bit keys, else 64-bit keys, as in the send
-/// buckets and the landing area).
+/// offsets addressing `data` (keys of the wire's width, as in the send buckets and the landing
+/// area).
 void shuffle_restage(const HashTable& owner, const RowShuffle& s, int seg0, int nseg,
-                     const void* data, bool narrow, cudaStream_t stream);
+                     const void* data, cudaStream_t stream);
 /// Aggregates the slice buckets of regions [region0, region0 + nregions) into the owner's
 /// table (the slice buckets are not emptied).
 void shuffle_fold(const HashTable& owner, const RowShuffle& s, int region0, int nregions,

@@ -74,7 +74,8 @@ MemoryNeed memory_needed(const CaseSpec& spec, const CaseEnv& env) {
       if (size > 1) {
         // The owner's share-sized table and the receive buffer of the groups shuffle. The row
         // shuffle's buckets are optional: a worker takes them only when half the free memory
-        // holds them (worker_gpu.cu), else the groups travel.
+        // holds them (worker_gpu.cu), else the groups travel; so is the peer exchange's landing
+        // area (taken where half the free memory then left holds it, else NCCL carries the rows).
         const double share = static_cast<double>(owned_groups);
         bytes +=
             gpu_slots(static_cast<std::int64_t>(share + 8.0 * std::sqrt(share) + 1024.0)) * width;

@@ -335,27 +335,12 @@ class GpuWorker final : public WorkerCase {
     std::vector<unsigned long long> cur(static_cast<std::size_t>(B));
     gpu::shuffle_cursors(sh, cur.data(), stream_);
     if (exchange_ == Exchange::peer) return finish_pushed(cur);
-    // Rows per (owner, region), and whether a bucket overflowed: R + 1 numbers to every peer.
-    const int W1 = R + 1;
-    std::vector<long long> sendc(static_cast<std::size_t>(P) * W1), recvc(sendc.size());
-    bool spilled = false;
-    for (int p = 0; p < P; ++p) {
-      for (int r = 0; r < R; ++r) {
-        unsigned long long c = cur[static_cast<std::size_t>(p) * R + r];
-        if (c > static_cast<unsigned long long>(sh.rcap)) {
-          spilled = true;
-          c = static_cast<unsigned long long>(sh.rcap);
-        }
-        sendc[static_cast<std::size_t>(p) * W1 + r] = static_cast<long long>(c);
-      }
-    }
-    for (int p = 0; p < P; ++p) sendc[static_cast<std::size_t>(p) * W1 + R] = spilled ? 1 : 0;
     const double t_counts = now();
-    SB_MPI_CHECK(
-        MPI_Alltoall(sendc.data(), W1, MPI_LONG_LONG, recvc.data(), W1, MPI_LONG_LONG, env_.comm));
+    const RowCounts rc = exchange_counts(cur);
     const double counts_s = now() - t_counts;
-    bool any_spill = false;
-    for (int q = 0; q < P; ++q) any_spill |= recvc[static_cast<std::size_t>(q) * W1 + R] != 0;
+    const int W1 = R + 1;
+    const std::vector<long long>& sendc = rc.send;
+    const std::vector<long long>& recvc = rc.recv;
     // Layout: packed rows by (chunk, owner, region), received rows by (chunk, source, region),
     // peers in the order me + 1, me + 2, ... (mod P), so that within a chunk the P - 1 remote
     // blocks come first and this worker's own block last: slot j is peer (me + 1 + j) % P.
@@ -376,18 +361,7 @@ class GpuWorker final : public WorkerCase {
           ns += sc[rr];
           nr += rc[rr];
         }
-        if (p == me) {
-          // Own rows never travel: their segments address the send buckets (from_buckets).
-          for (int rr = 0; rr < Rg; ++rr) {
-            const int r = g * Rg + rr;
-            const std::int64_t idx = static_cast<std::int64_t>(gp) * Rg + rr;
-            const std::int64_t first = (static_cast<std::int64_t>(me) * R + r) * sh.rcap;
-            hs[gpu::kRecvKey * B + idx] = first;
-            hs[gpu::kRecvOff * B + idx] = sh.bucket_key_words() + first;
-            hs[gpu::kRecvRows * B + idx] = sc[rr];
-            hs[gpu::kRecvRegion * B + idx] = r;
-            hs[gpu::kRecvPlane * B + idx] = B * sh.rcap;
-          }
+        if (p == me) {  // own rows never travel (segments below, from the send buckets)
           own_words += sh.block_words(ns);  // as it would travel, for the report's send total
           continue;
         }
@@ -418,6 +392,8 @@ class GpuWorker final : public WorkerCase {
         ro_rows += nr;
       }
     }
+    // Own rows: the last block (j = P - 1) of every chunk, addressing the send buckets.
+    gpu::shuffle_own_segments(sh, me, cur.data(), K, (P - 1) * Rg, P * Rg);
     gpu::reserve_row_shuffle(sh, so_rows, ro_rows);
     cudaEvent_t* ev_pack = chunk_events_.data();
     cudaEvent_t* ev_c0 = ev_pack + kMaxChunks;
@@ -485,7 +461,36 @@ class GpuWorker final : public WorkerCase {
     stats_.seconds = counts_s + in_flight_ms * 1e-3;
     stats_.send_total = 8.0 * static_cast<double>(so + own_words);
     stats_.bytes_sent = 8.0 * static_cast<double>(so);
-    return finish_spills(spilled, any_spill);
+    return finish_spills(rc.spilled, rc.any_spill);
+  }
+
+  /// Rows per (owner, region) of this worker's send buckets (capped at rcap) and whether one
+  /// overflowed, sent to every worker (R + 1 numbers each: rows of region r at [o * (R + 1) +
+  /// r], the overflow flag last); recv holds every source's numbers for this owner.
+  struct RowCounts {
+    std::vector<long long> send, recv;
+    bool spilled = false;    ///< a send bucket of this worker overflowed
+    bool any_spill = false;  ///< one of any worker overflowed
+  };
+  RowCounts exchange_counts(const std::vector<unsigned long long>& cur) {
+    const int P = env_.size;
+    const int R = shuffle_.regions();
+    const int W1 = R + 1;
+    const auto cap = static_cast<unsigned long long>(shuffle_.rcap);
+    RowCounts c;
+    c.send.resize(static_cast<std::size_t>(P) * W1);
+    c.recv.resize(c.send.size());
+    for (int o = 0; o < P; ++o)
+      for (int r = 0; r < R; ++r) {
+        const unsigned long long n = cur[static_cast<std::size_t>(o) * R + r];
+        c.spilled |= n > cap;
+        c.send[static_cast<std::size_t>(o) * W1 + r] = static_cast<long long>(std::min(n, cap));
+      }
+    for (int o = 0; o < P; ++o) c.send[static_cast<std::size_t>(o) * W1 + R] = c.spilled ? 1 : 0;
+    SB_MPI_CHECK(MPI_Alltoall(c.send.data(), W1, MPI_LONG_LONG, c.recv.data(), W1, MPI_LONG_LONG,
+                              env_.comm));
+    for (int q = 0; q < P; ++q) c.any_spill |= c.recv[static_cast<std::size_t>(q) * W1 + R] != 0;
+    return c;
   }
 
   /// finish_rows for the peer exchange: this worker's own rows are split into its slices while
@@ -497,59 +502,47 @@ class GpuWorker final : public WorkerCase {
     const int P = env_.size;
     const int me = env_.rank;
     const int R = sh.regions();
-    const auto count = [&](int o, int r) {
-      return static_cast<long long>(std::min<unsigned long long>(
-          cur[static_cast<std::size_t>(o) * R + r], static_cast<unsigned long long>(sh.rcap)));
-    };
-    long long own_rows = 0, out_rows = 0;
-    for (int r = 0; r < R; ++r) own_rows += count(me, r);
-    gpu::shuffle_own_segments(sh, me, cur.data());
+    const int W1 = R + 1;
+    // Trace points (SCALEBENCH_SHUFFLE_TRACE, a diagnostic): the tasks' end, own rows split,
+    // landed rows' split begun, every slice folded; ev[2] (landed rows read) is always taken.
+    const bool trace = std::getenv("SCALEBENCH_SHUFFLE_TRACE") != nullptr;
     cudaEvent_t* ev = chunk_events_.data();
-    SB_CUDA_CHECK(cudaEventRecord(ev[3], stream_));
+    const auto mark = [&](int k) {
+      if (trace) SB_CUDA_CHECK(cudaEventRecord(ev[k], stream_));
+    };
+    gpu::shuffle_own_segments(sh, me, cur.data());
+    mark(3);
     gpu::shuffle_upload(sh, stream_);
-    gpu::shuffle_slices_clear(sh, stream_);
-    gpu::shuffle_restage(owner_table_, sh, 0, R, sh.key, sh.narrow_keys, stream_);
-    SB_CUDA_CHECK(cudaEventRecord(ev[4], stream_));
+    gpu::shuffle_slices_clear(sh, 0, R, stream_);
+    gpu::shuffle_restage(owner_table_, sh, 0, R, sh.key, stream_);
+    mark(4);
     const double t_wait = now();
     SB_CUDA_CHECK(cudaEventRecord(chunk_events_[1], push_stream_));
     SB_CUDA_CHECK(cudaEventSynchronize(chunk_events_[1]));
     const double pushed_at = now();
-    // Rows per (owner, region) and whether a bucket overflowed: R + 1 numbers to every peer.
-    const int W1 = R + 1;
-    std::vector<long long> sendc(static_cast<std::size_t>(P) * W1), recvc(sendc.size());
-    bool spilled = false;
-    for (int o = 0; o < P; ++o)
-      for (int r = 0; r < R; ++r) {
-        spilled |=
-            cur[static_cast<std::size_t>(o) * R + r] > static_cast<unsigned long long>(sh.rcap);
-        sendc[static_cast<std::size_t>(o) * W1 + r] = count(o, r);
-        if (o != me) out_rows += count(o, r);
-      }
-    for (int o = 0; o < P; ++o) sendc[static_cast<std::size_t>(o) * W1 + R] = spilled ? 1 : 0;
-    SB_MPI_CHECK(
-        MPI_Alltoall(sendc.data(), W1, MPI_LONG_LONG, recvc.data(), W1, MPI_LONG_LONG, env_.comm));
+    // Every worker sends its counts only after its pushes have landed.
+    const RowCounts rc = exchange_counts(cur);
     const double counts_at = now();
-    bool any_spill = false;
-    long long in_rows = 0;
-    for (int q = 0; q < P; ++q) {
-      any_spill |= recvc[static_cast<std::size_t>(q) * W1 + R] != 0;
-      if (q != me)
-        for (int r = 0; r < R; ++r) in_rows += recvc[static_cast<std::size_t>(q) * W1 + r];
-    }
-    const int n = gpu::shuffle_landed_segments(sh, me, recvc.data(), W1);
+    long long own_rows = 0, out_rows = 0, in_rows = 0;
+    for (int q = 0; q < P; ++q)
+      for (int r = 0; r < R; ++r) {
+        const std::size_t i = static_cast<std::size_t>(q) * W1 + r;
+        (q == me ? own_rows : out_rows) += rc.send[i];
+        if (q != me) in_rows += rc.recv[i];
+      }
+    const int n = gpu::shuffle_landed_segments(sh, me, rc.recv.data(), W1);
     gpu::shuffle_upload(sh, stream_);
-    SB_CUDA_CHECK(cudaEventRecord(ev[5], stream_));
-    gpu::shuffle_restage(owner_table_, sh, R, n, sh.landing, sh.narrow_keys, stream_);
-    cudaEvent_t ev_read = ev[2];
-    SB_CUDA_CHECK(cudaEventRecord(ev_read, stream_));
+    mark(5);
+    gpu::shuffle_restage(owner_table_, sh, R, n, sh.landing, stream_);
+    SB_CUDA_CHECK(cudaEventRecord(ev[2], stream_));
     gpu::shuffle_fold(owner_table_, sh, 0, R, stream_);
-    SB_CUDA_CHECK(cudaEventRecord(ev[6], stream_));
-    SB_CUDA_CHECK(cudaEventSynchronize(ev_read));
+    mark(6);
+    SB_CUDA_CHECK(cudaEventSynchronize(ev[2]));
     SB_MPI_CHECK(MPI_Barrier(env_.comm));
     float push_ms = 0;
     if (last_slot_ >= 0)
       SB_CUDA_CHECK(cudaEventElapsedTime(&push_ms, chunk_events_[0], chunk_events_[1]));
-    if (std::getenv("SCALEBENCH_SHUFFLE_TRACE") != nullptr) {  // diagnostic
+    if (trace) {
       SB_CUDA_CHECK(cudaEventSynchronize(ev[6]));
       const auto at = [&](int k) {
         float ms = 0;
@@ -569,7 +562,7 @@ class GpuWorker final : public WorkerCase {
     stats_.send_total = row * static_cast<double>(out_rows + own_rows);
     stats_.bytes_sent = row * static_cast<double>(out_rows);
     exposed_ = counts_at - t_wait;
-    return finish_spills(spilled, any_spill);
+    return finish_spills(rc.spilled, rc.any_spill);
   }
 
   /// The end of both row exchanges: the spill tables' groups (only if a send bucket overflowed
