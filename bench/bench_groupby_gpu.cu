@@ -167,7 +167,8 @@ void BM_AggregateByKey(benchmark::State& state) {
   SB_CUDA_CHECK(cudaMalloc(&out, sizeof(std::uint64_t) * kCardinality * t.width));
   std::int64_t groups = 0;
   gb::gpu::HashStage stage;
-  if (mode >= 2) stage = gb::gpu::make_stage(t, g.ctx.prop, kRows, 0, mode == 2);
+  // keys below 2^32: the first level keeps them as 32-bit words, as the worker does
+  if (mode >= 2) stage = gb::gpu::make_stage(t, g.ctx.prop, kRows, 0, mode == 2, mode == 2);
   for (auto _ : state) {
     state.SetIterationTime(1e-3 * g.time_ms([&] {
       gb::gpu::hash_clear(t, g.ctx.stream);

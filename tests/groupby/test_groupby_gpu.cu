@@ -147,10 +147,11 @@ TEST(GroupbyGpu, HashTableWithHotKeysAndOwnerCompaction) {
   sb::Params p = gb::preset_params("tiny");
   p.set("query", "by-key");
   // mode 0: direct global atomics; 1: staged, one-level flush (L2); 2: staged, slices in
-  // shared memory (with a 16-region first level, hot regions overflow into the table).
+  // shared memory (with a 16-region first level, hot regions overflow into the table); 3: as 2
+  // with 32-bit keys in the first level.
   for (const auto& [card, mode] :
        {std::pair{"1000", 0}, std::pair{"3000000", 0}, std::pair{"1000", 2},
-        std::pair{"3000000", 1}, std::pair{"3000000", 2}}) {
+        std::pair{"3000000", 1}, std::pair{"3000000", 2}, std::pair{"3000000", 3}}) {
     SCOPED_TRACE(std::string(card) + " mode " + std::to_string(mode));
     p.set("cardinality", card);
     const gb::Config c = gb::parse_config(p);
@@ -165,8 +166,10 @@ TEST(GroupbyGpu, HashTableWithHotKeysAndOwnerCompaction) {
     rest.y += n / 2;
     if (mode > 0) {
       // Buckets for a third of the rows and 16 regions: hot regions overflow into the table.
-      gb::gpu::HashStage st = gb::gpu::make_stage(t, context()->prop, n / 3, 4, mode == 2);
-      if (mode == 2 && std::string(card) != "1000") EXPECT_GT(st.slice_bits, 0);
+      gb::gpu::HashStage st =
+          gb::gpu::make_stage(t, context()->prop, n / 3, 4, mode >= 2, mode == 3);
+      if (mode >= 2 && std::string(card) != "1000") EXPECT_GT(st.slice_bits, 0);
+      EXPECT_EQ(st.narrow_keys, mode == 3);
       gb::gpu::stage_clear(st, s);
       gb::gpu::stage_rows(t, st, d.ptrs(), n / 2, s);
       gb::gpu::stage_rows(t, st, rest, n - n / 2, s);

@@ -559,13 +559,14 @@ __global__ void __launch_bounds__(kStageThreads)
     stage_tile(sh, tt, keys, x, y, n, base, skey, sx, sy, rcap, cursor, overflow);
 }
 
-/// The second level in one launch: every region's bucket (first level) into the buckets of its
-/// `per` slices. Blocks take tiles of all regions in turn (tile -> region by the prefix of
-/// tiles per region, computed by every block from the first level's cursors).
+/// The second level in one launch: every region's bucket (first level; keys of type Key) into
+/// the buckets of its `per` slices. Blocks take tiles of all regions in turn (tile -> region by the
+/// prefix of tiles per region, computed by every block from the first level's cursors).
+template <class Key>
 __global__ void __launch_bounds__(kStageThreads)
     restage_kernel(unsigned long long* __restrict__ slots, std::uint64_t mask, int width,
                    unsigned fields, int slice_bits, int per, int regions,
-                   const std::int64_t* __restrict__ keys, const double* __restrict__ x,
+                   const Key* __restrict__ keys, const double* __restrict__ x,
                    const double* __restrict__ y, std::int64_t rcap,
                    const unsigned long long* __restrict__ rcursor, std::int64_t* __restrict__ skey,
                    double* __restrict__ sx, double* __restrict__ sy, std::int64_t scap,
@@ -1240,8 +1241,10 @@ std::size_t stage_shared() {
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, b));
     SB_CUDA_CHECK(cudaFuncSetAttribute(stage_rows_kernel<std::uint32_t>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, b));
-    SB_CUDA_CHECK(
-        cudaFuncSetAttribute(restage_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+    SB_CUDA_CHECK(cudaFuncSetAttribute(restage_kernel<std::int64_t>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+    SB_CUDA_CHECK(cudaFuncSetAttribute(restage_kernel<std::uint32_t>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, b));
     SB_CUDA_CHECK(cudaFuncSetAttribute(restage_segments_kernel<true>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, b));
     SB_CUDA_CHECK(cudaFuncSetAttribute(restage_segments_kernel<false>,
@@ -1251,18 +1254,25 @@ std::size_t stage_shared() {
   return bytes;
 }
 
+/// Stages rows [0, n) into `regions` buckets of `cap` rows (okey holds 32-bit keys when
+/// `narrow`).
 void stage_launch(const HashTable& t, int shift, unsigned sub_mask, int regions,
                   const std::int64_t* key, const double* x, const double* y, std::int64_t n,
                   std::int64_t* okey, double* ox, double* oy, std::int64_t cap,
-                  unsigned long long* cursor, cudaStream_t stream) {
+                  unsigned long long* cursor, bool narrow, cudaStream_t stream) {
   if (n <= 0) return;
   const auto mask = static_cast<std::uint64_t>(t.capacity - 1);
   const TileTarget tt{mask,    shift,   sub_mask,
                       regions, 1,       reinterpret_cast<unsigned long long*>(t.slots),
                       mask,    t.width, t.fields};
-  stage_rows_kernel<std::int64_t>
-      <<<grid_for(n, kStageThreads * kStageRows, 3), kStageThreads, stage_shared(), stream>>>(
-          tt, key, x, y, n, okey, ox, oy, cap, cursor, t.overflow);
+  const int grid = grid_for(n, kStageThreads * kStageRows, 3);
+  if (narrow) {
+    stage_rows_kernel<std::uint32_t><<<grid, kStageThreads, stage_shared(), stream>>>(
+        tt, key, x, y, n, reinterpret_cast<std::uint32_t*>(okey), ox, oy, cap, cursor, t.overflow);
+  } else {
+    stage_rows_kernel<std::int64_t><<<grid, kStageThreads, stage_shared(), stream>>>(
+        tt, key, x, y, n, okey, ox, oy, cap, cursor, t.overflow);
+  }
   SB_CUDA_CHECK_LAUNCH();
 }
 
@@ -1275,7 +1285,7 @@ double stage_bytes(std::int64_t rows, bool with_y, bool slices) {
 }
 
 HashStage make_stage(const HashTable& t, const cudaDeviceProp& prop, std::int64_t rows,
-                     int region_bits, bool slices) {
+                     int region_bits, bool slices, bool narrow_keys) {
   const int log2cap = log2_capacity(t);
   const int sb = slice_bits_for(t.width);
   if (region_bits <= 0 && slices && log2cap > sb) {
@@ -1311,6 +1321,8 @@ HashStage make_stage(const HashTable& t, const cudaDeviceProp& prop, std::int64_
       s.sy = s.y;
       s.scursor = s.cursor;
     } else {
+      // Only the first level can keep narrow keys: the slices' buckets hold 64-bit keys.
+      s.narrow_keys = narrow_keys;
       const auto stotal = static_cast<std::size_t>(count * s.slice_capacity);
       alloc_rows(stotal, (t.fields & kSumY) != 0, s.skey, s.sx, s.sy);
       SB_CUDA_CHECK(cudaMalloc(&s.scursor, sizeof(unsigned long long) * count));
@@ -1351,7 +1363,7 @@ void stage_rows(const HashTable& t, const HashStage& s, const ColumnPtrs& in, st
   const int log2cap = log2_capacity(t);
   const int regions = 1 << s.region_bits;
   stage_launch(t, log2cap - s.region_bits, static_cast<unsigned>(regions - 1), regions, in.key,
-               in.x, in.y, n, s.key, s.x, s.y, s.region_capacity, s.cursor, stream);
+               in.x, in.y, n, s.key, s.x, s.y, s.region_capacity, s.cursor, s.narrow_keys, stream);
 }
 
 void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream) {
@@ -1366,12 +1378,19 @@ void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream) {
     // Second level: every region's rows into its slices' buckets.
     const auto per = static_cast<std::int64_t>(s.slices_per_region);
     if (s.skey != s.key) {
-      restage_kernel<<<grid_for(static_cast<std::int64_t>(regions) * s.region_capacity,
-                                kStageThreads * kStageRows, 3),
-                       kStageThreads, stage_shared(), stream>>>(
-          slots, mask, t.width, t.fields, s.slice_bits, static_cast<int>(per), regions, s.key, s.x,
-          s.y, s.region_capacity, s.cursor, s.skey, s.sx, s.sy, s.slice_capacity, s.scursor,
-          t.overflow);
+      const int grid = grid_for(static_cast<std::int64_t>(regions) * s.region_capacity,
+                                kStageThreads * kStageRows, 3);
+      if (s.narrow_keys) {
+        restage_kernel<std::uint32_t><<<grid, kStageThreads, stage_shared(), stream>>>(
+            slots, mask, t.width, t.fields, s.slice_bits, static_cast<int>(per), regions,
+            reinterpret_cast<const std::uint32_t*>(s.key), s.x, s.y, s.region_capacity, s.cursor,
+            s.skey, s.sx, s.sy, s.slice_capacity, s.scursor, t.overflow);
+      } else {
+        restage_kernel<std::int64_t><<<grid, kStageThreads, stage_shared(), stream>>>(
+            slots, mask, t.width, t.fields, s.slice_bits, static_cast<int>(per), regions, s.key,
+            s.x, s.y, s.region_capacity, s.cursor, s.skey, s.sx, s.sy, s.slice_capacity, s.scursor,
+            t.overflow);
+      }
       SB_CUDA_CHECK_LAUNCH();
     }
     const auto count = static_cast<unsigned>(per * regions);

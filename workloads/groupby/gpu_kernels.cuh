@@ -114,7 +114,10 @@ std::int64_t hash_compact(const HashTable& t, int owners, std::uint64_t* out, lo
 struct HashStage {
   int region_bits = 0;
   std::int64_t region_capacity = 0;  ///< rows per bucket
-  std::int64_t* key = nullptr;       ///< [regions][region_capacity]
+  /// The first level keeps keys as 32-bit words (`key` then holds std::uint32_t; every key is
+  /// below 2^32 and the second level is on): 20 instead of 24 bytes a row with y.
+  bool narrow_keys = false;
+  std::int64_t* key = nullptr;  ///< [regions][region_capacity]
   double* x = nullptr;
   double* y = nullptr;                   ///< only when the table keeps sum y
   unsigned long long* cursor = nullptr;  ///< [regions] rows appended (may pass the capacity)
@@ -134,8 +137,11 @@ struct HashStage {
 /// slice bucket). region_bits <= 0 picks them: with slices, half the fan-out from regions to
 /// slices; without, regions of about L2 / 4. On an H200 (2026-11-22, 10^8 rows, 10^7 groups,
 /// bench_groupby_gpu) the sliced flush took 9.2 ms against 11.0 ms for the L2 flush.
+/// narrow_keys: every key the stage will see is below 2^32 (HashStage::narrow_keys, taken when
+/// the second level is).
 [[nodiscard]] HashStage make_stage(const HashTable& t, const cudaDeviceProp& prop,
-                                   std::int64_t rows, int region_bits = 0, bool slices = true);
+                                   std::int64_t rows, int region_bits = 0, bool slices = true,
+                                   bool narrow_keys = false);
 /// Device bytes make_stage allocates for `rows` rows (with slices: both levels).
 [[nodiscard]] double stage_bytes(std::int64_t rows, bool with_y, bool slices = true);
 void free_stage(HashStage& s);

@@ -66,7 +66,8 @@ class GpuWorker final : public WorkerCase {
       const double stage_bytes = gpu::stage_bytes(c.rows, (c.def.fields & kSumY) != 0);
       if (shuffle_.owners == 0 && gpu::stage_pays(table_, ctx_->prop) &&
           stage_bytes < 0.5 * static_cast<double>(free_b))
-        stage_ = gpu::make_stage(table_, ctx_->prop, c.rows);
+        stage_ = gpu::make_stage(table_, ctx_->prop, c.rows, 0, true,
+                                 c.cardinality <= (std::uint64_t{1} << 32));
       if (shuffle_.owners > 0) gpu::hash_clear(table_, stream_);  // the spill table stays clean
       records_cap_ = groups;
       records_ = device_alloc<std::uint64_t>(static_cast<std::size_t>(groups) * width_);
