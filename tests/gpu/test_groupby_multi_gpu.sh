@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Multi-GPU groupby by-key through the real launcher (mpiexec, NCCL, CUDA IPC): both shuffles of
-# worker_gpu.cu, the row shuffle with both exchanges (peer reads during the tasks, NCCL after
-# them), against the single-cpu path, group by group (tiny preset: every group is
-# compared). Cardinality 3 sends most rows of a worker to one send bucket of one owner, so the
+# worker_gpu.cu, the row shuffle with both exchanges (rows pushed to their owners during the
+# tasks, NCCL after them), against the single-cpu path, group by group (tiny preset: every group
+# is compared). Cardinality 3 sends most rows of a worker to one send bucket of one owner, so the
 # bucket overflows into the spill table and the slice buckets overflow into global atomics: the
 # rare paths of the row shuffle. Keys travel as 32-bit words up to cardinality 2^32 and as
 # 64-bit words above it (cardinality 10^10). Needs two GPUs (exit 77 = skipped otherwise).

@@ -264,12 +264,21 @@ class GpuWorker final : public WorkerCase {
   };
 
   static constexpr int kMaxChunks = 8;  ///< most pieces of the row shuffle's exchange
-  /// Blocks of a push kernel (SCALEBENCH_PUSH_CTAS overrides; 2 x H200, 2026-11-22, by-key
-  /// large: 8 / 12 / 16 / 20 / 32 / 64 blocks 6.12 / 5.74 / 5.37 / 5.60 / 5.91 / 6.26 ms, then
-  /// with owners by slot range 16 / 20 blocks 4.98 / 5.15 ms: more blocks land the rows sooner
-  /// and slow the tasks more). The peer exchange's events are chunk_events_[0..6]: the first
-  /// push, the last push's end, the landed rows read, then trace points.
+  /// Blocks of a push kernel on two GPUs (2 x H200, 2026-11-22, by-key large: 8 / 12 / 16 /
+  /// 20 / 32 / 64 blocks 6.12 / 5.74 / 5.37 / 5.60 / 5.91 / 6.26 ms, then with owners by slot
+  /// range 16 / 20 blocks 4.98 / 5.15 ms: more blocks land the rows sooner and slow the tasks
+  /// more). With P workers a task sends (P - 1) / P of its rows away instead of half, in about
+  /// the same time, so the blocks scale with that share: push_blocks(). The peer exchange's
+  /// events are chunk_events_[0..6]: the first push, the last push's end, the landed rows read,
+  /// then trace points.
   static constexpr int kPushCtas = 16;
+  /// kPushCtas scaled to P workers: 2 (P - 1) / P kPushCtas (16, 21, 24, 28 blocks for 2, 3,
+  /// 4, 8 workers). SCALEBENCH_PUSH_CTAS overrides it (a diagnostic).
+  static int push_blocks(int P) {
+    if (const char* k = std::getenv("SCALEBENCH_PUSH_CTAS"); k != nullptr)
+      return std::clamp(std::atoi(k), 1, 1024);
+    return (2 * (P - 1) * kPushCtas + P / 2) / P;
+  }
   /// How the row shuffle's rows travel: NCCL after the tasks, or copied into their owners'
   /// memory after each task (gpu_exchange; decided in the first repeat).
   enum class Exchange { undecided, nccl, peer };
@@ -664,8 +673,7 @@ class GpuWorker final : public WorkerCase {
     std::vector<void*> landings(peer_landing_);
     landings[static_cast<std::size_t>(env_.rank)] = shuffle_.landing;
     gpu::shuffle_set_landings(shuffle_, landings);
-    if (const char* k = std::getenv("SCALEBENCH_PUSH_CTAS"); k != nullptr)  // diagnostic
-      push_ctas_ = std::clamp(std::atoi(k), 1, 1024);
+    push_ctas_ = push_blocks(P);
     // The pushes outrank the tasks, as the NCCL exchange does: a few blocks, scheduled first.
     int least = 0, greatest = 0;
     SB_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
