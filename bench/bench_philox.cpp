@@ -68,8 +68,8 @@ void bm_normal_sums(benchmark::State& state, simd::Isa isa, simd::Math math) {
   const auto& k = simd::kernels(isa, math);
   std::uint64_t first = 0;
   for (auto _ : state) {
-    const simd::NormalSums s = k.normal_sums(kSeed, 0, first, kBlocks);
-    benchmark::DoNotOptimize(s);
+    simd::NormalSums s = k.normal_sums(kSeed, 0, first, kBlocks);
+    benchmark::DoNotOptimize(s);  // non-const: newer Google Benchmark deprecates the const form
     first += kBlocks;
   }
   set_counters(state, 2.0 * kBlocks);
