@@ -346,11 +346,11 @@ class GpuWorker final : public WorkerCase {
     gpu::shuffle_cursors(sh, cur.data(), stream_);
     if (exchange_ == Exchange::peer) return finish_pushed(cur);
     const double t_counts = now();
-    const RowCounts rc = exchange_counts(cur);
+    const RowCounts counts = exchange_counts(cur);
     const double counts_s = now() - t_counts;
     const int W1 = R + 1;
-    const std::vector<long long>& sendc = rc.send;
-    const std::vector<long long>& recvc = rc.recv;
+    const std::vector<long long>& sendc = counts.send;
+    const std::vector<long long>& recvc = counts.recv;
     // Layout: packed rows by (chunk, owner, region), received rows by (chunk, source, region),
     // peers in the order me + 1, me + 2, ... (mod P), so that within a chunk the P - 1 remote
     // blocks come first and this worker's own block last: slot j is peer (me + 1 + j) % P.
@@ -471,7 +471,7 @@ class GpuWorker final : public WorkerCase {
     stats_.seconds = counts_s + in_flight_ms * 1e-3;
     stats_.send_total = 8.0 * static_cast<double>(so + own_words);
     stats_.bytes_sent = 8.0 * static_cast<double>(so);
-    return finish_spills(rc.spilled, rc.any_spill);
+    return finish_spills(counts.spilled, counts.any_spill);
   }
 
   /// Rows per (owner, region) of this worker's send buckets (capped at rcap) and whether one
