@@ -8,7 +8,7 @@ target_compile_options(sb_options INTERFACE
   # 105329; inside libstdc++'s char_traits, never in our code).
   $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:GNU>,$<VERSION_LESS:$<CXX_COMPILER_VERSION>,13>>:-Wno-restrict>
   $<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<CXX_COMPILER_ID:GNU>,$<VERSION_LESS:$<CXX_COMPILER_VERSION>,13>>:-Xcompiler=-Wno-restrict>
-  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra --expt-relaxed-constexpr>)
+  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Wshadow --expt-relaxed-constexpr>)
 # Code against the MPI standard's C API only (no MPI C++ bindings from any implementation).
 target_compile_definitions(sb_options INTERFACE OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
 if(SCALEBENCH_SANITIZE)

@@ -41,7 +41,9 @@ sb::GpuContext* context() {
 
 template <class T>
 struct DevBuf {
-  explicit DevBuf(std::size_t n) : n(n) { SB_CUDA_CHECK(cudaMalloc(&p, sizeof(T) * (n ? n : 1))); }
+  explicit DevBuf(std::size_t count) : n(count) {
+    SB_CUDA_CHECK(cudaMalloc(&p, sizeof(T) * (n ? n : 1)));
+  }
   ~DevBuf() { (void)cudaFree(p); }
   std::vector<T> host() const {
     std::vector<T> h(n);
