@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Measures scalebench on a GPU node in one go and prints a short table last.
-#   tools/gpu-campaign.sh [full|runs]   full: build everything, GPU tests, then the runs;
-#                                       runs: build scalebench only, then the runs
+#   tools/gpu-campaign.sh [full|runs|bykey]   full: build everything, GPU tests, then the runs;
+#                                             runs: build scalebench only, then the runs;
+#                                             bykey: build scalebench only, then the by-key runs
 # Runs: seed preset and large preset on the single-gpu and multi-gpu paths (every visible GPU),
-# each writing an HDF5 report, plus its markdown table. Logs and reports go to $OUT.
+# each writing an HDF5 report, plus its markdown table. bykey: groupby by-key large on one GPU
+# and on every visible GPU twice, the multi-GPU case with its exchange timeline
+# (SCALEBENCH_SHUFFLE_TRACE), with the push kernel's blocks at 16 and 32 (the default scales
+# with the GPUs) and with the NCCL exchange. Logs and reports go to $OUT.
 # Needs the .deps bundle of missing Debian packages (see tools/device-build.sh).
 set -uo pipefail
 mode=${1:-full}
@@ -15,7 +19,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 nvidia-smi -L | tee "$out/gpus.txt"
 t0=$(date +%s)
 targets=""
-[ "$mode" = runs ] && targets="scalebench scalebench-rank"
+[ "$mode" != full ] && targets="scalebench scalebench-rank"
 if ! SB_TARGETS="$targets" timeout 330 tools/device-build.sh .deps build-gpu >"$out/build.log" 2>&1; then
   grep -E "error|Error" "$out/build.log" | head -30; tail -20 "$out/build.log"; exit 1
 fi
@@ -26,6 +30,27 @@ summary=("build $(( $(date +%s) - t0 )) s")
 if [ "$mode" = full ]; then
   (cd build-gpu && timeout 150 ctest -L gpu --output-on-failure >"$out/gpu-tests.log" 2>&1)
   summary+=("gpu tests: $(grep -E 'tests passed|tests failed' "$out/gpu-tests.log" | tail -1)")
+fi
+if [ "$mode" = bykey ]; then
+  bykey() {  # label, then scalebench run arguments; prints "label: case time" lines
+    local label=$1
+    shift
+    timeout 120 $sb run --preset large --workloads groupby --param groupby.query=by-key --repeats 5 \
+      "$@" >"$out/bykey-$label.txt" 2>"$out/bykey-$label.err"
+    grep -E '^groupby' "$out/bykey-$label.txt" | awk -v l="$label" '{print l": "$1, $4, $5}'
+  }
+  {
+    bykey a --paths gpu1,gpuN --out "$out/bykey.h5"
+    bykey b --paths gpu1,gpuN
+    SCALEBENCH_SHUFFLE_TRACE=1 bykey trace --paths gpuN
+    grep -h 'shuffle rank' "$out/bykey-trace.txt" "$out/bykey-trace.err" | tail -"$(nvidia-smi -L | wc -l)"
+    SCALEBENCH_PUSH_CTAS=16 bykey push16 --paths gpuN
+    SCALEBENCH_PUSH_CTAS=32 bykey push32 --paths gpuN
+    bykey nccl --paths gpuN --param groupby.gpu_exchange=nccl
+  } | sed 's/cardinality=10000000,//; s/,partition=5000000,query=by-key,rows=100000000,seed=42//' \
+    | tee "$out/bykey-summary.txt"
+  printf '%s\n' "${summary[@]}"
+  exit 0
 fi
 for preset in seed large; do
   s=$(date +%s)
