@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include "groupby/gpu_kernels.cuh"
@@ -561,9 +563,12 @@ __global__ void __launch_bounds__(kStageThreads)
 
 /// The second level in one launch: every region's bucket (first level; keys of type Key) into
 /// the buckets of its `per` slices. Blocks take tiles of all regions in turn (tile -> region by the
-/// prefix of tiles per region, computed by every block from the first level's cursors).
+/// prefix of tiles per region, computed by every block from the first level's cursors). At most
+/// 64 registers, so that two blocks share an SM as with the other staging kernels (the 76 it
+/// took unbounded left one block per SM and DRAM at 38% of its bandwidth; ncu, one H200,
+/// 2026-11-22).
 template <class Key>
-__global__ void __launch_bounds__(kStageThreads)
+__global__ void __launch_bounds__(kStageThreads, 2)
     restage_kernel(unsigned long long* __restrict__ slots, std::uint64_t mask, int width,
                    unsigned fields, int slice_bits, int per, int regions,
                    const Key* __restrict__ keys, const double* __restrict__ x,
@@ -1254,6 +1259,22 @@ std::size_t stage_shared() {
   return bytes;
 }
 
+/// Blocks of a staging kernel (kStageThreads threads, stage_shared() bytes) resident on one SM
+/// at once (the occupancy calculator; cached per kernel).
+int resident_blocks(const void* kernel) {
+  static std::mutex m;
+  static std::unordered_map<const void*, int> known;
+  const std::lock_guard<std::mutex> lock(m);
+  auto it = known.find(kernel);
+  if (it == known.end()) {
+    int n = 0;
+    SB_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kStageThreads, stage_shared()));
+    it = known.emplace(kernel, std::max(n, 1)).first;
+  }
+  return it->second;
+}
+
 /// Stages rows [0, n) into `regions` buckets of `cap` rows (okey holds 32-bit keys when
 /// `narrow`).
 void stage_launch(const HashTable& t, int shift, unsigned sub_mask, int regions,
@@ -1265,7 +1286,13 @@ void stage_launch(const HashTable& t, int shift, unsigned sub_mask, int regions,
   const TileTarget tt{mask,    shift,   sub_mask,
                       regions, 1,       reinterpret_cast<unsigned long long*>(t.slots),
                       mask,    t.width, t.fields};
-  const int grid = grid_for(n, kStageThreads * kStageRows, 3);
+  // Exactly the resident blocks (each loops over its tiles): blocks beyond them would start
+  // only when the first ones end and run their share on partly empty SMs (one H200,
+  // 2026-11-22, bench_groupby_gpu stage + flush: 7.07 ms with three blocks per SM, 6.71 ms
+  // with the two that are resident, the second level bounded to two as well).
+  auto* kernel = narrow ? reinterpret_cast<const void*>(stage_rows_kernel<std::uint32_t>)
+                        : reinterpret_cast<const void*>(stage_rows_kernel<std::int64_t>);
+  const int grid = grid_for(n, kStageThreads * kStageRows, resident_blocks(kernel));
   if (narrow) {
     stage_rows_kernel<std::uint32_t><<<grid, kStageThreads, stage_shared(), stream>>>(
         tt, key, x, y, n, reinterpret_cast<std::uint32_t*>(okey), ox, oy, cap, cursor, t.overflow);
@@ -1378,8 +1405,10 @@ void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream) {
     // Second level: every region's rows into its slices' buckets.
     const auto per = static_cast<std::int64_t>(s.slices_per_region);
     if (s.skey != s.key) {
+      auto* kernel = s.narrow_keys ? reinterpret_cast<const void*>(restage_kernel<std::uint32_t>)
+                                   : reinterpret_cast<const void*>(restage_kernel<std::int64_t>);
       const int grid = grid_for(static_cast<std::int64_t>(regions) * s.region_capacity,
-                                kStageThreads * kStageRows, 3);
+                                kStageThreads * kStageRows, resident_blocks(kernel));
       if (s.narrow_keys) {
         restage_kernel<std::uint32_t><<<grid, kStageThreads, stage_shared(), stream>>>(
             slots, mask, t.width, t.fields, s.slice_bits, static_cast<int>(per), regions,
@@ -1542,6 +1571,9 @@ void shuffle_stage(const HashTable& owner, const HashTable& spill, const RowShuf
                       spill.width,
                       spill.fields,
                       s.owner_bits};
+  // Three blocks per SM where two are resident: the push kernels share the SMs during the
+  // tasks, and the spare blocks fill what they leave (2 x H200, 2026-11-22, by-key large on two
+  // GPUs: 4.70-4.77 ms; exactly the resident blocks 4.88-4.91 ms).
   const int grid = grid_for(n, kStageThreads * kStageRows, 3);
   const double* y = s.with_y ? in.y : nullptr;
   if (s.narrow_keys) {
@@ -1713,7 +1745,9 @@ void shuffle_restage(const HashTable& owner, const RowShuffle& s, int seg0, int 
   if (rows <= 0) return;
   const std::int64_t* seg = s.segs + seg0;
   auto* kernel = s.narrow_keys ? restage_segments_kernel<true> : restage_segments_kernel<false>;
-  kernel<<<grid_for(rows, kStageThreads * kStageRows, 3), kStageThreads, stage_shared(), stream>>>(
+  const int grid = grid_for(rows, kStageThreads * kStageRows,
+                            resident_blocks(reinterpret_cast<const void*>(kernel)));
+  kernel<<<grid, kStageThreads, stage_shared(), stream>>>(
       slice_target(owner, s), nseg, seg + kRecvKey * B, seg + kRecvOff * B, seg + kRecvRows * B,
       seg + kRecvRegion * B, seg + kRecvPlane * B, static_cast<const std::uint64_t*>(data),
       s.with_y, s.skey, s.sx, s.sy, s.scap, s.scursor, owner.overflow);
