@@ -293,8 +293,9 @@ void shuffle_snapshot(const RowShuffle& s, int slot, cudaStream_t stream);
 void shuffle_push(const RowShuffle& s, int me, int prev_slot, int slot, int ctas,
                   cudaStream_t stream);
 /// Receive segments for owner `me`'s own rows, in its send buckets (counts: the cursors, capped
-/// at rcap here): the regions split into `chunks` runs of R / chunks, run g's segments from
-/// index g * chunk_stride + first (the defaults: segments [0, R)). Returns R.
+/// at rcap here): the regions split into `chunks` runs of R / chunks (R a multiple of chunks),
+/// run g's segments from index g * chunk_stride + first (the defaults: segments [0, R)).
+/// Returns R.
 int shuffle_own_segments(const RowShuffle& s, int me, const unsigned long long* counts,
                          int chunks = 1, int first = 0, int chunk_stride = 0);
 /// Receive segments [R, R + (owners - 1) R) for the rows landed from every other source q:
