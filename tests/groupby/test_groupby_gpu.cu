@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 #include <vector>
 
@@ -279,7 +280,7 @@ TEST(GroupbyGpu, PeerExchangeEqualsTheCpu) {
       gb::gpu::hash_clear(k.spill, s);
       k.sh = gb::gpu::plan_row_shuffle(k.owner, P, n);
       ASSERT_EQ(k.sh.owners, P);
-      while ((std::int64_t{1} << k.sh.owner_bits) < k.spill.capacity) ++k.sh.owner_bits;
+      k.sh.owner_bits = std::bit_width(static_cast<std::uint64_t>(k.spill.capacity)) - 1;
       k.sh.narrow_keys = narrow;
       gb::gpu::alloc_row_shuffle(k.sh);
       gb::gpu::alloc_landing(k.sh);

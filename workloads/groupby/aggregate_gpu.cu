@@ -1275,30 +1275,27 @@ int resident_blocks(const void* kernel) {
   return it->second;
 }
 
-/// Stages rows [0, n) into `regions` buckets of `cap` rows (okey holds 32-bit keys when
-/// `narrow`).
-void stage_launch(const HashTable& t, int shift, unsigned sub_mask, int regions,
-                  const std::int64_t* key, const double* x, const double* y, std::int64_t n,
-                  std::int64_t* okey, double* ox, double* oy, std::int64_t cap,
-                  unsigned long long* cursor, bool narrow, cudaStream_t stream) {
+/// stage_rows_kernel over rows [0, n) into the buckets of `tt` (`cap` rows each; okey holds
+/// 32-bit keys when `narrow`). per_sm <= 0: exactly the blocks resident at once; each loops over
+/// its tiles, and blocks beyond them would start only when the first ones end and run their
+/// share on partly empty SMs (one H200, 2026-11-22, bench_groupby_gpu stage + flush: 7.07 ms
+/// with three blocks per SM, 6.71 ms with the two that are resident, the second level bounded
+/// to two as well).
+void launch_stage_rows(const TileTarget& tt, const std::int64_t* key, const double* x,
+                       const double* y, std::int64_t n, std::int64_t* okey, double* ox, double* oy,
+                       std::int64_t cap, unsigned long long* cursor, int* overflow, bool narrow,
+                       int per_sm, cudaStream_t stream) {
   if (n <= 0) return;
-  const auto mask = static_cast<std::uint64_t>(t.capacity - 1);
-  const TileTarget tt{mask,    shift,   sub_mask,
-                      regions, 1,       reinterpret_cast<unsigned long long*>(t.slots),
-                      mask,    t.width, t.fields};
-  // Exactly the resident blocks (each loops over its tiles): blocks beyond them would start
-  // only when the first ones end and run their share on partly empty SMs (one H200,
-  // 2026-11-22, bench_groupby_gpu stage + flush: 7.07 ms with three blocks per SM, 6.71 ms
-  // with the two that are resident, the second level bounded to two as well).
   auto* kernel = narrow ? reinterpret_cast<const void*>(stage_rows_kernel<std::uint32_t>)
                         : reinterpret_cast<const void*>(stage_rows_kernel<std::int64_t>);
-  const int grid = grid_for(n, kStageThreads * kStageRows, resident_blocks(kernel));
+  const int grid =
+      grid_for(n, kStageThreads * kStageRows, per_sm > 0 ? per_sm : resident_blocks(kernel));
   if (narrow) {
     stage_rows_kernel<std::uint32_t><<<grid, kStageThreads, stage_shared(), stream>>>(
-        tt, key, x, y, n, reinterpret_cast<std::uint32_t*>(okey), ox, oy, cap, cursor, t.overflow);
+        tt, key, x, y, n, reinterpret_cast<std::uint32_t*>(okey), ox, oy, cap, cursor, overflow);
   } else {
     stage_rows_kernel<std::int64_t><<<grid, kStageThreads, stage_shared(), stream>>>(
-        tt, key, x, y, n, okey, ox, oy, cap, cursor, t.overflow);
+        tt, key, x, y, n, okey, ox, oy, cap, cursor, overflow);
   }
   SB_CUDA_CHECK_LAUNCH();
 }
@@ -1389,8 +1386,18 @@ void stage_rows(const HashTable& t, const HashStage& s, const ColumnPtrs& in, st
                 cudaStream_t stream) {
   const int log2cap = log2_capacity(t);
   const int regions = 1 << s.region_bits;
-  stage_launch(t, log2cap - s.region_bits, static_cast<unsigned>(regions - 1), regions, in.key,
-               in.x, in.y, n, s.key, s.x, s.y, s.region_capacity, s.cursor, s.narrow_keys, stream);
+  const auto mask = static_cast<std::uint64_t>(t.capacity - 1);
+  const TileTarget tt{mask,
+                      log2cap - s.region_bits,
+                      static_cast<unsigned>(regions - 1),
+                      regions,
+                      1,
+                      reinterpret_cast<unsigned long long*>(t.slots),
+                      mask,
+                      t.width,
+                      t.fields};
+  launch_stage_rows(tt, in.key, in.x, in.y, n, s.key, s.x, s.y, s.region_capacity, s.cursor,
+                    t.overflow, s.narrow_keys, 0, stream);
 }
 
 void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream) {
@@ -1574,17 +1581,8 @@ void shuffle_stage(const HashTable& owner, const HashTable& spill, const RowShuf
   // Three blocks per SM where two are resident: the push kernels share the SMs during the
   // tasks, and the spare blocks fill what they leave (2 x H200, 2026-11-22, by-key large on two
   // GPUs: 4.70-4.77 ms; exactly the resident blocks 4.88-4.91 ms).
-  const int grid = grid_for(n, kStageThreads * kStageRows, 3);
-  const double* y = s.with_y ? in.y : nullptr;
-  if (s.narrow_keys) {
-    stage_rows_kernel<std::uint32_t><<<grid, kStageThreads, stage_shared(), stream>>>(
-        tt, in.key, in.x, y, n, reinterpret_cast<std::uint32_t*>(s.key), s.x, s.y, s.rcap, s.cursor,
-        spill.overflow);
-  } else {
-    stage_rows_kernel<std::int64_t><<<grid, kStageThreads, stage_shared(), stream>>>(
-        tt, in.key, in.x, y, n, s.key, s.x, s.y, s.rcap, s.cursor, spill.overflow);
-  }
-  SB_CUDA_CHECK_LAUNCH();
+  launch_stage_rows(tt, in.key, in.x, s.with_y ? in.y : nullptr, n, s.key, s.x, s.y, s.rcap,
+                    s.cursor, spill.overflow, s.narrow_keys, 3, stream);
 }
 
 void shuffle_cursors(const RowShuffle& s, unsigned long long* host, cudaStream_t stream) {

@@ -41,6 +41,9 @@ struct Config {
   std::string gpu_exchange = "auto";
 
   [[nodiscard]] std::int64_t num_tasks() const { return (rows + partition - 1) / partition; }
+  /// Every key of the by-key column is below 2^32 (keys lie in [0, cardinality)): the GPU's
+  /// staging buckets can keep them as 32-bit words.
+  [[nodiscard]] bool keys_fit_32_bits() const { return cardinality <= (std::uint64_t{1} << 32); }
   /// Rows [first, second) of task t.
   [[nodiscard]] std::pair<std::int64_t, std::int64_t> task_rows(std::int64_t t) const {
     const std::int64_t b = t * partition;

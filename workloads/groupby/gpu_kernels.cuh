@@ -87,8 +87,8 @@ void hash_aggregate(const HashTable& t, const ColumnPtrs& in, std::int64_t n, cu
 void hash_insert_records(const HashTable& t, const std::uint64_t* records, std::int64_t count,
                          cudaStream_t stream);
 /// Writes the occupied slots as records to `out`, grouped by owner (owner_of(key, owners,
-/// owner_bits)),
-/// owner o's records starting at offsets[o] (host array); fills counts[o] (host) first.
+/// owner_bits)), owner o's records starting at offsets[o] (host array); fills counts[o] (host)
+/// first.
 /// Synchronises the stream once (to read the counts). Returns the number of records.
 std::int64_t hash_compact(const HashTable& t, int owners, std::uint64_t* out, long long* counts,
                           long long* offsets, cudaStream_t stream, int owner_bits = 0);
@@ -156,9 +156,9 @@ void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream);
 /// The row shuffle of a multi-GPU high-cardinality case (P workers): rows, not partial
 /// groups, travel to the owners of their keys, and every owner keeps a table of its share of
 /// the groups only. During the tasks each worker stages its rows into P x R send buckets
-/// (owner_of(key, P, owner_bits), then region r of the owner's table: R = 2^region_bits regions of
-/// consecutive slots; staging as in HashStage). At the end of the repeat the buckets are packed
-/// by (chunk, owner, region), the chunks travel in turn (NCCL grouped send/recv) and each
+/// (owner_of(key, P, owner_bits), then region r of the owner's table: R = 2^region_bits
+/// regions of consecutive slots; staging as in HashStage). At the end of the repeat the buckets are
+/// packed by (chunk, owner, region), the chunks travel in turn (NCCL grouped send/recv) and each
 /// received chunk is split by the owner into the shared-memory slices of its regions and
 /// aggregated there (slice_aggregate_kernel) while the next chunk is in flight. Rows whose send
 /// bucket is full go to the worker's own spill table (any key distribution stays correct: the
@@ -272,9 +272,9 @@ void shuffle_stage(const HashTable& owner, const HashTable& spill, const RowShuf
 /// The peer exchange (one node, CUDA IPC): rows move to their owners while the tasks still
 /// run. After each task the source pushes, to every other owner, the rows its buckets gained
 /// (shuffle_push: a small kernel beside the next task, storing into the owner's landing area
-/// mapped into the source's process); at the end the
-/// owner splits its own rows (from its send buckets) and the landed ones into its slices
-/// (shuffle_restage) and folds every slice once (shuffle_fold). A source must not push the next
+/// mapped into the source's process); at the end the owner splits its own rows (from its send
+/// buckets) and the landed ones into its slices (shuffle_restage) and folds every slice once
+/// (shuffle_fold). A source must not push the next
 /// repeat's rows before every owner has split this repeat's.
 /// Allocates s.landing (once).
 void alloc_landing(RowShuffle& s);
@@ -320,8 +320,7 @@ void shuffle_pack(const RowShuffle& s, int seg0, int nseg, cudaStream_t stream);
 /// Aggregates received segments [seg0, seg0 + nseg) (all in regions [region0, region0 +
 /// nregions)) into the owner's table. With from_buckets the segments' receive fields address
 /// the send buckets instead (keys of the wire's width from s.key, x at word offsets from
-/// s.key): a worker's
-/// own rows, which never travel.
+/// s.key): a worker's own rows, which never travel.
 void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, int nseg, int region0,
                        int nregions, bool from_buckets, cudaStream_t stream);
 

@@ -2,6 +2,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -66,8 +67,7 @@ class GpuWorker final : public WorkerCase {
       const double stage_bytes = gpu::stage_bytes(c.rows, (c.def.fields & kSumY) != 0);
       if (shuffle_.owners == 0 && gpu::stage_pays(table_, ctx_->prop) &&
           stage_bytes < 0.5 * static_cast<double>(free_b))
-        stage_ = gpu::make_stage(table_, ctx_->prop, c.rows, 0, true,
-                                 c.cardinality <= (std::uint64_t{1} << 32));
+        stage_ = gpu::make_stage(table_, ctx_->prop, c.rows, 0, true, c.keys_fit_32_bits());
       if (shuffle_.owners > 0) gpu::hash_clear(table_, stream_);  // the spill table stays clean
       records_cap_ = groups;
       records_ = device_alloc<std::uint64_t>(static_cast<std::size_t>(groups) * width_);
@@ -307,9 +307,8 @@ class GpuWorker final : public WorkerCase {
     shuffle_ = plan;
     // Owners take ranges of the full table's slot hash (group_table.hpp): each owner's table
     // then holds its keys as that range of one GPU's table would.
-    while ((std::int64_t{1} << shuffle_.owner_bits) < table_.capacity) ++shuffle_.owner_bits;
-    // Keys lie in [0, cardinality) (by-key; the other queries do not take this path).
-    shuffle_.narrow_keys = cfg_.cardinality <= (std::uint64_t{1} << 32);
+    shuffle_.owner_bits = std::bit_width(static_cast<std::uint64_t>(table_.capacity)) - 1;
+    shuffle_.narrow_keys = cfg_.keys_fit_32_bits();  // by-key: the only query on this path
     gpu::alloc_row_shuffle(shuffle_);
     gpu::reserve_row_shuffle(shuffle_, share_rows, share_rows);
     // The exchange's stream outranks the aggregation kernels: NCCL's blocks are scheduled as soon
