@@ -759,23 +759,25 @@ struct PushPlanes {
 /// The peer exchange's copy (shuffle_push): for every other owner o and region r, rows
 /// [prev, cur) of bucket (o, r) (counts capped at rcap; prev null: 0) in every plane, from this
 /// worker's buckets into block `me` of owner o's landing area (another GPU's memory, mapped;
-/// stores cross NVLink). Each block takes (owner, region, plane) items in turn. Keys are 32-bit
-/// words when `narrow`; every plane and bucket starts 16-byte aligned (rcap is a multiple of
-/// 32).
+/// stores cross NVLink). Each block takes (owner, region, plane) items in turn, the owners in
+/// the order me + 1, me + 2, ... (mod owners): the workers push in step, so at any moment each
+/// owner receives from one source instead of every source starting with owner 0 (the order of
+/// an all-to-all's rounds). Keys are 32-bit words when `narrow`; every plane and bucket starts
+/// 16-byte aligned (rcap is a multiple of 32).
 __global__ void __launch_bounds__(kStageThreads)
     push_rows_kernel(const std::uint64_t* __restrict__ buckets, std::uint64_t* const* dests,
                      const unsigned long long* __restrict__ prev,
                      const unsigned long long* __restrict__ cur, int me, int owners, int regions,
                      int planes, bool narrow, std::int64_t rcap, std::int64_t block,
                      PushPlanes pl) {
-  const int items = owners * regions * planes;
+  const int items = (owners - 1) * regions * planes;
   const auto cap = static_cast<unsigned long long>(rcap);
   for (int it = blockIdx.x; it < items; it += gridDim.x) {
     const int z = it % planes;
-    const int b = it / planes;  // bucket (owner, region)
-    const int o = b / regions;
-    if (o == me) continue;
-    const int r = b % regions;
+    const int q = it / planes;  // (round, region)
+    const int o = (me + 1 + q / regions) % owners;
+    const int r = q % regions;
+    const int b = o * regions + r;  // bucket (owner, region)
     const unsigned long long c1 = cur[b] < cap ? cur[b] : cap;
     const unsigned long long c0 = prev == nullptr ? 0ull : (prev[b] < cap ? prev[b] : cap);
     if (c1 <= c0) continue;
