@@ -1690,11 +1690,8 @@ void shuffle_push(const RowShuffle& s, int me, int prev_slot, int slot, int ctas
   SB_CUDA_CHECK_LAUNCH();
 }
 
-namespace {
-
-/// Receive segment idx: `key` in keys of the wire's width, `x` in words, y at x + plane.
-void set_recv_segment(const RowShuffle& s, std::int64_t idx, std::int64_t key, std::int64_t x,
-                      std::int64_t plane, std::int64_t rows, int region) {
+void shuffle_recv_segment(const RowShuffle& s, std::int64_t idx, std::int64_t key, std::int64_t x,
+                          std::int64_t plane, std::int64_t rows, int region) {
   const std::int64_t B = s.buckets();
   std::int64_t* hs = s.host_segs;
   hs[kRecvKey * B + idx] = key;
@@ -1704,8 +1701,6 @@ void set_recv_segment(const RowShuffle& s, std::int64_t idx, std::int64_t key, s
   hs[kRecvPlane * B + idx] = plane;
 }
 
-}  // namespace
-
 int shuffle_own_segments(const RowShuffle& s, int me, const unsigned long long* counts, int chunks,
                          int first, int chunk_stride) {
   const int R = s.regions();
@@ -1713,10 +1708,10 @@ int shuffle_own_segments(const RowShuffle& s, int me, const unsigned long long* 
   for (int r = 0; r < R; ++r) {
     const std::int64_t b = static_cast<std::int64_t>(me) * R + r;
     const std::int64_t idx = static_cast<std::int64_t>(r / per) * chunk_stride + first + r % per;
-    set_recv_segment(s, idx, b * s.rcap, s.bucket_key_words() + b * s.rcap, s.plane_rows(),
-                     static_cast<std::int64_t>(std::min<unsigned long long>(
-                         counts[b], static_cast<unsigned long long>(s.rcap))),
-                     r);
+    shuffle_recv_segment(s, idx, b * s.rcap, s.bucket_key_words() + b * s.rcap, s.plane_rows(),
+                         static_cast<std::int64_t>(std::min<unsigned long long>(
+                             counts[b], static_cast<unsigned long long>(s.rcap))),
+                         r);
   }
   return R;
 }
@@ -1729,9 +1724,9 @@ int shuffle_landed_segments(const RowShuffle& s, int me, const long long* rows, 
     for (int r = 0; r < R; ++r, ++n) {
       const std::int64_t w0 = s.landing_block() * q;  // the block's first word
       const std::int64_t at = static_cast<std::int64_t>(r) * s.rcap;
-      set_recv_segment(s, n, s.key_offset(w0) + at, w0 + s.key_words(R * s.rcap) + at,
-                       static_cast<std::int64_t>(R) * s.rcap,
-                       rows[static_cast<std::size_t>(q) * stride + r], r);
+      shuffle_recv_segment(s, n, s.key_offset(w0) + at, w0 + s.key_words(R * s.rcap) + at,
+                           static_cast<std::int64_t>(R) * s.rcap,
+                           rows[static_cast<std::size_t>(q) * stride + r], r);
     }
   }
   return n - R;

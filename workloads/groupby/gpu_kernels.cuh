@@ -292,6 +292,10 @@ void shuffle_snapshot(const RowShuffle& s, int slot, cudaStream_t stream);
 /// owner's landing area: one kernel of `ctas` blocks whose stores cross NVLink.
 void shuffle_push(const RowShuffle& s, int me, int prev_slot, int slot, int ctas,
                   cudaStream_t stream);
+/// Receive segment idx in host_segs: `rows` rows of `region`, keys at `key` (in keys of the
+/// wire's width), x at word `x`, y at x + plane.
+void shuffle_recv_segment(const RowShuffle& s, std::int64_t idx, std::int64_t key, std::int64_t x,
+                          std::int64_t plane, std::int64_t rows, int region);
 /// Receive segments for owner `me`'s own rows, in its send buckets (counts: the cursors, capped
 /// at rcap here): the regions split into `chunks` runs of R / chunks (R a multiple of chunks),
 /// run g's segments from index g * chunk_stride + first (the defaults: segments [0, R)).

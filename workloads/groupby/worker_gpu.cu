@@ -383,11 +383,8 @@ class GpuWorker final : public WorkerCase {
           hs[gpu::kPackKey * B + idx] = sh.key_offset(so) + ls;
           hs[gpu::kPackDst * B + idx] = so + sh.key_words(ns) + ls;
           hs[gpu::kPackPlane * B + idx] = ns;
-          hs[gpu::kRecvKey * B + idx] = sh.key_offset(ro) + lr;
-          hs[gpu::kRecvOff * B + idx] = ro + sh.key_words(nr) + lr;
-          hs[gpu::kRecvRows * B + idx] = rc[rr];
-          hs[gpu::kRecvRegion * B + idx] = r;
-          hs[gpu::kRecvPlane * B + idx] = nr;
+          gpu::shuffle_recv_segment(sh, idx, sh.key_offset(ro) + lr, ro + sh.key_words(nr) + lr, nr,
+                                    rc[rr], r);
           ls += sc[rr];
           lr += rc[rr];
         }
