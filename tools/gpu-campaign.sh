@@ -6,7 +6,7 @@
 # Runs: seed preset and large preset on the single-gpu and multi-gpu paths (every visible GPU),
 # each writing an HDF5 report, plus its markdown table. bykey: groupby by-key large on one GPU
 # and on every visible GPU twice, the multi-GPU case with its exchange timeline
-# (SCALEBENCH_SHUFFLE_TRACE), with the push kernel's blocks at 16 and 32 (the default scales
+# (SCALEBENCH_SHUFFLE_TRACE), with the push kernel's blocks at 16, 32 and 48 (the default scales
 # with the GPUs) and with the NCCL exchange. Logs and reports go to $OUT.
 # Needs the .deps bundle of missing Debian packages (see tools/device-build.sh).
 set -uo pipefail
@@ -46,6 +46,7 @@ if [ "$mode" = bykey ]; then
     grep -h 'shuffle rank' "$out/bykey-trace.txt" "$out/bykey-trace.err" | tail -"$(nvidia-smi -L | wc -l)"
     SCALEBENCH_PUSH_CTAS=16 bykey push16 --paths gpuN
     SCALEBENCH_PUSH_CTAS=32 bykey push32 --paths gpuN
+    SCALEBENCH_PUSH_CTAS=48 bykey push48 --paths gpuN
     bykey nccl --paths gpuN --param groupby.gpu_exchange=nccl
   } | sed 's/cardinality=10000000,//; s/,partition=5000000,query=by-key,rows=100000000,seed=42//' \
     | tee "$out/bykey-summary.txt"
