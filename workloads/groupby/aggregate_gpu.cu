@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <string>
 #include <type_traits>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "groupby/gpu_kernels.cuh"
@@ -25,11 +26,33 @@ constexpr int kSharedThreads = 256;
 constexpr int kMaxPrivateDomain = 32;
 constexpr unsigned long long kEmptyKey = 0x8000000000000000ull;  // GroupTable::kEmpty's bits
 
-int device_sms() {
-  int dev = 0, sms = 0;
+int current_device() {
+  int dev = 0;
   SB_CUDA_CHECK(cudaGetDevice(&dev));
-  SB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return dev;
+}
+
+int device_sms() {
+  int sms = 0;
+  SB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, current_device()));
   return sms;
+}
+
+/// Opts `kernel` in to `bytes` of dynamic shared memory above the default 48 KB on the current
+/// device. The attribute belongs to the device, so a process that drives several GPUs (the
+/// benchmarks) sets it on each: once per device, kernel and size.
+void opt_in_shared(const void* kernel, std::size_t bytes) {
+  if (bytes <= 48 * 1024) return;
+  static std::mutex m;
+  static std::map<std::pair<int, const void*>, std::size_t> opted;
+  const int dev = current_device();
+  const std::lock_guard<std::mutex> lock(m);
+  std::size_t& done = opted[{dev, kernel}];
+  if (bytes > done) {
+    SB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(bytes)));
+    done = bytes;
+  }
 }
 
 int sum_field_count(unsigned fields) {
@@ -173,13 +196,7 @@ void launch_dense(const DenseAgg& a, const K* keys, const ColumnPtrs& in, std::i
   int blocks = 0;
   if (a.domain <= kMaxPrivateDomain) {
     const std::size_t smem = private_smem(a.domain, nf);
-    static std::size_t opted = 0;
-    if (smem > 48 * 1024 && smem > opted) {
-      SB_CUDA_CHECK(cudaFuncSetAttribute(dense_private_kernel<K>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(smem)));
-      opted = smem;
-    }
+    opt_in_shared(reinterpret_cast<const void*>(dense_private_kernel<K>), smem);
     const std::int64_t want = (n + kPrivThreads * 8 - 1) / (kPrivThreads * 8);
     blocks =
         static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(want, a.max_blocks)));
@@ -187,13 +204,7 @@ void launch_dense(const DenseAgg& a, const K* keys, const ColumnPtrs& in, std::i
         keys, in.x, in.y, n, a.domain_lo, a.domain, a.fields, a.partials, a.words);
   } else {
     const std::size_t smem = shared_smem(a.domain, nf);
-    static std::size_t opted = 0;
-    if (smem > 48 * 1024 && smem > opted) {
-      SB_CUDA_CHECK(cudaFuncSetAttribute(dense_shared_kernel<K>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(smem)));
-      opted = smem;
-    }
+    opt_in_shared(reinterpret_cast<const void*>(dense_shared_kernel<K>), smem);
     const std::int64_t want = (n + kSharedThreads * 16 - 1) / (kSharedThreads * 16);
     blocks =
         static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(want, a.max_blocks)));
@@ -1240,39 +1251,32 @@ int slice_bits_for(int width) {
   return std::clamp(b, 9, 11);
 }
 
-/// Dynamic shared memory of the staging kernels (the opt-in above 48 KB is set once).
+/// Dynamic shared memory of the staging kernels (opted in on the current device).
 std::size_t stage_shared() {
-  static const std::size_t bytes = [] {
-    const auto b = static_cast<int>(sizeof(StageShared));
-    SB_CUDA_CHECK(cudaFuncSetAttribute(stage_rows_kernel<std::int64_t>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, b));
-    SB_CUDA_CHECK(cudaFuncSetAttribute(stage_rows_kernel<std::uint32_t>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, b));
-    SB_CUDA_CHECK(cudaFuncSetAttribute(restage_kernel<std::int64_t>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, b));
-    SB_CUDA_CHECK(cudaFuncSetAttribute(restage_kernel<std::uint32_t>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, b));
-    SB_CUDA_CHECK(cudaFuncSetAttribute(restage_segments_kernel<true>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, b));
-    SB_CUDA_CHECK(cudaFuncSetAttribute(restage_segments_kernel<false>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, b));
-    return sizeof(StageShared);
-  }();
+  constexpr std::size_t bytes = sizeof(StageShared);
+  for (const void* k : {reinterpret_cast<const void*>(stage_rows_kernel<std::int64_t>),
+                        reinterpret_cast<const void*>(stage_rows_kernel<std::uint32_t>),
+                        reinterpret_cast<const void*>(restage_kernel<std::int64_t>),
+                        reinterpret_cast<const void*>(restage_kernel<std::uint32_t>),
+                        reinterpret_cast<const void*>(restage_segments_kernel<true>),
+                        reinterpret_cast<const void*>(restage_segments_kernel<false>)})
+    opt_in_shared(k, bytes);
   return bytes;
 }
 
 /// Blocks of a staging kernel (kStageThreads threads, stage_shared() bytes) resident on one SM
-/// at once (the occupancy calculator; cached per kernel).
+/// at once (the occupancy calculator; cached per device and kernel).
 int resident_blocks(const void* kernel) {
+  const std::size_t smem = stage_shared();
   static std::mutex m;
-  static std::unordered_map<const void*, int> known;
+  static std::map<std::pair<int, const void*>, int> known;
+  const int dev = current_device();
   const std::lock_guard<std::mutex> lock(m);
-  auto it = known.find(kernel);
+  auto it = known.find({dev, kernel});
   if (it == known.end()) {
     int n = 0;
-    SB_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kStageThreads, stage_shared()));
-    it = known.emplace(kernel, std::max(n, 1)).first;
+    SB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kStageThreads, smem));
+    it = known.emplace(std::make_pair(dev, kernel), std::max(n, 1)).first;
   }
   return it->second;
 }
@@ -1355,9 +1359,8 @@ HashStage make_stage(const HashTable& t, const cudaDeviceProp& prop, std::int64_
       SB_CUDA_CHECK(cudaMemset(s.scursor, 0, sizeof(unsigned long long) * count));
     }
     SB_CUDA_CHECK(cudaMalloc(&s.spilled, sizeof(unsigned long long) * count));
-    SB_CUDA_CHECK(cudaFuncSetAttribute(slice_aggregate_kernel,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(slice_shared_bytes(sb, t.width, scap))));
+    opt_in_shared(reinterpret_cast<const void*>(slice_aggregate_kernel),
+                  slice_shared_bytes(sb, t.width, scap));
   }
   return s;
 }
@@ -1625,8 +1628,7 @@ void shuffle_fold(const HashTable& owner, const RowShuffle& s, int region0, int 
   auto* slots = reinterpret_cast<unsigned long long*>(owner.slots);
   const auto mask = static_cast<std::uint64_t>(owner.capacity - 1);
   const std::size_t smem = slice_shared_bytes(s.slice_bits, owner.width, s.scap);
-  SB_CUDA_CHECK(cudaFuncSetAttribute(
-      slice_aggregate_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  opt_in_shared(reinterpret_cast<const void*>(slice_aggregate_kernel), smem);
   slice_aggregate_kernel<<<count, kSliceThreads, smem, stream>>>(
       slots, mask, owner.width, owner.fields, s.slice_bits, s.skey, s.sx, s.sy, s.scap, s.scursor,
       s.spilled, slice0);
