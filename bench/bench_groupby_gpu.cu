@@ -1,10 +1,12 @@
 // groupby GPU kernels (SPEC 4.3, 10): generation against the GPU's write bandwidth, and the
 // aggregation of each query on 10^8 rows (by-key with 10^7 groups), plus the GPU worker end to
-// end on the large preset. Times are CUDA-event times of warm runs (manual time).
+// end on the large preset, and the peer exchange's push across every visible GPU. Times are
+// CUDA-event times of warm runs (manual time).
 //   bench_groupby_gpu --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -234,6 +236,136 @@ void BM_WorkerLarge(benchmark::State& state) {
   state.counters["compute_ms"] = 1e3 * comp / static_cast<double>(state.iterations());
 }
 
+/// The peer exchange's push on every visible GPU at once (two or more, mapped to each other):
+/// each GPU stages its 1 / P of the large preset's 10^8 rows (10^7 keys) into its send buckets,
+/// then the timed part, one push kernel of `blocks` blocks per GPU (shuffle_push, as after a
+/// task), stores the rows of every other owner into that owner's landing area, all GPUs at the
+/// same time: the floor of the tasks of a multi-GPU by-key case, whose pushes move the same
+/// bytes beside the staging. Time: the slowest GPU's kernel (CUDA events; the launches are
+/// issued one GPU after the other, microseconds apart). GBps: bytes one GPU sends per second.
+void BM_PushAllToAll(benchmark::State& state) {
+  const int blocks = static_cast<int>(state.range(0));
+  int P = 0;
+  SB_CUDA_CHECK(cudaGetDeviceCount(&P));
+  if (P < 2) {
+    state.SkipWithError("needs two GPUs");
+    return;
+  }
+  for (int g = 0; g < P; ++g)
+    for (int h = 0; h < P; ++h) {
+      int can = 0;
+      if (h != g) SB_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, g, h));
+      if (h != g && can == 0) {
+        state.SkipWithError("GPUs without peer access to each other");
+        return;
+      }
+    }
+  const gb::QueryDef def = gb::query_def(gb::Query::by_key);
+  const std::int64_t rows = kRows / P;
+  struct Side {
+    cudaStream_t stream = nullptr;
+    cudaEvent_t a = nullptr, b = nullptr;
+    gb::ColumnPtrs cols;
+    gb::gpu::HashTable owner, spill;
+    gb::gpu::RowShuffle sh;
+  };
+  std::vector<Side> side(static_cast<std::size_t>(P));
+  std::vector<void*> landings;
+  double sent = 0;  // rows every GPU sends away, in all
+  for (int g = 0; g < P; ++g) {
+    Side& d = side[static_cast<std::size_t>(g)];
+    SB_CUDA_CHECK(cudaSetDevice(g));
+    for (int h = 0; h < P; ++h)
+      if (h != g) {
+        const cudaError_t e = cudaDeviceEnablePeerAccess(h, 0);
+        if (e == cudaErrorPeerAccessAlreadyEnabled)
+          (void)cudaGetLastError();
+        else
+          SB_CUDA_CHECK(e);
+      }
+    SB_CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
+    SB_CUDA_CHECK(cudaEventCreate(&d.a));
+    SB_CUDA_CHECK(cudaEventCreate(&d.b));
+    SB_CUDA_CHECK(cudaMalloc(&d.cols.key, 8 * rows));
+    SB_CUDA_CHECK(cudaMalloc(&d.cols.x, 8 * rows));
+    SB_CUDA_CHECK(cudaMalloc(&d.cols.y, 8 * rows));
+    // rows [g n / P, (g + 1) n / P) of the table: only by-key's columns (no Poisson table)
+    gb::gpu::generate({42, kCardinality}, nullptr, g * rows, rows, def.columns, d.cols, d.stream);
+    const auto groups = static_cast<std::int64_t>(kCardinality);
+    d.spill = gb::gpu::make_hash(groups, def.fields);
+    d.owner = gb::gpu::make_hash(groups / P + groups / P / 8 + 1024, def.fields);
+    d.sh = gb::gpu::plan_row_shuffle(d.owner, P, kRows);
+    if (d.sh.owners != P) {
+      state.SkipWithError("the row shuffle does not fit this table");
+      return;
+    }
+    d.sh.owner_bits = std::bit_width(static_cast<std::uint64_t>(d.spill.capacity)) - 1;
+    d.sh.narrow_keys = true;  // keys below 2^32, as the worker sends them
+    gb::gpu::alloc_row_shuffle(d.sh);
+    gb::gpu::alloc_landing(d.sh);
+    gb::gpu::hash_clear(d.spill, d.stream);
+    gb::gpu::shuffle_clear(d.sh, d.stream);
+    gb::gpu::shuffle_stage(d.owner, d.spill, d.sh, d.cols, rows, d.stream);
+    std::vector<unsigned long long> cur(static_cast<std::size_t>(d.sh.buckets()));
+    gb::gpu::shuffle_cursors(d.sh, cur.data(), d.stream);
+    for (int b = 0; b < d.sh.buckets(); ++b)
+      if (b / d.sh.regions() != g)
+        sent += static_cast<double>(
+            std::min(cur[static_cast<std::size_t>(b)], static_cast<unsigned long long>(d.sh.rcap)));
+    landings.push_back(d.sh.landing);
+  }
+  for (int g = 0; g < P; ++g) {
+    SB_CUDA_CHECK(cudaSetDevice(g));
+    Side& d = side[static_cast<std::size_t>(g)];
+    gb::gpu::shuffle_set_landings(d.sh, landings);  // also allocates the snapshot ring
+    gb::gpu::shuffle_snapshot(d.sh, 0, d.stream);
+  }
+  for (auto _ : state) {
+    for (int g = 0; g < P; ++g) {
+      SB_CUDA_CHECK(cudaSetDevice(g));
+      SB_CUDA_CHECK(cudaStreamSynchronize(side[static_cast<std::size_t>(g)].stream));
+    }
+    for (int g = 0; g < P; ++g) {
+      Side& d = side[static_cast<std::size_t>(g)];
+      SB_CUDA_CHECK(cudaSetDevice(g));
+      SB_CUDA_CHECK(cudaEventRecord(d.a, d.stream));
+      gb::gpu::shuffle_push(d.sh, g, -1, 0, blocks, d.stream);
+      SB_CUDA_CHECK(cudaEventRecord(d.b, d.stream));
+    }
+    float worst = 0;
+    for (int g = 0; g < P; ++g) {
+      Side& d = side[static_cast<std::size_t>(g)];
+      SB_CUDA_CHECK(cudaSetDevice(g));
+      SB_CUDA_CHECK(cudaEventSynchronize(d.b));
+      float ms = 0;
+      SB_CUDA_CHECK(cudaEventElapsedTime(&ms, d.a, d.b));
+      worst = std::max(worst, ms);
+    }
+    state.SetIterationTime(1e-3 * worst);
+  }
+  const double row_bytes = 4.0 + 8.0 * (side[0].sh.planes() - 1);  // 32-bit key, x, y
+  state.counters["GPUs"] = P;
+  state.counters["MB_per_gpu"] = sent * row_bytes / P / 1e6;
+  state.counters["GBps"] =
+      benchmark::Counter(sent * row_bytes / P / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetBytesProcessed(static_cast<std::int64_t>(sent * row_bytes) * state.iterations());
+  for (int g = 0; g < P; ++g) {
+    Side& d = side[static_cast<std::size_t>(g)];
+    SB_CUDA_CHECK(cudaSetDevice(g));
+    SB_CUDA_CHECK(cudaStreamSynchronize(d.stream));
+    gb::gpu::free_row_shuffle(d.sh);
+    gb::gpu::free_hash(d.owner);
+    gb::gpu::free_hash(d.spill);
+    for (void* q : {static_cast<void*>(d.cols.key), static_cast<void*>(d.cols.x),
+                    static_cast<void*>(d.cols.y)})
+      SB_CUDA_CHECK(cudaFree(q));
+    SB_CUDA_CHECK(cudaEventDestroy(d.a));
+    SB_CUDA_CHECK(cudaEventDestroy(d.b));
+    SB_CUDA_CHECK(cudaStreamDestroy(d.stream));
+  }
+  SB_CUDA_CHECK(cudaSetDevice(0));
+}
+
 }  // namespace
 
 BENCHMARK(BM_WriteBandwidth)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
@@ -270,5 +402,16 @@ BENCHMARK(BM_WorkerLarge)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.3);
+
+BENCHMARK(BM_PushAllToAll)
+    ->ArgName("blocks")
+    ->Arg(8)
+    ->Arg(16)
+    ->Arg(24)
+    ->Arg(32)
+    ->Arg(48)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.2);
 
 BENCHMARK_MAIN();
