@@ -7,7 +7,8 @@
 # each writing an HDF5 report, plus its markdown table. bykey: groupby by-key large on one GPU
 # and on every visible GPU twice, the multi-GPU case with its exchange timeline
 # (SCALEBENCH_SHUFFLE_TRACE), with the push kernel's blocks at 16, 32 and 48 (the default scales
-# with the GPUs) and with the NCCL exchange. Logs and reports go to $OUT.
+# with the GPUs) and with the NCCL exchange, then bench_groupby_gpu's PushAllToAll (the push
+# kernel alone, every GPU to every other at once). Logs and reports go to $OUT.
 # Needs the .deps bundle of missing Debian packages (see tools/device-build.sh).
 set -uo pipefail
 mode=${1:-full}
@@ -20,6 +21,7 @@ nvidia-smi -L | tee "$out/gpus.txt"
 t0=$(date +%s)
 targets=""
 [ "$mode" != full ] && targets="scalebench scalebench-rank"
+[ "$mode" = bykey ] && targets="$targets bench_groupby_gpu"
 if ! SB_TARGETS="$targets" timeout 330 tools/device-build.sh .deps build-gpu >"$out/build.log" 2>&1; then
   grep -E "error|Error" "$out/build.log" | head -30; tail -20 "$out/build.log"; exit 1
 fi
@@ -48,6 +50,11 @@ if [ "$mode" = bykey ]; then
     SCALEBENCH_PUSH_CTAS=32 bykey push32 --paths gpuN
     SCALEBENCH_PUSH_CTAS=48 bykey push48 --paths gpuN
     bykey nccl --paths gpuN --param groupby.gpu_exchange=nccl
+    # the pushes alone, every GPU to every other at once (the tasks' floor)
+    timeout 120 build-gpu/bench/bench_groupby_gpu --benchmark_filter=PushAllToAll \
+      --benchmark_counters_tabular=true >"$out/push-all-to-all.txt" 2>&1
+    awk '/^BM_PushAllToAll/ {sub("/s", "", $7); print "push all-to-all: "$1, $2" "$3, $7" GB/s and "$9" MB per GPU"}' \
+      "$out/push-all-to-all.txt"
   } | sed 's/cardinality=10000000,//; s/,partition=5000000,query=by-key,rows=100000000,seed=42//' \
     | tee "$out/bykey-summary.txt"
   printf '%s\n' "${summary[@]}"
