@@ -158,6 +158,8 @@ class GpuWorker final : public WorkerCase {
       SB_CUDA_CHECK(cudaStreamWaitEvent(push_stream_, p.e2, 0));
       if (last_slot_ < 0) SB_CUDA_CHECK(cudaEventRecord(chunk_events_[0], push_stream_));
       gpu::shuffle_push(shuffle_, env_.rank, last_slot_, slot, push_ctas_, push_stream_);
+      if (push_again_ > 0 && pushes_ % push_again_ == 0)  // diagnostic: the same rows again
+        gpu::shuffle_push(shuffle_, env_.rank, last_slot_, slot, push_ctas_, push_stream_);
       SB_CUDA_CHECK(cudaEventRecord(push_done_[static_cast<std::size_t>(slot)], push_stream_));
       last_slot_ = slot;
     }
@@ -264,20 +266,21 @@ class GpuWorker final : public WorkerCase {
   };
 
   static constexpr int kMaxChunks = 8;  ///< most pieces of the row shuffle's exchange
-  /// Blocks of a push kernel on two GPUs (2 x H200, 2026-11-22, by-key large: 8 / 12 / 16 /
-  /// 20 / 32 / 64 blocks 6.12 / 5.74 / 5.37 / 5.60 / 5.91 / 6.26 ms, then with owners by slot
-  /// range 16 / 20 blocks 4.98 / 5.15 ms: more blocks land the rows sooner and slow the tasks
-  /// more). With P workers a task sends (P - 1) / P of its rows away instead of half, in about
-  /// the same time, so the blocks scale with that share: push_blocks(). The peer exchange's
-  /// events are chunk_events_[0..6]: the first push, the last push's end, the landed rows read,
-  /// then trace points.
+  /// Blocks of a push kernel (2 x H200, 2026-11-22, by-key large: 8 / 12 / 16 / 20 / 32 / 64
+  /// blocks 6.12 / 5.74 / 5.37 / 5.60 / 5.91 / 6.26 ms, then with owners by slot range 16 / 20
+  /// blocks 4.98 / 5.15 ms: more blocks land the rows sooner and slow the tasks more). The same
+  /// 16 on any number of GPUs: with four GPUs' NVLink load per GPU on two (half the table,
+  /// SCALEBENCH_PUSH_AGAIN=2: 1.5 times the rows sent and received) 16 / 24 / 32 blocks took
+  /// 2.64-2.67 / 2.78 / 2.81 ms; NVLink is full from 8 blocks on when the pushes run
+  /// alone (bench_groupby_gpu PushAllToAll), so more blocks only take SMs from the staging.
+  /// SCALEBENCH_PUSH_CTAS overrides it (a diagnostic). The peer exchange's events are
+  /// chunk_events_[0..6]: the first push, the last push's end, the landed rows read, then trace
+  /// points.
   static constexpr int kPushCtas = 16;
-  /// kPushCtas scaled to P workers: 2 (P - 1) / P kPushCtas (16, 21, 24, 28 blocks for 2, 3,
-  /// 4, 8 workers). SCALEBENCH_PUSH_CTAS overrides it (a diagnostic).
-  static int push_blocks(int P) {
+  static int push_blocks() {
     if (const char* k = std::getenv("SCALEBENCH_PUSH_CTAS"); k != nullptr)
       return std::clamp(std::atoi(k), 1, 1024);
-    return (2 * (P - 1) * kPushCtas + P / 2) / P;
+    return kPushCtas;
   }
   /// How the row shuffle's rows travel: NCCL after the tasks, or copied into their owners'
   /// memory after each task (gpu_exchange; decided in the first repeat).
@@ -669,7 +672,9 @@ class GpuWorker final : public WorkerCase {
     std::vector<void*> landings(peer_landing_);
     landings[static_cast<std::size_t>(env_.rank)] = shuffle_.landing;
     gpu::shuffle_set_landings(shuffle_, landings);
-    push_ctas_ = push_blocks(P);
+    push_ctas_ = push_blocks();
+    if (const char* a = std::getenv("SCALEBENCH_PUSH_AGAIN"); a != nullptr)  // diagnostic
+      push_again_ = std::max(0, std::atoi(a));
     // The pushes outrank the tasks, as the NCCL exchange does: a few blocks, scheduled first.
     int least = 0, greatest = 0;
     SB_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
@@ -822,6 +827,10 @@ class GpuWorker final : public WorkerCase {
   std::vector<void*> peer_landing_;
   cudaStream_t push_stream_ = nullptr;
   int push_ctas_ = kPushCtas;
+  /// SCALEBENCH_PUSH_AGAIN=N (a diagnostic): every N-th push is sent twice, the same rows to
+  /// the same place, so that two GPUs carry the NVLink load of more (N = 2: each GPU sends and
+  /// receives 1.5 times its rows, as each of four GPUs does).
+  int push_again_ = 0;
   int last_slot_ = -1;
   int pushes_ = 0;                      ///< pushes of this repeat
   std::vector<cudaEvent_t> push_done_;  ///< per snapshot slot: its push has ended
