@@ -6,8 +6,8 @@
 # Runs: seed preset and large preset on the single-gpu and multi-gpu paths (every visible GPU),
 # each writing an HDF5 report, plus its markdown table. bykey: groupby by-key large on one GPU
 # and on every visible GPU twice, the multi-GPU case with its exchange timeline
-# (SCALEBENCH_SHUFFLE_TRACE), with the push kernel's blocks at 16, 32 and 48 (the default scales
-# with the GPUs) and with the NCCL exchange, then bench_groupby_gpu's PushAllToAll (the push
+# (SCALEBENCH_SHUFFLE_TRACE), with the push kernel's blocks at 12, 24 and 32 (the default is
+# 16) and with the NCCL exchange, then bench_groupby_gpu's PushAllToAll (the push
 # kernel alone, every GPU to every other at once). Logs and reports go to $OUT.
 # Needs the .deps bundle of missing Debian packages (see tools/device-build.sh).
 set -uo pipefail
@@ -46,9 +46,9 @@ if [ "$mode" = bykey ]; then
     bykey b --paths gpu1,gpuN
     SCALEBENCH_SHUFFLE_TRACE=1 bykey trace --paths gpuN
     grep -h 'shuffle rank' "$out/bykey-trace.txt" "$out/bykey-trace.err" | tail -"$(nvidia-smi -L | wc -l)"
-    SCALEBENCH_PUSH_CTAS=16 bykey push16 --paths gpuN
+    SCALEBENCH_PUSH_CTAS=12 bykey push12 --paths gpuN
+    SCALEBENCH_PUSH_CTAS=24 bykey push24 --paths gpuN
     SCALEBENCH_PUSH_CTAS=32 bykey push32 --paths gpuN
-    SCALEBENCH_PUSH_CTAS=48 bykey push48 --paths gpuN
     bykey nccl --paths gpuN --param groupby.gpu_exchange=nccl
     # the pushes alone, every GPU to every other at once (the tasks' floor)
     timeout 120 build-gpu/bench/bench_groupby_gpu --benchmark_filter=PushAllToAll \
