@@ -466,6 +466,14 @@ struct TileTarget {
   int owner_bits = 0;  ///< owners > 1: owner_of(key, owners, owner_bits)
 };
 
+/// A TileTarget within one table (no owners): `buckets` buckets of the slot bits above `shift`,
+/// full buckets into the table itself.
+__host__ __device__ inline TileTarget table_target(std::uint64_t mask, int shift, int buckets,
+                                                   unsigned long long* slots, int width,
+                                                   unsigned fields) {
+  return {mask, shift, static_cast<unsigned>(buckets - 1), buckets, 1, slots, mask, width, fields};
+}
+
 /// One tile: rows [base, min(n, base + tile)) of (keys, x, y) into the buckets of the regions
 /// of `tt`.
 template <class Key, class OutKey = std::int64_t>
@@ -614,8 +622,7 @@ __global__ void __launch_bounds__(kStageThreads, 2)
     const std::int64_t rows = min(static_cast<std::int64_t>(rcursor[q]), rcap);
     const std::int64_t in = static_cast<std::int64_t>(q) * rcap;
     const std::int64_t out = static_cast<std::int64_t>(q) * per * scap;
-    const TileTarget tt{mask,  slice_bits, static_cast<unsigned>(per - 1), per, 1, slots, mask,
-                        width, fields};
+    const TileTarget tt = table_target(mask, slice_bits, per, slots, width, fields);
     stage_tile(sh, tt, keys + in, x + in, y != nullptr ? y + in : nullptr, rows,
                static_cast<std::int64_t>(t - sh.tile_start[q]) * kTile, skey + out, sx + out,
                sy != nullptr ? sy + out : nullptr, scap,
@@ -1251,9 +1258,13 @@ int slice_bits_for(int width) {
   return std::clamp(b, 9, 11);
 }
 
-/// Dynamic shared memory of the staging kernels (opted in on the current device).
+/// Dynamic shared memory of the staging kernels (opted in on the current device; once per
+/// thread and device, as it is asked before every staging launch).
 std::size_t stage_shared() {
   constexpr std::size_t bytes = sizeof(StageShared);
+  thread_local int ready = -1;  // the device this thread last opted in on
+  const int dev = current_device();
+  if (dev == ready) return bytes;
   for (const void* k : {reinterpret_cast<const void*>(stage_rows_kernel<std::int64_t>),
                         reinterpret_cast<const void*>(stage_rows_kernel<std::uint32_t>),
                         reinterpret_cast<const void*>(restage_kernel<std::int64_t>),
@@ -1261,6 +1272,7 @@ std::size_t stage_shared() {
                         reinterpret_cast<const void*>(restage_segments_kernel<true>),
                         reinterpret_cast<const void*>(restage_segments_kernel<false>)})
     opt_in_shared(k, bytes);
+  ready = dev;
   return bytes;
 }
 
@@ -1390,17 +1402,9 @@ void stage_clear(const HashStage& s, cudaStream_t stream) {
 void stage_rows(const HashTable& t, const HashStage& s, const ColumnPtrs& in, std::int64_t n,
                 cudaStream_t stream) {
   const int log2cap = log2_capacity(t);
-  const int regions = 1 << s.region_bits;
-  const auto mask = static_cast<std::uint64_t>(t.capacity - 1);
-  const TileTarget tt{mask,
-                      log2cap - s.region_bits,
-                      static_cast<unsigned>(regions - 1),
-                      regions,
-                      1,
-                      reinterpret_cast<unsigned long long*>(t.slots),
-                      mask,
-                      t.width,
-                      t.fields};
+  const TileTarget tt = table_target(
+      static_cast<std::uint64_t>(t.capacity - 1), log2cap - s.region_bits, 1 << s.region_bits,
+      reinterpret_cast<unsigned long long*>(t.slots), t.width, t.fields);
   launch_stage_rows(tt, in.key, in.x, in.y, n, s.key, s.x, s.y, s.region_capacity, s.cursor,
                     t.overflow, s.narrow_keys, 0, stream);
 }
@@ -1464,17 +1468,9 @@ namespace {
 /// Where a region's rows go on the owner: the slices of that region (level two of the owner's
 /// table), full slice buckets into the table with global atomics.
 TileTarget slice_target(const HashTable& owner, const RowShuffle& s) {
-  const auto mask = static_cast<std::uint64_t>(owner.capacity - 1);
-  const int per = s.slices_per_region;
-  return TileTarget{mask,
-                    s.slice_bits,
-                    static_cast<unsigned>(per - 1),
-                    per,
-                    1,
-                    reinterpret_cast<unsigned long long*>(owner.slots),
-                    mask,
-                    owner.width,
-                    owner.fields};
+  return table_target(static_cast<std::uint64_t>(owner.capacity - 1), s.slice_bits,
+                      s.slices_per_region, reinterpret_cast<unsigned long long*>(owner.slots),
+                      owner.width, owner.fields);
 }
 
 }  // namespace

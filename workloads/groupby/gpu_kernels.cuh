@@ -157,13 +157,13 @@ void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream);
 /// groups, travel to the owners of their keys, and every owner keeps a table of its share of
 /// the groups only. During the tasks each worker stages its rows into P x R send buckets
 /// (owner_of(key, P, owner_bits), then region r of the owner's table: R = 2^region_bits
-/// regions of consecutive slots; staging as in HashStage). At the end of the repeat the buckets are
-/// packed by (chunk, owner, region), the chunks travel in turn (NCCL grouped send/recv) and each
-/// received chunk is split by the owner into the shared-memory slices of its regions and
-/// aggregated there (slice_aggregate_kernel) while the next chunk is in flight. Rows whose send
-/// bucket is full go to the worker's own spill table (any key distribution stays correct: the
-/// spill table's groups then travel as records); rows whose slice bucket is full go to the
-/// owner's table with global atomics.
+/// regions of consecutive slots; staging as in HashStage). At the end of the repeat the
+/// buckets are packed by (chunk, owner, region), the chunks travel in turn (NCCL grouped
+/// send/recv) and each received chunk is split by the owner into the shared-memory slices of
+/// its regions and aggregated there (slice_aggregate_kernel) while the next chunk is in
+/// flight. Rows whose send bucket is full go to the worker's own spill table (any key
+/// distribution stays correct: the spill table's groups then travel as records); rows whose
+/// slice bucket is full go to the owner's table with global atomics.
 /// Rows of RowShuffle's segment tables (each owners * R int64).
 /// Packed rows travel as one message per (chunk, peer): a block of n rows is n keys (32-bit
 /// words when RowShuffle::narrow_keys, n/2 8-byte words rounded up; else 8-byte words), then
@@ -274,8 +274,8 @@ void shuffle_stage(const HashTable& owner, const HashTable& spill, const RowShuf
 /// (shuffle_push: a small kernel beside the next task, storing into the owner's landing area
 /// mapped into the source's process); at the end the owner splits its own rows (from its send
 /// buckets) and the landed ones into its slices (shuffle_restage) and folds every slice once
-/// (shuffle_fold). A source must not push the next
-/// repeat's rows before every owner has split this repeat's.
+/// (shuffle_fold). A source must not push the next repeat's rows before every owner has split
+/// this repeat's.
 /// Allocates s.landing (once).
 void alloc_landing(RowShuffle& s);
 /// Empties the slice buckets of regions [region0, region0 + nregions).
