@@ -210,6 +210,7 @@ JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions
     plan.cases = remaining;
     plan.case_timeout_s = opt.case_timeout_s;
     plan.measure_ceilings = opt.measure_ceilings;
+    plan.trace = opt.trace;
     plan.stream_path = fmt::format("{}/stream-{}.jsonl", opt.workdir, job);
     plan.stop_path = fmt::format("{}/stop", opt.workdir);
     const std::string plan_path = fmt::format("{}/plan-{}.json", opt.workdir, job);

@@ -24,6 +24,7 @@ struct JobRunnerOptions {
   std::string workdir;        ///< holds plan.json and stream.jsonl of each job
   double case_timeout_s = 0;  ///< 0: none
   bool measure_ceilings = true;
+  bool trace = false;  ///< `run --trace`, passed to every case's workers
   /// Called for every record (start, progress, case) as it arrives, on the launcher's thread.
   std::function<void(const nlohmann::json&)> on_record;
 };

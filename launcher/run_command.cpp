@@ -45,6 +45,7 @@ struct RunOptions {
   std::vector<std::string> params;
   bool require_gpu = false;
   bool no_ceilings = false;
+  bool trace = false;
   // Which options were given on the command line (they override a suite file).
   CLI::Option* o_preset = nullptr;
   CLI::Option* o_workloads = nullptr;
@@ -207,6 +208,7 @@ int run_command(RunOptions& o, const std::string& command_line) {
   jo.placement = placement;
   jo.case_timeout_s = o.case_timeout;
   jo.measure_ceilings = !o.no_ceilings;
+  jo.trace = o.trace;
   if (const char* m = std::getenv("SCALEBENCH_MPIEXEC"); m != nullptr && *m != '\0')
     jo.launch.mpiexec = m;
   if (const char* x = std::getenv("SCALEBENCH_MPIEXEC_ARGS"); x != nullptr) {
@@ -345,6 +347,8 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& command_l
   run->add_option("--param", o->params, "workload.key=value (repeatable)");
   run->add_flag("--require-gpu", o->require_gpu, "Exit with code 3 when no GPU is available");
   run->add_flag("--no-ceilings", o->no_ceilings, "Skip measuring the bandwidth/GEMM ceilings");
+  run->add_flag("--trace", o->trace,
+                "Workloads print a timeline of their steps to stderr (diagnostics)");
   run->callback([o, &exit_code, command_line] { exit_code = run_command(*o, command_line); });
 }
 

@@ -45,7 +45,8 @@ nlohmann::json JobPlan::to_json() const {
           {"stream", stream_path},
           {"case_timeout_s", case_timeout_s},
           {"measure_ceilings", measure_ceilings},
-          {"stop_path", stop_path}};
+          {"stop_path", stop_path},
+          {"trace", trace}};
 }
 
 JobPlan JobPlan::from_json(const nlohmann::json& j) {
@@ -55,6 +56,7 @@ JobPlan JobPlan::from_json(const nlohmann::json& j) {
   p.case_timeout_s = j.value("case_timeout_s", 0.0);
   p.measure_ceilings = j.value("measure_ceilings", true);
   p.stop_path = j.value("stop_path", std::string());
+  p.trace = j.value("trace", false);
   return p;
 }
 

@@ -194,6 +194,7 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
           env.size = j.at("size").get<int>();
           env.threads = j.at("threads").get<int>();
           env.host = ctx.host;
+          env.trace = plan.trace;
           if (env.size > 1) env.comm = env.device == Device::gpu ? ctx.gpu_workers : ctx.workers;
           if (env.device == Device::gpu) {
             if (!ctx.gpu_ctx) throw EnvironmentError("this worker has no GPU");

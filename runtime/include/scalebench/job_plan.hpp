@@ -25,6 +25,7 @@ struct JobPlan {
   double case_timeout_s = 0;     ///< 0: none
   bool measure_ceilings = true;  ///< STREAM triad / DGEMM (and GPU copy / GEMM) at start-up
   std::string stop_path;         ///< when this file exists, stop before the next case
+  bool trace = false;            ///< `run --trace`: workloads print their step timelines
 
   [[nodiscard]] nlohmann::json to_json() const;
   static JobPlan from_json(const nlohmann::json& j);

@@ -54,6 +54,9 @@ struct CaseEnv {
   MPI_Comm comm = MPI_COMM_SELF;  ///< the case's workers only (MPI_COMM_SELF on single-* paths)
   GpuContext* gpu = nullptr;      ///< GPU paths only
   std::string host;
+  /// `scalebench run --trace`: the workload may print a timeline of its steps to stderr (one
+  /// line per repeat and worker, prefixed with the workload and rank). Never changes the work.
+  bool trace = false;
 };
 
 /// Identity and settings of one case, the same on every rank.
