@@ -40,7 +40,8 @@ nlohmann::json collect_info() {
         {{"name", w.name}, {"description", w.description}, {"keys", keys}, {"presets", presets}});
   }
   nlohmann::json versions = library_versions();
-  for (const auto& [k, v] : gpu_library_versions().items()) versions[k] = v;
+  const nlohmann::json gpu_versions = gpu_library_versions();  // items() must not outlive it
+  for (const auto& [k, v] : gpu_versions.items()) versions[k] = v;
   return {
       {"node", describe_node()},
       {"gpus",
