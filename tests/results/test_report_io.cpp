@@ -136,10 +136,17 @@ TEST(ReportIo, KilledWriterNeverLeavesAnInvalidReport) {
   }
 }
 
-TEST(ReportIo, UnwritableFolderIsAUsageError) {
-  const std::string msg =
-      usage_error([] { write_report(make_model(), "/nonexistent-folder-scalebench/x/r.h5"); });
-  EXPECT_NE(msg.find("/nonexistent-folder-scalebench/x/r.h5"), std::string::npos) << msg;
+TEST(ReportIo, UnwritableFolderIsAnEnvironmentErrorNamingPathAndErrno) {
+  try {
+    write_report(make_model(), "/nonexistent-folder-scalebench/x/r.h5");
+    FAIL() << "no error";
+  } catch (const sb::results::ReportWriteError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(e.exit_code(), sb::kExitEnvironment);
+    EXPECT_EQ(e.error_number(), ENOENT);
+    EXPECT_NE(msg.find("/nonexistent-folder-scalebench/x/r.h5"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("(errno 2)"), std::string::npos) << msg;
+  }
 }
 
 TEST(ReportIo, NeverReplacesAnythingButARegularFile) {

@@ -21,14 +21,33 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scalebench/error.hpp"
+
 namespace sb::results {
 
 inline constexpr int kSchemaVersion = 1;
 
-/// Writes the whole model to `path` crash-safely: a temporary file in the same folder, flushed,
-/// then renamed over `path`, so the file on disk is always a complete, valid report.
-/// Computes /summary from the cases. Throws sb::UsageError when `path` cannot be written.
-void write_report(const nlohmann::json& model, const std::string& path);
+/// A report that could not be written (full disk, quota, a folder turned read-only, an I/O
+/// error): exit code 3, what() names the path, the step and the errno. The report on disk, if
+/// any, is the last complete one.
+class ReportWriteError : public EnvironmentError {
+ public:
+  ReportWriteError(const std::string& path, const std::string& step, int err);
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  [[nodiscard]] int error_number() const noexcept { return errno_; }
+
+ private:
+  std::string path_;
+  int errno_ = 0;
+};
+
+/// Writes the whole model to `path` crash-safely: the file is built in memory, written to a
+/// temporary file (in `temp_dir`, which must be on the same file system as `path`; default:
+/// `path`.tmp-PID beside it), made durable (fsync) and renamed over `path`, so the file on disk
+/// is always a complete, valid report. Computes /summary from the cases. Throws
+/// sb::UsageError when `path` is not a regular file, ReportWriteError when writing fails.
+void write_report(const nlohmann::json& model, const std::string& path,
+                  const std::string& temp_dir = "");
 
 /// Reads a report written by write_report. Throws sb::UsageError (one line) when the file is
 /// missing, not HDF5, truncated, or of another schema version.
