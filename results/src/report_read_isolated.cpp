@@ -17,6 +17,7 @@
 
 #include "scalebench/error.hpp"
 #include "scalebench/report.hpp"
+#include "scalebench/settings.hpp"
 
 namespace sb::results {
 
@@ -69,13 +70,11 @@ nlohmann::json read_report_isolated(const std::string& path) {
   // overrides it), then it is killed.
   struct stat st {};
   const double size = ::stat(path.c_str(), &st) == 0 ? static_cast<double>(st.st_size) : 0.0;
-  int limit_s = 60 + static_cast<int>(size / 20e6);
-  if (const char* env = std::getenv("SCALEBENCH_REPORT_READ_TIMEOUT_S"); env != nullptr) {
-    char* end = nullptr;
-    const long v = std::strtol(env, &end, 10);
-    if (end != env && *end == '\0' && v > 0 && v < 1000000) limit_s = static_cast<int>(v);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(limit_s);
+  double limit_s = settings::report_read_timeout_s();
+  if (limit_s <= 0) limit_s = 60.0 + size / 20e6;
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(static_cast<std::int64_t>(std::min(limit_s, 1e7) * 1e3));
   std::vector<std::uint8_t> data;
   char buf[1 << 16];
   bool hung = false;

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <vector>
 
+#include "scalebench/settings.hpp"
+
 namespace sb::detail {
 namespace {
 
@@ -35,8 +37,11 @@ std::optional<std::string> isolated_visible_devices(const char* current, int ord
 }
 
 bool gpu_isolation_enabled() noexcept {
-  const char* v = std::getenv("SCALEBENCH_GPU_ISOLATION");
-  return v == nullptr || std::strcmp(v, "0") != 0;
+  try {
+    return settings::gpu_isolation();
+  } catch (...) {
+    return true;  // the launcher refused bad values before the job started
+  }
 }
 
 }  // namespace sb::detail

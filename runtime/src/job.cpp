@@ -18,6 +18,7 @@ nlohmann::json case_spec_to_json(const CaseSpec& s) {
           {"workload", s.workload},
           {"path", std::string(to_string(s.path))},
           {"params", s.params.to_json()},
+          {"preset", s.preset},
           {"repeats", s.repeats},
           {"warmup", s.warmup},
           {"workers", s.workers}};
@@ -32,6 +33,7 @@ CaseSpec case_spec_from_json(const nlohmann::json& j) {
   if (!path) throw UsageError("job plan: unknown path " + j.at("path").dump());
   s.path = *path;
   s.params = Params::from_json(j.at("params"));
+  s.preset = j.value("preset", std::string());
   s.repeats = j.at("repeats").get<int>();
   s.warmup = j.at("warmup").get<int>();
   s.workers = j.value("workers", 1);
@@ -46,7 +48,8 @@ nlohmann::json JobPlan::to_json() const {
           {"case_timeout_s", case_timeout_s},
           {"measure_ceilings", measure_ceilings},
           {"stop_path", stop_path},
-          {"trace", trace}};
+          {"trace", trace},
+          {"lifeline", lifeline_path}};
 }
 
 JobPlan JobPlan::from_json(const nlohmann::json& j) {
@@ -57,6 +60,7 @@ JobPlan JobPlan::from_json(const nlohmann::json& j) {
   p.measure_ceilings = j.value("measure_ceilings", true);
   p.stop_path = j.value("stop_path", std::string());
   p.trace = j.value("trace", false);
+  p.lifeline_path = j.value("lifeline", std::string());
   return p;
 }
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "scalebench/error.hpp"
+#include "scalebench/settings.hpp"
 
 namespace sb::detail {
 namespace {
@@ -76,8 +77,7 @@ double cgroup_room() {
 }  // namespace
 
 double host_memory_available() {
-  if (const char* o = std::getenv("SCALEBENCH_HOST_MEMORY_BYTES"); o != nullptr && *o != '\0')
-    return std::strtod(o, nullptr);
+  if (const double set = settings::host_memory_bytes(); set > 0) return set;
   double avail = meminfo_bytes("MemAvailable");
   if (const double room = cgroup_room(); room >= 0 && (avail < 0 || room < avail)) avail = room;
   return avail;

@@ -8,13 +8,11 @@
 
 #include "scalebench/gpu_runtime.hpp"
 #include "scalebench/job_plan.hpp"
+#include "scalebench/rank_protocol.hpp"
 
 namespace sb::detail {
 
-/// Exit code of scalebench-rank when the scheduler ended the job early on purpose (a case
-/// failed in a way that may leave workers stuck in collectives, or timed out): the launcher
-/// starts a fresh job for the remaining cases.
-inline constexpr int kExitRestart = 42;
+using protocol::kExitRestart;
 
 struct RankContext {
   MPI_Comm world = MPI_COMM_WORLD;

@@ -23,6 +23,8 @@
 #include "rank.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/rank_protocol.hpp"
+#include "scalebench/settings.hpp"
 #include "scalebench/system_info.hpp"
 
 namespace {
@@ -52,8 +54,10 @@ void place(sb::detail::RankContext& ctx) {
   int has_zero = ctx.rank == 0 ? 1 : 0;
   SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &has_zero, 1, MPI_INT, MPI_MAX, node));
   MPI_Comm_free(&node);
-  if (const char* enc = std::getenv("SCALEBENCH_PLACEMENT"); enc != nullptr && *enc != '\0') {
-    const auto all = sb::batch::decode_placement(enc);
+  if (const auto enc =
+          sb::settings::environment_variable(std::string(sb::protocol::kPlacementVariable).c_str());
+      enc && !enc->empty()) {
+    const auto all = sb::batch::decode_placement(*enc);
     if (static_cast<int>(all.size()) != ctx.size)
       throw sb::EnvironmentError(fmt::format(
           "SCALEBENCH_PLACEMENT describes {} ranks but the job has {}", all.size(), ctx.size));
@@ -79,21 +83,6 @@ void place(sb::detail::RankContext& ctx) {
   ctx.device = ctx.gpu;
 }
 
-/// This process's world rank as the MPI starter announces it before MPI_Init (OpenMPI's
-/// mpiexec, PMIx, SLURM's srun, PMI starters), or -1 when none does or the value is malformed.
-int rank_from_environment() noexcept {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", "PMI_RANK"}) {
-    const char* v = std::getenv(name);
-    if (v == nullptr || *v == '\0') continue;
-    char* end = nullptr;
-    errno = 0;
-    const long r = std::strtol(v, &end, 10);
-    if (errno != 0 || *end != '\0' || r < 0 || r > INT_MAX) return -1;  // do not guess
-    return static_cast<int>(r);
-  }
-  return -1;
-}
-
 /// Whether a CUDA context may come up on a thread of its own while MPI_Init runs.
 /// SCALEBENCH_EARLY_GPU=1 / =0 decides; otherwise only when MPI_Init loads no network stack
 /// (UCX, libfabric, verbs) that patches memory functions while it starts (UCX's bistro hooks
@@ -101,15 +90,20 @@ int rank_from_environment() noexcept {
 /// pml ob1 and no network BTL that registers memory, as the launcher sets it up for a
 /// single-node job (job_runner.cpp).
 bool early_gpu_allowed() noexcept {
-  if (const char* e = std::getenv("SCALEBENCH_EARLY_GPU"); e != nullptr && *e != '\0')
-    return std::strcmp(e, "0") != 0;
+  std::string choice = "auto";
+  try {
+    choice = sb::settings::early_gpu();
+  } catch (...) {
+    choice = "auto";  // the launcher refused bad values before the job started
+  }
+  if (choice != "auto") return choice == "1";
 #ifdef OPEN_MPI
-  const char* pml = std::getenv("OMPI_MCA_pml");
-  const char* btl = std::getenv("OMPI_MCA_btl");
-  if (pml == nullptr || std::strcmp(pml, "ob1") != 0 || btl == nullptr) return false;
+  const auto pml = sb::settings::environment_variable("OMPI_MCA_pml");
+  const auto btl = sb::settings::environment_variable("OMPI_MCA_btl");
+  if (!pml || *pml != "ob1" || !btl) return false;
   std::set<std::string> names;
-  const bool exclude = btl[0] == '^';
-  std::stringstream list(exclude ? btl + 1 : btl);
+  const bool exclude = !btl->empty() && (*btl)[0] == '^';
+  std::stringstream list(exclude ? btl->substr(1) : *btl);
   for (std::string n; std::getline(list, n, ',');) names.insert(n);
   if (exclude) return names.count("openib") && names.count("uct") && names.count("ofi");
   for (const auto& n : names)
@@ -124,11 +118,12 @@ bool early_gpu_allowed() noexcept {
 /// known before MPI_Init; nullopt otherwise (place() decides later, as it always does).
 std::optional<sb::batch::RankPlacement> early_placement() noexcept {
   try {
-    const char* enc = std::getenv("SCALEBENCH_PLACEMENT");
-    if (enc == nullptr || *enc == '\0') return std::nullopt;
-    const int rank = rank_from_environment();
+    const auto enc =
+        sb::settings::environment_variable(std::string(sb::protocol::kPlacementVariable).c_str());
+    if (!enc || enc->empty()) return std::nullopt;
+    const int rank = sb::protocol::starter_rank();
     if (rank < 0) return std::nullopt;
-    const auto all = sb::batch::decode_placement(enc);
+    const auto all = sb::batch::decode_placement(*enc);
     if (rank >= static_cast<int>(all.size())) return std::nullopt;
     return all[static_cast<std::size_t>(rank)];
   } catch (...) {
@@ -143,8 +138,9 @@ int isolate_gpu(const std::optional<sb::batch::RankPlacement>& p,
                 sb::detail::RankContext& ctx) noexcept {
   if (!p || p->scheduler || p->gpu < 0) return -1;
   if (!sb::detail::gpu_isolation_enabled()) return p->gpu;
+  const auto current = sb::settings::environment_variable("CUDA_VISIBLE_DEVICES");
   const auto narrowed =
-      sb::detail::isolated_visible_devices(std::getenv("CUDA_VISIBLE_DEVICES"), p->gpu);
+      sb::detail::isolated_visible_devices(current ? current->c_str() : nullptr, p->gpu);
   if (!narrowed || setenv("CUDA_VISIBLE_DEVICES", narrowed->c_str(), 1) != 0) return p->gpu;
   ctx.gpu_isolated = true;
   ctx.isolated_gpu = p->gpu;
@@ -159,8 +155,8 @@ int main(int argc, char** argv) {
   ctx.main_epoch =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   const int device = isolate_gpu(early_placement(), ctx);
-  if (const char* cvd = std::getenv("CUDA_VISIBLE_DEVICES"); cvd != nullptr)
-    ctx.cuda_visible_devices = cvd;
+  if (const auto cvd = sb::settings::environment_variable("CUDA_VISIBLE_DEVICES"))
+    ctx.cuda_visible_devices = *cvd;
   // The GPU's context comes up on its own thread while MPI starts (run_worker adopts it).
   ctx.gpu_early = sb::start_gpu_context_early(early_gpu_allowed() ? device : -1);
   const double t0 = sb::now();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <numeric>
 #include <set>
@@ -16,6 +17,7 @@
 #include "rank.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/lifeline.hpp"
 #include "scalebench/nvml_probe.hpp"
 #include "scalebench/system_info.hpp"
 #include "scalebench/workload.hpp"
@@ -268,6 +270,7 @@ class Scheduler {
                           {"workload", spec.workload},
                           {"path", std::string(to_string(spec.path))},
                           {"params", spec.params.to_json()},
+                          {"preset", spec.preset},
                           {"device", device == Device::gpu ? "gpu" : "cpu"},
                           {"workers", spec.workers},
                           {"threads_per_worker", 0},
@@ -503,6 +506,12 @@ class Scheduler {
 int run_scheduler(const JobPlan& plan, RankContext& ctx) {
   if (ctx.size < 2)
     throw EnvironmentError("scalebench needs at least 2 MPI ranks (a scheduler and a worker)");
+  // The job never outlives its launcher: when the launcher is gone (killed, kill -9 included),
+  // this rank exits at once and the MPI starter ends every other rank (a rank that exits
+  // without MPI_Finalize ends an OpenMPI or srun --kill-on-bad-exit job). Every finished case
+  // is already durable in the record stream, which `scalebench recover` folds into the report.
+  const LifelineWatch lifeline(plan.lifeline_path, 0.5,
+                               [] { std::_Exit(protocol::kExitLauncherGone); });
   Scheduler s(plan, ctx);
   return s.run();
 }

@@ -19,8 +19,17 @@ struct GpuContext;
 [[nodiscard]] bool cuda_built() noexcept;
 
 /// GPUs this process may use (respects CUDA_VISIBLE_DEVICES); 0 without CUDA or a driver.
-/// Never throws; `why` (if given) receives the reason when 0.
+/// Never throws; `why` (if given) receives the reason when 0, in words a user can act on.
 [[nodiscard]] int visible_gpu_count(std::string* why = nullptr) noexcept;
+
+/// Why CUDA found no GPU, for people: `no_driver` when CUDA reported an insufficient driver or
+/// none, `no_device` when the driver sees no device; `cuda_text` is CUDA's own message. Looks at
+/// /proc/driver/nvidia/version to tell "no NVIDIA driver on this machine" from "the driver is
+/// older than this CUDA runtime needs".
+enum class NoGpu { no_driver, no_device, other };
+[[nodiscard]] std::string explain_no_gpu(
+    NoGpu kind, const std::string& cuda_text,
+    const std::string& driver_version_file = "/proc/driver/nvidia/version");
 
 struct GpuContextDeleter {
   void operator()(GpuContext* ctx) const noexcept;

@@ -26,6 +26,7 @@ struct JobPlan {
   bool measure_ceilings = true;  ///< STREAM triad / DGEMM (and GPU copy / GEMM) at start-up
   std::string stop_path;         ///< when this file exists, stop before the next case
   bool trace = false;            ///< `run --trace`: workloads print their step timelines
+  std::string lifeline_path;     ///< the launcher's lifeline (lifeline.hpp); empty: none
 
   [[nodiscard]] nlohmann::json to_json() const;
   static JobPlan from_json(const nlohmann::json& j);

@@ -65,7 +65,8 @@ struct CaseSpec {
   std::string id;  ///< "subset-mean/multi-cpu/chunk=2000,n=20000,seed=42"
   std::string workload;
   ExecPath path = ExecPath::single_cpu;
-  Params params;  ///< complete: preset values plus overrides
+  Params params;       ///< complete: preset values plus overrides
+  std::string preset;  ///< the preset the parameters started from (for people; not in the id)
   int repeats = 5;
   int warmup = 1;
   int workers = 1;  ///< workers taking part in the case

@@ -21,6 +21,7 @@
 #include "scalebench/clock.hpp"
 #include "scalebench/gpu_context.cuh"
 #include "scalebench/nvml_probe.hpp"
+#include "scalebench/settings.hpp"
 
 namespace sb {
 namespace {
@@ -75,11 +76,11 @@ void check_device_visible(int device) {
   std::string why;
   const int visible = visible_gpu_count(&why);
   if (device >= 0 && device < visible) return;
-  const char* cvd = std::getenv("CUDA_VISIBLE_DEVICES");
+  const auto cvd = settings::environment_variable("CUDA_VISIBLE_DEVICES");
   throw EnvironmentError(visible == 0
                              ? why
                              : strf("GPU %d requested but %d visible (CUDA_VISIBLE_DEVICES=%s)",
-                                    device, visible, cvd != nullptr ? cvd : "unset"));
+                                    device, visible, cvd ? cvd->c_str() : "unset"));
 }
 
 }  // namespace
@@ -127,7 +128,7 @@ void bring_up_communicator(GpuCommStart::State& st) noexcept {
     // untimed warm-up repeat. A tiny all-reduce here would connect the rings at start-up, which
     // cost 0.3 s of the 0.93 s communicator start on 4 x H200 (2026-11-22);
     // SCALEBENCH_NCCL_WARMUP=1 still does it (for runs with --warmup 0).
-    if (const char* w = std::getenv("SCALEBENCH_NCCL_WARMUP"); w == nullptr || w[0] != '1') {
+    if (!settings::nccl_warmup()) {
       st.t1 = now();
       st.done.store(true);
       return;
@@ -165,13 +166,18 @@ int visible_gpu_count(std::string* why) noexcept {
     const cudaError_t rc = cudaGetDeviceCount(&n);
     if (rc != cudaSuccess) {
       (void)cudaGetLastError();
-      if (why != nullptr) *why = std::string("no usable GPU: ") + cudaGetErrorString(rc);
+      if (why != nullptr) {
+        const NoGpu kind = rc == cudaErrorInsufficientDriver || rc == cudaErrorNoDevice
+                               ? (rc == cudaErrorNoDevice ? NoGpu::no_device : NoGpu::no_driver)
+                               : NoGpu::other;
+        *why = explain_no_gpu(kind, cudaGetErrorString(rc));
+      }
       return 0;
     }
     if (n == 0 && why != nullptr) {
-      const char* cvd = std::getenv("CUDA_VISIBLE_DEVICES");
-      *why = cvd != nullptr ? strf("no GPU visible (CUDA_VISIBLE_DEVICES=\"%s\")", cvd)
-                            : std::string("no GPU visible");
+      const auto cvd = settings::environment_variable("CUDA_VISIBLE_DEVICES");
+      *why = cvd ? strf("no GPU visible (CUDA_VISIBLE_DEVICES=\"%s\")", cvd->c_str())
+                 : std::string("no GPU visible");
     }
     return n;
   } catch (...) {

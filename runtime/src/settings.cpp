@@ -1,0 +1,211 @@
+// The settings table (settings.hpp): the one place scalebench reads its environment.
+#include "scalebench/settings.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "scalebench/error.hpp"
+
+namespace sb::settings {
+namespace {
+
+using enum Type;
+
+const std::vector<Setting> kTable = {
+    {"SCALEBENCH_MPIEXEC", path, "mpiexec", "a program name or path",
+     "MPI launcher that starts local, PBS, LSF and SGE jobs"},
+    {"SCALEBENCH_MPIEXEC_ARGS", text, "(none)", "words separated by spaces",
+     "extra arguments for mpiexec or srun, before the rank program"},
+    {"SCALEBENCH_MPI_TUNING", boolean, "1", "0 or 1",
+     "single-node jobs get OpenMPI's shared-memory transport and no GPU discovery in hwloc, "
+     "unless the user set those variables (docs/architecture.md, Start-up)"},
+    {"SCALEBENCH_RANK_EXE", path, "(next to scalebench)", "a path",
+     "the scalebench-rank program the job starts"},
+    {"SCALEBENCH_KEEP_WORKDIR", boolean, "0", "0 or 1",
+     "keep the run's work folder (job plans, record streams) after the run"},
+    {"SCALEBENCH_TEMPLATE_DIR", path, "(installed templates)", "a folder",
+     "folder of the batch templates used by `scalebench submit`"},
+    {"SCALEBENCH_SBATCH", path, "sbatch", "a program name or path",
+     "the program `submit --scheduler slurm` calls"},
+    {"SCALEBENCH_QSUB", path, "qsub", "a program name or path",
+     "the program `submit --scheduler pbs` (and sge) calls"},
+    {"SCALEBENCH_BSUB", path, "bsub", "a program name or path",
+     "the program `submit --scheduler lsf` calls"},
+    {"SCALEBENCH_CACHE_DIR", path, "$XDG_CACHE_HOME/scalebench", "a folder, or none",
+     "where measured ceilings are cached per machine (none: measure in every run)"},
+    {"SCALEBENCH_REPORT_READ_TIMEOUT_S", real, "0 (60 s + 1 s per 20 MB)", "seconds >= 0",
+     "time a report read may take before the reader is stopped (damaged files can hang HDF5)"},
+    {"SCALEBENCH_HOST_MEMORY_BYTES", real, "0 (measured)", "bytes >= 0",
+     "host memory the memory check assumes per node instead of MemAvailable and cgroup limits"},
+    {"SCALEBENCH_GPU_ISOLATION", boolean, "1", "0 or 1",
+     "each GPU worker narrows CUDA_VISIBLE_DEVICES to its own GPU before CUDA starts"},
+    {"SCALEBENCH_EARLY_GPU", choice, "auto", "auto, 0 or 1",
+     "start the CUDA context on a thread while MPI_Init runs (auto: when MPI loads no network "
+     "stack that patches memory functions)"},
+    {"SCALEBENCH_NCCL_WARMUP", boolean, "0", "0 or 1",
+     "one all-reduce at start-up connects NCCL's peers (for runs with --warmup 0)"},
+};
+
+const Setting& row(std::string_view name) {
+  for (const auto& s : kTable)
+    if (s.name == name) return s;
+  throw Error(fmt::format("internal error: no setting {}", name));
+}
+
+[[noreturn]] void bad(const Setting& s, const std::string& value) {
+  std::string shown;
+  for (const char c : value.substr(0, 60)) {
+    const auto u = static_cast<unsigned char>(c);
+    shown += (u < 0x20 || u == 0x7f) ? '?' : c;
+  }
+  throw UsageError(
+      fmt::format("{}='{}' is not valid: use {} (docs/settings.md)", s.name, shown, s.accepts));
+}
+
+std::optional<std::string> raw(std::string_view name) {
+  return environment_variable(std::string(name).c_str());
+}
+
+bool boolean_value(std::string_view name) {
+  const Setting& s = row(name);
+  const auto v = raw(name);
+  if (!v || v->empty()) return s.default_text == "1";
+  if (*v == "1") return true;
+  if (*v == "0") return false;
+  bad(s, *v);
+}
+
+double real_value(std::string_view name) {
+  const Setting& s = row(name);
+  const auto v = raw(name);
+  if (!v || v->empty()) return 0.0;
+  char* end = nullptr;
+  errno = 0;
+  const double d = std::strtod(v->c_str(), &end);
+  if (errno != 0 || end == v->c_str() || *end != '\0' || !std::isfinite(d) || d < 0) bad(s, *v);
+  return d;
+}
+
+std::string text_value(std::string_view name, const std::string& fallback) {
+  const auto v = raw(name);
+  if (!v || v->empty()) return fallback;
+  for (const char c : *v)
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\t') bad(row(name), *v);
+  return *v;
+}
+
+void check(const Setting& s) {
+  const auto v = raw(s.name);
+  if (!v || v->empty()) return;
+  switch (s.type) {
+    case boolean:
+      (void)boolean_value(s.name);
+      break;
+    case integer:
+    case real:
+      (void)real_value(s.name);
+      break;
+    case choice:
+      if (s.name == "SCALEBENCH_EARLY_GPU") (void)early_gpu();
+      break;
+    case text:
+    case path:
+      (void)text_value(s.name, "");
+      break;
+  }
+}
+
+}  // namespace
+
+const std::vector<Setting>& all() {
+  return kTable;
+}
+
+std::optional<std::string> environment_variable(const char* name) {
+  const char* v = std::getenv(name);  // the only getenv of scalebench
+  if (v == nullptr) return std::nullopt;
+  return std::string(v);
+}
+
+nlohmann::json set_in_environment() {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& s : kTable)
+    if (const auto v = raw(s.name)) out[std::string(s.name)] = *v;
+  return out;
+}
+
+void validate_all() {
+  for (const auto& s : kTable) check(s);
+}
+
+std::string mpiexec() {
+  return text_value("SCALEBENCH_MPIEXEC", "mpiexec");
+}
+
+std::vector<std::string> mpiexec_args() {
+  std::istringstream words(text_value("SCALEBENCH_MPIEXEC_ARGS", ""));
+  std::vector<std::string> out;
+  for (std::string w; words >> w;) out.push_back(w);
+  return out;
+}
+
+bool mpi_tuning() {
+  return boolean_value("SCALEBENCH_MPI_TUNING");
+}
+
+std::string rank_exe() {
+  return text_value("SCALEBENCH_RANK_EXE", "");
+}
+
+bool keep_workdir() {
+  return boolean_value("SCALEBENCH_KEEP_WORKDIR");
+}
+
+std::string template_dir() {
+  return text_value("SCALEBENCH_TEMPLATE_DIR", "");
+}
+
+std::string submit_program(std::string_view scheduler) {
+  if (scheduler == "slurm") return text_value("SCALEBENCH_SBATCH", "sbatch");
+  if (scheduler == "lsf") return text_value("SCALEBENCH_BSUB", "bsub");
+  return text_value("SCALEBENCH_QSUB", "qsub");
+}
+
+std::string cache_dir() {
+  const std::string set = text_value("SCALEBENCH_CACHE_DIR", "");
+  if (!set.empty()) return set == "none" ? std::string() : set;
+  if (const auto xdg = environment_variable("XDG_CACHE_HOME"); xdg && !xdg->empty())
+    return *xdg + "/scalebench";
+  if (const auto home = environment_variable("HOME"); home && !home->empty())
+    return *home + "/.cache/scalebench";
+  return "";
+}
+
+double report_read_timeout_s() {
+  return real_value("SCALEBENCH_REPORT_READ_TIMEOUT_S");
+}
+
+double host_memory_bytes() {
+  return real_value("SCALEBENCH_HOST_MEMORY_BYTES");
+}
+
+bool gpu_isolation() {
+  return boolean_value("SCALEBENCH_GPU_ISOLATION");
+}
+
+std::string early_gpu() {
+  const std::string v = text_value("SCALEBENCH_EARLY_GPU", "auto");
+  if (v != "auto" && v != "0" && v != "1") bad(row("SCALEBENCH_EARLY_GPU"), v);
+  return v;
+}
+
+bool nccl_warmup() {
+  return boolean_value("SCALEBENCH_NCCL_WARMUP");
+}
+
+}  // namespace sb::settings
