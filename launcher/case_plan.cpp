@@ -1,6 +1,8 @@
 #include "case_plan.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -39,35 +41,88 @@ std::string case_id(const std::string& workload, ExecPath path, const Params& p)
 
 namespace {
 
-/// Splits "workload.key=value" (or "key=value" when `workload` is given) and checks the key.
-void apply_param(const std::string& text, const Workload& w, bool prefixed, Params& params,
-                 bool& matched) {
+constexpr std::size_t kMaxSweep = 1000;
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::stringstream ss(s);
+  while (std::getline(ss, cur, sep)) out.push_back(cur);
+  if (!s.empty() && s.back() == sep) out.emplace_back();
+  return out;
+}
+
+/// "lo:hi[:step]" as numbers; integers stay integers (10^7 or 1e6 spellings allowed).
+std::vector<std::string> range_values(const std::vector<std::string>& parts,
+                                      const std::string& what) {
+  const std::string& step_text = parts.size() == 3 ? parts[2] : std::string("1");
+  const bool geometric = !step_text.empty() && (step_text[0] == '*' || step_text[0] == 'x');
+  const std::string step_number =
+      (!step_text.empty() && (geometric || step_text[0] == '+')) ? step_text.substr(1) : step_text;
+  bool integral = true;
+  std::int64_t ilo = 0, ihi = 0, istep = 0;
+  try {
+    ilo = parse_int(parts[0], what);
+    ihi = parse_int(parts[1], what);
+    istep = parse_int(step_number, what);
+  } catch (const UsageError&) {
+    integral = false;
+  }
+  const double lo = integral ? static_cast<double>(ilo) : parse_double(parts[0], what);
+  const double hi = integral ? static_cast<double>(ihi) : parse_double(parts[1], what);
+  const double step = integral ? static_cast<double>(istep) : parse_double(step_number, what);
+  if (!(hi >= lo))
+    throw UsageError(
+        fmt::format("{}: range {}:{} ends before it starts", what, parts[0], parts[1]));
+  if (geometric ? !(step > 1.0 && lo > 0) : !(step > 0))
+    throw UsageError(
+        fmt::format("{}: range step '{}' must be {} ", what, step_text,
+                    geometric ? "a factor above 1 (and the start above 0)" : "above 0"));
+  std::vector<std::string> out;
+  for (double v = lo; v <= hi * (1 + 1e-12); v = geometric ? v * step : v + step) {
+    if (out.size() >= kMaxSweep)
+      throw UsageError(fmt::format("{}: the range has more than {} values", what, kMaxSweep));
+    out.push_back(integral ? std::to_string(static_cast<std::int64_t>(std::llround(v)))
+                           : fmt::format("{:g}", v));
+  }
+  return out;
+}
+
+/// One --param: the workload (empty when unprefixed), key and swept values.
+struct ParamSpec {
+  std::string text;  ///< as given, for messages
+  std::string workload;
+  std::string key;
+  std::vector<std::string> values;
+};
+
+ParamSpec parse_param(const std::string& text, bool prefixed) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
     throw UsageError(fmt::format("--param '{}': expected workload.key=value", text));
-  std::string key = text.substr(0, eq);
-  const std::string value = text.substr(eq + 1);
+  ParamSpec p;
+  p.text = text;
+  p.key = text.substr(0, eq);
   if (prefixed) {
-    const auto dot = key.find('.');
-    if (dot == std::string::npos)
+    const auto dot = p.key.find('.');
+    if (dot == std::string::npos || dot == 0)
       throw UsageError(fmt::format("--param '{}': expected workload.key=value", text));
-    const std::string wname = key.substr(0, dot);
-    key = key.substr(dot + 1);
-    // Validate the workload name even when it is not the one being planned.
-    (void)find_workload(wname);
-    if (wname != w.name) return;
+    p.workload = p.key.substr(0, dot);
+    p.key = p.key.substr(dot + 1);
+    (void)find_workload(p.workload);  // the name must be known even if it is not run
   }
+  p.values = sweep_values(text.substr(eq + 1), "--param '" + text + "'");
+  return p;
+}
+
+void check_key(const ParamSpec& p, const Workload& w) {
   const bool known =
-      std::any_of(w.keys.begin(), w.keys.end(), [&](const auto& kv) { return kv.first == key; });
-  if (!known) {
-    std::string keys;
-    for (const auto& kv : w.keys) keys += (keys.empty() ? "" : ", ") + kv.first;
-    throw UsageError(
-        fmt::format("--param '{}': {} has no parameter '{}' (known: {})", text, w.name, key, keys));
-  }
-  if (value.empty()) throw UsageError(fmt::format("--param '{}': empty value", text));
-  params.set(key, value);
-  matched = true;
+      std::any_of(w.keys.begin(), w.keys.end(), [&](const auto& kv) { return kv.first == p.key; });
+  if (known) return;
+  std::string keys;
+  for (const auto& kv : w.keys) keys += (keys.empty() ? "" : ", ") + kv.first;
+  throw UsageError(fmt::format("--param '{}': {} has no parameter '{}' (known: {})", p.text, w.name,
+                               p.key, keys));
 }
 
 void check_preset(const std::string& preset) {
@@ -76,31 +131,80 @@ void check_preset(const std::string& preset) {
     throw UsageError(fmt::format("unknown preset '{}' (use tiny, small, seed or large)", preset));
 }
 
+/// The cartesian product of the swept keys over `base`, in the order the keys were given.
+std::vector<Params> sweep(const Params& base, const std::vector<ParamSpec>& specs) {
+  std::vector<Params> out{base};
+  for (const auto& s : specs) {
+    std::vector<Params> next;
+    for (const auto& p : out)
+      for (const auto& v : s.values) {
+        Params q = p;
+        q.set(s.key, v);
+        next.push_back(std::move(q));
+      }
+    out = std::move(next);
+    if (out.size() > kMaxCases)
+      throw UsageError(fmt::format("the sweeps make more than {} cases", kMaxCases));
+  }
+  return out;
+}
+
 }  // namespace
 
-std::vector<CaseSpec> plan_cases(const RunRequest& req) {
-  SB_EXPECTS(req.repeats >= 1, fmt::format("--repeats must be at least 1 (got {})", req.repeats));
-  SB_EXPECTS(req.repeats <= 100000, fmt::format("--repeats {} is too many", req.repeats));
-  SB_EXPECTS(req.warmup >= 0, fmt::format("--warmup must be 0 or more (got {})", req.warmup));
+std::vector<std::string> sweep_values(const std::string& value, const std::string& what) {
+  if (value.empty()) throw UsageError(fmt::format("{}: empty value", what));
+  if (value.find(',') != std::string::npos) {
+    std::vector<std::string> out;
+    for (const auto& v : split(value, ',')) {
+      if (v.empty()) throw UsageError(fmt::format("{}: empty value in the list", what));
+      if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    }
+    if (out.size() > kMaxSweep)
+      throw UsageError(fmt::format("{}: the list has more than {} values", what, kMaxSweep));
+    return out;
+  }
+  const auto parts = split(value, ':');
+  if (parts.size() == 2 || parts.size() == 3) return range_values(parts, what);
+  if (parts.size() > 3) throw UsageError(fmt::format("{}: a range is lo:hi or lo:hi:step", what));
+  return {value};
+}
+
+std::vector<CaseSpec> plan_cases(const RunRequest& req, std::vector<std::string>* notes) {
+  SB_EXPECTS(req.repeats >= 1 && req.repeats <= kMaxRepeats,
+             fmt::format("--repeats must lie between 1 and {} (got {})", kMaxRepeats, req.repeats));
+  SB_EXPECTS(req.warmup >= 0 && req.warmup <= kMaxWarmup,
+             fmt::format("--warmup must lie between 0 and {} (got {})", kMaxWarmup, req.warmup));
   check_preset(req.preset);
 
-  std::vector<CaseRequest> groups = req.cases;
-  if (groups.empty()) {
-    std::vector<std::string> names = req.workloads;
-    if (names.empty())
-      for (const auto& w : workloads()) names.push_back(w.name);
-    for (const auto& n : names) groups.push_back({n, "", {}, {}});
-  }
-  // Every --param must name a known workload and key, even if that workload is not run.
+  std::vector<CaseRequest> groups;
+  std::vector<std::string> names = req.workloads;
+  if (names.empty() && req.cases.empty())
+    for (const auto& w : workloads()) names.push_back(w.name);
+  for (const auto& n : names) groups.push_back({n, "", {}, {}});
+  groups.insert(groups.end(), req.cases.begin(), req.cases.end());
+
+  // Run-wide parameters: a suite file's, then the command line's over them (the command line
+  // may not give a key twice: a comma list sweeps it).
+  std::vector<ParamSpec> run_params;
+  std::map<std::string, std::string> given;
   for (const auto& text : req.params) {
-    const auto dot = text.find('.');
-    const auto eq = text.find('=');
-    if (dot == std::string::npos || eq == std::string::npos || dot > eq)
-      throw UsageError(fmt::format("--param '{}': expected workload.key=value", text));
-    Params scratch;
-    bool matched = false;
-    apply_param(text, find_workload(text.substr(0, dot)), true, scratch, matched);
+    ParamSpec p = parse_param(text, true);
+    check_key(p, find_workload(p.workload));
+    const std::string full = p.workload + "." + p.key;
+    if (const auto it = given.find(full); it != given.end())
+      throw UsageError(fmt::format(
+          "--param {} is given twice ('{}' and '{}'): give it once, with a comma list to run "
+          "several values",
+          full, it->second, text));
+    given[full] = text;
+    run_params.push_back(std::move(p));
   }
+  for (const auto& text : req.suite_params) {
+    ParamSpec p = parse_param(text, true);
+    check_key(p, find_workload(p.workload));
+    if (given.count(p.workload + "." + p.key) == 0) run_params.push_back(std::move(p));
+  }
+  std::vector<bool> used(run_params.size(), false);
 
   const std::vector<ExecPath> default_paths = req.paths.empty() ? all_exec_paths() : req.paths;
   std::vector<CaseSpec> out;
@@ -109,29 +213,46 @@ std::vector<CaseSpec> plan_cases(const RunRequest& req) {
     const Workload& w = find_workload(g.workload);
     const std::string preset = g.preset.empty() ? req.preset : g.preset;
     check_preset(preset);
-    Params params = w.preset(preset);
-    bool matched = false;
-    for (const auto& text : req.params) apply_param(text, w, true, params, matched);
-    for (const auto& text : g.params) apply_param(text, w, false, params, matched);
+    std::vector<ParamSpec> specs;
+    for (std::size_t i = 0; i < run_params.size(); ++i) {
+      if (run_params[i].workload != w.name) continue;
+      used[i] = true;
+      specs.push_back(run_params[i]);
+    }
+    for (const auto& text : g.params) {  // the group's own keys replace run-wide ones
+      ParamSpec p = parse_param(text, false);
+      check_key(p, w);
+      std::erase_if(specs, [&](const ParamSpec& s) { return s.key == p.key; });
+      specs.push_back(std::move(p));
+    }
     std::vector<ExecPath> paths = g.paths.empty() ? default_paths : g.paths;
     std::sort(paths.begin(), paths.end());
-    for (const Params& variant : w.expand(params)) {
-      for (const ExecPath path : paths) {
-        CaseSpec s;
-        s.index = static_cast<int>(out.size());
-        s.workload = w.name;
-        s.path = path;
-        s.params = variant;
-        s.repeats = req.repeats;
-        s.warmup = req.warmup;
-        s.id = case_id(w.name, path, variant);
-        if (!seen.insert(s.id).second) continue;  // the same case listed twice runs once
-        out.push_back(std::move(s));
+    for (const Params& point : sweep(w.preset(preset), specs)) {
+      for (const Params& variant : w.expand(point)) {
+        for (const ExecPath path : paths) {
+          CaseSpec s;
+          s.workload = w.name;
+          s.path = path;
+          s.params = variant;
+          s.preset = preset;
+          s.repeats = req.repeats;
+          s.warmup = req.warmup;
+          s.id = case_id(w.name, path, variant);
+          if (!seen.insert(s.id).second) continue;  // the same case listed twice runs once
+          out.push_back(std::move(s));
+          SB_EXPECTS(out.size() <= kMaxCases,
+                     fmt::format("the run has more than {} cases", kMaxCases));
+        }
       }
     }
   }
   SB_EXPECTS(!out.empty(), "nothing to run: no workload selected");
   for (std::size_t i = 0; i < out.size(); ++i) out[i].index = static_cast<int>(i);
+  if (notes != nullptr)
+    for (std::size_t i = 0; i < run_params.size(); ++i)
+      if (!used[i])
+        notes->push_back(fmt::format("parameter {} applies to no planned case (no {} case runs)",
+                                     run_params[i].text, run_params[i].workload));
   return out;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 /// @file case_plan.hpp
-/// Turns what the user asked for (preset, workloads, paths, --param overrides, a suite file)
-/// into the ordered list of cases of a run. Pure: tested without MPI.
+/// Turns what the user asked for (preset, workloads, paths, --param overrides and sweeps, a
+/// suite file) into the ordered list of cases of a run. Pure: tested without MPI.
 
 #include <string>
 #include <vector>
@@ -15,18 +15,26 @@ struct CaseRequest {
   std::string workload;
   std::string preset;               ///< empty: the run's preset
   std::vector<ExecPath> paths;      ///< empty: the run's paths
-  std::vector<std::string> params;  ///< "key=value" (workload-local) or "workload.key=value"
+  std::vector<std::string> params;  ///< "key=value" of this workload (value may be a sweep)
 };
 
 struct RunRequest {
   std::string preset = "small";
-  std::vector<std::string> workloads;  ///< empty: all
-  std::vector<ExecPath> paths;         ///< empty: all four
-  std::vector<std::string> params;     ///< --param workload.key=value
+  /// Workloads run with the run's settings. Empty: all, unless `cases` holds groups (a suite
+  /// file's [[case]] tables), which then run alone.
+  std::vector<std::string> workloads;
+  std::vector<ExecPath> paths;            ///< empty: all four
+  std::vector<std::string> suite_params;  ///< a suite file's [params]: "workload.key=value"
+  std::vector<std::string> params;        ///< --param workload.key=value (over suite_params)
   int repeats = 5;
   int warmup = 1;
-  std::vector<CaseRequest> cases;  ///< from a suite file; when non-empty, replaces workloads
+  std::vector<CaseRequest> cases;  ///< a suite file's [[case]] tables, after `workloads`
 };
+
+/// Limits of a run's settings, checked before anything starts.
+inline constexpr int kMaxRepeats = 100000;
+inline constexpr int kMaxWarmup = 10000;
+inline constexpr std::size_t kMaxCases = 10000;
 
 /// Presets every workload knows.
 [[nodiscard]] const std::vector<std::string>& preset_names();
@@ -34,10 +42,21 @@ struct RunRequest {
 /// Parses a comma-separated path list (canonical names or aliases). Throws sb::UsageError.
 [[nodiscard]] std::vector<ExecPath> parse_paths(const std::string& list);
 
-/// The cases, in order: per workload (suite order), per variant, paths single-cpu, multi-cpu,
-/// single-gpu, multi-gpu (so the single-cpu case is each group's reference). Throws
-/// sb::UsageError with one line for unknown workloads/presets/keys and bad values.
-[[nodiscard]] std::vector<CaseSpec> plan_cases(const RunRequest& request);
+/// The values of one --param value: itself; a comma list "a,b,c"; or a range of numbers
+/// "lo:hi" (step 1), "lo:hi:step" or "lo:hi:+step" (arithmetic), "lo:hi:*f" or "lo:hi:xf"
+/// (geometric), each ending at the last value <= hi. Throws sb::UsageError (naming `what`) on a
+/// malformed range or more than 1000 values.
+[[nodiscard]] std::vector<std::string> sweep_values(const std::string& value,
+                                                    const std::string& what);
+
+/// The cases, in order: per group (workloads, then suite [[case]] tables), per value of the
+/// swept parameters (their cartesian product, in the order the parameters were given), per
+/// variant, paths single-cpu, multi-cpu, single-gpu, multi-gpu (so the single-cpu case is each
+/// group's reference). Throws sb::UsageError with one line for unknown workloads, presets,
+/// keys, a key given twice with --param, and bad values. `notes` (if given) receives one line
+/// per parameter that applies to no planned case.
+[[nodiscard]] std::vector<CaseSpec> plan_cases(const RunRequest& request,
+                                               std::vector<std::string>* notes = nullptr);
 
 /// "subset-mean/multi-cpu/chunk=2000,n=20000,seed=42"
 [[nodiscard]] std::string case_id(const std::string& workload, ExecPath path, const Params& p);

@@ -7,7 +7,7 @@
 
 #include "batch/allocation.hpp"
 #include "case_plan.hpp"
-#include "run_command.hpp"
+#include "info_command.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/gpu_runtime.hpp"
 #include "scalebench/nvml_probe.hpp"

@@ -1,30 +1,39 @@
 // scalebench: the launcher. Parses the command line and dispatches to a subcommand; every error
-// is one line on stderr and an exit code from SPEC section 7.
-#include <cstdio>
+// is one line on stderr and an exit code from docs/specification.md (Command line).
+#include <csignal>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "batch/submit.hpp"
+#include "console.hpp"
 #include "datagen_command.hpp"
+#include "info_command.hpp"
+#include "recovery.hpp"
 #include "run_command.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/report_cli.hpp"
 #include "scalebench/version.hpp"
 
 int main(int argc, char** argv) {
-  std::string command_line;
-  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+  // Output to a closed pipe (`scalebench run ... | head`) must not end a run: writes are
+  // checked where they matter (console.hpp).
+  std::signal(SIGPIPE, SIG_IGN);
+  const std::vector<std::string> args(argv, argv + argc);
   int exit_code = sb::kExitOk;
   CLI::App app{"scalebench: benchmark suite and launcher for HPC nodes and clusters"};
   app.require_subcommand(1);
   app.set_version_flag("--version",
                        std::string("scalebench ") + sb::version() + " (" + sb::git_sha() + ")");
-  sb::add_run_command(app, exit_code, command_line);
+  std::string command_line;
+  for (const auto& a : args) command_line += (command_line.empty() ? "" : " ") + a;
+  sb::add_run_command(app, exit_code, args);
   sb::batch::add_submit_command(app, exit_code);
   sb::results::add_report_command(app, exit_code);
   sb::results::add_compare_command(app, exit_code);
+  sb::add_recover_command(app, exit_code);
   sb::add_info_command(app, exit_code);
   sb::add_datagen_command(app, exit_code, command_line);
   try {
@@ -36,13 +45,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "scalebench: %s (see scalebench --help)\n", e.what());
+    sb::sayf(stderr, "scalebench: {} (see scalebench --help)\n", sb::one_line(e.what()));
     return sb::kExitUsage;
   } catch (const sb::Error& e) {
-    std::fprintf(stderr, "scalebench: %s\n", e.what());
+    sb::sayf(stderr, "scalebench: {}\n", sb::one_line(e.what()));
     return e.exit_code();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "scalebench: internal error: %s\n", e.what());
+    sb::sayf(stderr, "scalebench: internal error: {}\n", sb::one_line(e.what()));
     return sb::kExitFailed;
   }
   return exit_code;

@@ -1,9 +1,12 @@
 #include "progress.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 
 #include <fmt/format.h>
 
+#include "console.hpp"
 #include "scalebench/clock.hpp"
 
 namespace sb {
@@ -17,66 +20,97 @@ std::string seconds(double s) {
 }
 }  // namespace
 
-Progress::Progress(int total_cases, std::FILE* out, bool tty)
-    : total_(total_cases), out_(out), tty_(tty), t0_(now()) {}
+Progress::Progress(const std::vector<CaseSpec>& cases, std::FILE* out, bool tty)
+    : total_(static_cast<int>(cases.size())), out_(out), tty_(tty), t0_(now()) {
+  // Keys whose value differs between the planned cases of a workload tell those cases apart.
+  std::map<std::string, std::map<std::string, std::set<std::string>>> values;
+  for (const auto& c : cases)
+    for (const auto& [k, v] : c.params.items()) values[c.workload][k].insert(v);
+  for (const auto& c : cases) {
+    std::string l = fmt::format("{} {}", c.workload, to_string(c.path));
+    for (const auto& [k, v] : c.params.items())
+      if (values[c.workload][k].size() > 1) l += fmt::format(" {}={}", k, v);
+    labels_[c.id] = l;
+  }
+}
 
-void Progress::redraw(const nlohmann::json& p) {
-  const int k = p.value("case", 0);
-  const int repeats = p.value("repeats", 1);
+std::string Progress::label(const std::string& id) const {
+  const auto it = labels_.find(id);
+  return it != labels_.end() ? it->second : id;
+}
+
+void Progress::on_progress(const nlohmann::json& p) {
+  const std::string id = p.value("id", "");
+  const int repeats = std::max(1, p.value("repeats", 1));
   const bool warm = p.value("warmup", false);
   const int r = p.value("repeat", 0);
-  const double elapsed = now() - t0_;
-  const double frac = warm ? 0.0 : static_cast<double>(r) / std::max(1, repeats);
+  const double t = now();
+  const bool new_case = id != current_;
+  // The repeat that just ended, when this record starts the next one of the same case.
+  const double last_repeat = new_case ? 0.0 : t - repeat_t0_;
+  const bool last_was_warmup = warmup_;
+  const int last_r = repeat_;
+  if (new_case) {
+    current_ = id;
+    case_t0_ = t;
+  }
+  repeat_t0_ = t;
+  repeat_ = r;
+  warmup_ = warm;
+  // A restarted job numbers its cases from 0: offset by the cases it does not hold.
+  const int number = p.value("case", 0) + 1 + (total_ - p.value("cases", total_));
+  const std::string what = fmt::format("[{}/{}] {}", number, total_, label(id));
+  const double elapsed = t - t0_;
+  const double frac = warm ? 0.0 : static_cast<double>(r) / repeats;
   const double done = finished_ + frac;
   const double eta = done > 0 ? elapsed / done * (total_ - done) : NAN;
-  // A restarted job numbers its cases from 0: offset by the cases it does not hold.
-  const int number = k + 1 + (total_ - p.value("cases", total_));
-  const std::string what =
-      fmt::format("[{}/{}] {} {}", number, total_, p.value("workload", ""), p.value("path", ""));
   if (tty_) {
     const std::string step =
         warm ? std::string("warm-up") : fmt::format("repeat {}/{}", r + 1, repeats);
-    fmt::print(out_, "\r\033[K{} {}  elapsed {}  ETA {}", what, step, seconds(elapsed),
-               seconds(eta));
-    std::fflush(out_);
+    say(out_, fmt::format("\r\033[K{} {}  elapsed {}  ETA {}", what, step, seconds(elapsed),
+                          seconds(eta)));
     line_open_ = true;
-  } else if (p.value("id", "") != last_started_) {
-    last_started_ = p.value("id", "");
-    fmt::print(out_, "scalebench: {} started (elapsed {})\n", what, seconds(elapsed));
-    std::fflush(out_);
+    return;
+  }
+  if (new_case) {
+    sayf(out_, "scalebench: {} started (elapsed {})\n", what, seconds(elapsed));
+  } else if (last_repeat > kSlowRepeatS) {
+    const double case_eta = last_repeat * (repeats - r);
+    sayf(
+        out_, "scalebench: {} {} done in {} (case ETA {})\n", what,
+        last_was_warmup ? std::string("warm-up") : fmt::format("repeat {}/{}", last_r + 1, repeats),
+        seconds(last_repeat), seconds(case_eta));
   }
 }
 
 void Progress::on_record(const nlohmann::json& rec) {
   const std::string type = rec.value("type", "");
   if (type == "progress") {
-    redraw(rec);
+    on_progress(rec);
   } else if (type == "case") {
     ++finished_;
     finish();
     const auto& m = rec.contains("metrics") ? rec.at("metrics") : nlohmann::json::object();
     std::string figures;
     if (m.contains("median_s"))
-      figures = fmt::format("median {}  {:.3g} {}", seconds(m.value("median_s", 0.0)),
+      figures = fmt::format("  median {}  {:.3g} {}", seconds(m.value("median_s", 0.0)),
                             m.value("throughput", 0.0), m.value("throughput_unit", ""));
     const std::string status = rec.value("status", "?");
-    fmt::print(out_, "scalebench: [{}/{}] {:<7} {} {}  {}{}\n", finished_, total_, status,
-               rec.value("workload", ""), rec.value("path", ""), figures,
-               rec.value("message", "").empty() ? "" : "  (" + rec.value("message", "") + ")");
-    std::fflush(out_);
+    const std::string msg = rec.value("message", "");
+    sayf(out_, "scalebench: [{}/{}] {:<7} {}{}{}\n", finished_, total_, status,
+         label(rec.value("id", "")), figures, msg.empty() ? "" : "  (" + one_line(msg) + ")");
+    current_.clear();
   } else if (type == "start") {
     const auto& st = rec.at("startup");
-    fmt::print(out_, "scalebench: runtime up: {} ranks ({} workers, {} on GPUs) in {}\n",
-               rec.value("ranks", 0), rec.value("workers", 0), rec.value("gpu_workers", 0),
-               seconds(st.value("total_s", 0.0)));
-    std::fflush(out_);
+    sayf(out_, "scalebench: runtime up: {} ranks ({} workers, {} on GPUs) in {}\n",
+         rec.value("ranks", 0), rec.value("workers", 0), rec.value("gpu_workers", 0),
+         seconds(st.value("total_s", 0.0)));
   }
 }
 
 void Progress::finish() {
   if (tty_ && line_open_) {
-    fmt::print(out_, "\r\033[K");
-    std::fflush(out_);
+    say(out_, "\r\033[K");
     line_open_ = false;
   }
 }

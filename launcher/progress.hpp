@@ -1,32 +1,50 @@
 #pragma once
 /// @file progress.hpp
-/// Live progress of a run: on a terminal one updating line (case k of N, workload, path,
-/// repeat, elapsed, ETA) plus a line per finished case; in batch logs plain lines only.
+/// Live progress of a run. On a terminal: one updating line (case k of N, its label, warm-up or
+/// repeat r of R, elapsed, ETA) plus a line per finished case. In batch logs and pipes: plain
+/// lines only — one when a case starts, one per repeat when repeats take longer than a few
+/// seconds (so a slow case is never silent for minutes), one when it ends.
 
 #include <cstdio>
+#include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "scalebench/workload.hpp"
 
 namespace sb {
 
 class Progress {
  public:
-  /// `total_cases` planned; output goes to `out` (stderr), as a terminal when `tty`.
-  Progress(int total_cases, std::FILE* out, bool tty);
+  /// Repeats longer than this get a line of their own in batch logs.
+  static constexpr double kSlowRepeatS = 5.0;
+
+  /// `cases` planned to run; output goes to `out` (stderr), as a terminal when `tty`.
+  Progress(const std::vector<CaseSpec>& cases, std::FILE* out, bool tty);
   void on_record(const nlohmann::json& record);
   /// Ends the updating line (before printing anything else).
   void finish();
 
+  /// "groupby single-cpu query=by-name": the workload, the path and the parameters that tell
+  /// this case from the other planned cases of its workload.
+  [[nodiscard]] std::string label(const std::string& id) const;
+
  private:
-  void redraw(const nlohmann::json& progress);
+  void on_progress(const nlohmann::json& p);
   int total_;
   std::FILE* out_;
   bool tty_;
   double t0_;
   int finished_ = 0;
   bool line_open_ = false;
-  std::string last_started_;
+  std::map<std::string, std::string> labels_;  ///< by case id
+  std::string current_;                        ///< id of the running case
+  double repeat_t0_ = 0;                       ///< when its current repeat (or warm-up) began
+  int repeat_ = 0;
+  bool warmup_ = false;
+  double case_t0_ = 0;
 };
 
 }  // namespace sb

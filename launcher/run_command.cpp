@@ -1,29 +1,33 @@
 #include "run_command.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdio>
-#include <cstdlib>
+#include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "batch/allocation.hpp"
 #include "case_plan.hpp"
+#include "console.hpp"
 #include "job_runner.hpp"
 #include "progress.hpp"
+#include "recovery.hpp"
+#include "report_path.hpp"
+#include "run_folder.hpp"
+#include "run_report.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/find_program.hpp"
 #include "scalebench/gpu_runtime.hpp"
 #include "scalebench/job_plan.hpp"
 #include "scalebench/report.hpp"
+#include "scalebench/settings.hpp"
 #include "scalebench/system_info.hpp"
 #include "scalebench/version.hpp"
+#include "stop_signals.hpp"
 #include "suite_file.hpp"
 
 namespace fs = std::filesystem;
@@ -31,6 +35,19 @@ namespace fs = std::filesystem;
 extern "C" char* openblas_get_corename(void);
 
 namespace sb {
+
+std::string rank_executable() {
+  if (const std::string set = settings::rank_exe(); !set.empty()) return set;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path dir = ec ? fs::current_path() : self.parent_path();
+  for (const fs::path& p : {dir / "scalebench-rank", dir / ".." / "libexec" / "scalebench-rank"})
+    if (access(p.c_str(), X_OK) == 0) return p.string();
+  throw EnvironmentError(
+      fmt::format("scalebench-rank not found next to {}: reinstall scalebench", self.string()));
+}
+
+namespace {
 
 struct RunOptions {
   std::string preset = "small";
@@ -46,6 +63,7 @@ struct RunOptions {
   bool require_gpu = false;
   bool no_ceilings = false;
   bool trace = false;
+  bool list = false;
   // Which options were given on the command line (they override a suite file).
   CLI::Option* o_preset = nullptr;
   CLI::Option* o_workloads = nullptr;
@@ -53,37 +71,6 @@ struct RunOptions {
   CLI::Option* o_repeats = nullptr;
   CLI::Option* o_warmup = nullptr;
 };
-
-std::string rank_executable() {
-  if (const char* env = std::getenv("SCALEBENCH_RANK_EXE"); env != nullptr && *env != '\0')
-    return env;
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  const fs::path dir = ec ? fs::current_path() : self.parent_path();
-  for (const fs::path& p : {dir / "scalebench-rank", dir / ".." / "libexec" / "scalebench-rank"})
-    if (access(p.c_str(), X_OK) == 0) return p.string();
-  throw EnvironmentError(
-      fmt::format("scalebench-rank not found next to {}: reinstall scalebench", self.string()));
-}
-
-namespace {
-
-std::string find_on_path(const std::string& prog) {
-  if (prog.find('/') != std::string::npos) return access(prog.c_str(), X_OK) == 0 ? prog : "";
-  const char* path = std::getenv("PATH");
-  std::string p = path != nullptr ? path : "/usr/bin:/bin";
-  std::size_t start = 0;
-  while (start <= p.size()) {
-    const auto colon = p.find(':', start);
-    const std::string dir =
-        p.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    const std::string cand = (dir.empty() ? "." : dir) + "/" + prog;
-    if (access(cand.c_str(), X_OK) == 0) return cand;
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  return "";
-}
 
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
@@ -100,48 +87,8 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
-std::string default_report_path() {
-  const std::string stamp = utc_now();  // 2026-11-22T10:00:00.123Z
-  std::string compact;
-  for (char c : stamp.substr(0, 19))
-    if (c != '-' && c != ':') compact.push_back(c == 'T' ? '-' : c);
-  return fmt::format("results/scalebench-{}.h5", compact);
-}
-
-/// Fails early (exit 2) when the report cannot be written, before any case runs.
-void check_writable(const fs::path& out, bool create_parent) {
-  fs::path dir = out.parent_path();
-  if (dir.empty()) dir = ".";
-  std::error_code ec;
-  if (create_parent) fs::create_directories(dir, ec);
-  if (!fs::is_directory(dir))
-    throw UsageError(fmt::format("cannot write report {}: folder {} does not exist", out.string(),
-                                 dir.string()));
-  if (fs::is_directory(out))
-    throw UsageError(fmt::format("cannot write report {}: it is a folder", out.string()));
-  if (access(dir.c_str(), W_OK) != 0)
-    throw UsageError(fmt::format("cannot write report {}: folder {} is not writable", out.string(),
-                                 dir.string()));
-}
-
-/// Debian's OpenBLAS 0.3.21 takes some AVX-512 Xeons for a Prescott and runs its slowest
-/// kernels (DGEMM about 5x slower); the ranks inherit a corrected core type. A value the user
-/// set is kept.
-void fix_openblas_core_type() {
-  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;
-  const char* core = openblas_get_corename();
-  if (core == nullptr || std::string(core) != "Prescott") return;
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) {
-    setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
-  } else if (__builtin_cpu_supports("avx2")) {
-    setenv("OPENBLAS_CORETYPE", "Haswell", 0);
-  }
-}
-
-int run_command(RunOptions& o, const std::string& command_line) {
-  install_signal_handlers();
-  fix_openblas_core_type();
+/// What to run: the suite file's settings, the command line's over them.
+RunRequest resolve_request(const RunOptions& o) {
   RunRequest req;
   if (!o.suite.empty()) load_suite(o.suite, req);
   if (o.suite.empty() || o.o_preset->count() > 0) req.preset = o.preset;
@@ -153,182 +100,301 @@ int run_command(RunOptions& o, const std::string& command_line) {
     SB_EXPECTS(!req.workloads.empty(), "--workloads: no workload given");
   }
   if (o.o_paths->count() > 0) req.paths = parse_paths(o.paths);
-  for (const auto& p : o.params) req.params.push_back(p);
-  SB_EXPECTS(o.case_timeout >= 0,
-             "--case-timeout must be 0 (none) or a positive number of seconds");
-  std::vector<CaseSpec> cases = plan_cases(req);
+  req.params = o.params;
+  SB_EXPECTS(std::isfinite(o.case_timeout) && o.case_timeout >= 0 && o.case_timeout <= 1e7,
+             "--case-timeout must be a finite number of seconds, at most 1e7 (0: no limit)");
+  return req;
+}
 
-  // --resume: keep the cases that finished ok in FILE, run the others.
-  nlohmann::json previous;
-  std::map<std::string, nlohmann::json> kept;
-  if (!o.resume.empty()) {
-    previous = results::read_report_isolated(o.resume);
-    for (const auto& c : previous.value("cases", nlohmann::json::array()))
-      if (c.value("status", "") == "ok") kept[c.value("id", "")] = c;
-    if (o.out.empty()) o.out = o.resume;
+/// Debian's OpenBLAS 0.3.21 takes some AVX-512 Xeons for a Prescott and runs its slowest
+/// kernels (bench_svd_cpu's DGEMM); the ranks inherit a corrected core type. A value the user
+/// set is kept.
+void fix_openblas_core_type() {
+  if (settings::environment_variable("OPENBLAS_CORETYPE")) return;
+  const char* core = openblas_get_corename();
+  if (core == nullptr || std::string(core) != "Prescott") return;
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) {
+    setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
+  } else if (__builtin_cpu_supports("avx2")) {
+    setenv("OPENBLAS_CORETYPE", "Haswell", 0);
   }
-  const bool default_out = o.out.empty();
-  if (default_out) o.out = default_report_path();
-  check_writable(o.out, default_out);
+}
 
-  std::vector<CaseSpec> to_run;
-  for (const auto& c : cases)
-    if (kept.count(c.id) == 0) to_run.push_back(c);
-  // Cases of the resumed report that this run does not plan (other options than the first
-  // run's) are kept after the planned ones, so that resuming into the same file loses nothing.
-  std::vector<nlohmann::json> unplanned;
-  if (!o.resume.empty()) {
-    std::set<std::string> planned;
-    for (const auto& c : cases) planned.insert(c.id);
-    for (const auto& c : previous.value("cases", nlohmann::json::array()))
-      if (planned.count(c.value("id", "")) == 0) unplanned.push_back(c);
-    if (!unplanned.empty())
-      fmt::print(stderr,
-                 "scalebench: --resume: {} case(s) of {} are not in this run's plan and are kept "
-                 "as they are (give the first run's --preset/--workloads/--paths/--param to "
-                 "resume them)\n",
-                 unplanned.size(), o.resume);
-  }
-
-  // Where are we, and how is the job laid out?
+/// The allocation this run is in and how its ranks are laid out.
+struct Layout {
+  batch::Allocation alloc;
+  std::vector<batch::RankPlacement> placement;
+  int workers = 0;
+  int gpus = 0;  ///< GPUs of the allocation
   std::string gpu_why;
-  const int gpus = visible_gpu_count(&gpu_why);
-  const batch::Allocation alloc =
-      batch::detect_allocation(batch::current_environment(), physical_cores(), gpus, host_name());
-  const auto placement = batch::place_ranks(alloc);
-  int alloc_gpus = 0;
-  for (const auto& n : alloc.nodes) alloc_gpus += n.gpus;
-  if (o.require_gpu && alloc_gpus == 0)
-    throw EnvironmentError(fmt::format("--require-gpu: no GPU available ({})",
-                                       gpu_why.empty() ? "none visible" : gpu_why));
+};
 
+Layout detect_layout() {
+  Layout l;
+  const int visible = visible_gpu_count(&l.gpu_why);
+  l.alloc = batch::detect_allocation(batch::current_environment(), physical_cores(), visible,
+                                     host_name());
+  l.placement = batch::place_ranks(l.alloc);
+  for (const auto& p : l.placement)
+    if (!p.scheduler) ++l.workers;
+  for (const auto& n : l.alloc.nodes) l.gpus += n.gpus;
+  return l;
+}
+
+/// The command that runs what a stopped run did not: the same options with --resume OUT.
+std::string resume_command(const std::vector<std::string>& argv, const std::string& out) {
+  std::string cmd;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a == "--out" || a == "--resume") {
+      ++i;
+      continue;
+    }
+    if (a.rfind("--out=", 0) == 0 || a.rfind("--resume=", 0) == 0) continue;
+    const bool plain = a.find_first_of(" \t\"'$`\\;&|<>()*?!#~") == std::string::npos;
+    cmd += (cmd.empty() ? "" : " ") + (plain && !a.empty() ? a : "'" + a + "'");
+  }
+  return cmd + " --resume " + out;
+}
+
+/// `run --list`: the cases and how they would run here, without running anything.
+void print_plan(const std::vector<CaseSpec>& cases, const Layout& l, const RunReport* kept) {
+  int threads = 1;
+  for (const auto& p : l.placement)
+    if (!p.scheduler) threads = p.threads;
+  const int gpu_workers = l.gpus;
+  for (const auto& c : cases) {
+    std::string how;
+    switch (c.path) {
+      case ExecPath::single_cpu:
+        how = "1 worker x 1 thread";
+        break;
+      case ExecPath::multi_cpu:
+        how = fmt::format("{} worker(s) x {} thread(s)", l.workers, threads);
+        break;
+      case ExecPath::single_gpu:
+      case ExecPath::multi_gpu:
+        how = gpu_workers == 0 ? "skipped here: " + l.gpu_why
+                               : fmt::format("{} GPU worker(s)",
+                                             c.path == ExecPath::single_gpu ? 1 : gpu_workers);
+        break;
+    }
+    if (kept != nullptr && kept->kept(c.id)) how = "kept from the resumed report";
+    sayf(stdout, "{:>4}  {}  (preset {}; {})\n", c.index, c.id, c.preset, how);
+  }
+  sayf(stdout, "{} case(s), {} repeats + {} warm-up each, on {} ({} node(s), {} worker(s))\n",
+       cases.size(), cases.empty() ? 0 : cases.front().repeats,
+       cases.empty() ? 0 : cases.front().warmup, l.alloc.scheduler, l.alloc.nodes.size(),
+       l.workers);
+}
+
+/// The distinct presets of the run, in plan order ("small, seed").
+std::string presets_of(const std::vector<CaseSpec>& cases) {
+  std::vector<std::string> seen;
+  for (const auto& c : cases)
+    if (std::find(seen.begin(), seen.end(), c.preset) == seen.end()) seen.push_back(c.preset);
+  std::string out;
+  for (const auto& p : seen) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+nlohmann::json run_attrs(const std::string& command_line, const Layout& l,
+                         const std::vector<CaseSpec>& cases) {
+  nlohmann::json a = {{"schema_version", results::kSchemaVersion},
+                      {"scalebench_version", version()},
+                      {"git_sha", git_sha()},
+                      {"command_line", command_line},
+                      {"host", host_name()},
+                      {"start_utc", utc_now()},
+                      {"end_utc", ""},
+                      {"scheduler", l.alloc.scheduler},
+                      {"job_id", l.alloc.job_id},
+                      {"nodes", static_cast<int>(l.alloc.nodes.size())},
+                      {"ranks", static_cast<int>(l.placement.size())},
+                      {"workers", l.workers},
+                      {"preset", presets_of(cases)},
+                      {"status", "running"}};
+  const nlohmann::json set = settings::set_in_environment();  // items() must not outlive it
+  for (const auto& [k, v] : set.items()) a[k] = v;
+  return a;
+}
+
+/// Killed runs that wrote reports in `dir`: those of `report` are folded in (`resume`) or
+/// dropped (a fresh run replaces the report); the others are named with the command that
+/// recovers them.
+void handle_killed_runs(const fs::path& report, bool resume, nlohmann::json& previous) {
+  const fs::path dir = report.parent_path();
+  if (resume) {
+    const Recovery r = recover_into(report, previous);
+    if (!r.runs.empty() && !previous.is_null()) {
+      results::write_report(previous, report.string());
+      remove_recovered(report, r);
+      sayf(stderr, "scalebench: recovered {} case(s) that a killed run of {} finished\n", r.cases,
+           report.string());
+    }
+    return;
+  }
+  for (const auto& o : find_orphan_runs(dir)) {
+    if (o.owner.report == report.string()) {
+      std::error_code ec;
+      fs::remove_all(o.folder, ec);
+      sayf(stderr,
+           "scalebench: removed {} left by a killed run (pid {}) of the report this run "
+           "replaces\n",
+           o.folder.string(), o.owner.pid);
+    } else if (!o.owner.report.empty()) {
+      sayf(stderr,
+           "scalebench: {} holds cases of a killed run of {}: `scalebench recover {}` puts them "
+           "into that report\n",
+           o.folder.string(), one_line(o.owner.report), one_line(o.owner.report));
+    }
+  }
+  (void)remove_stale_temp_files(report);
+}
+
+int run_command(RunOptions& o, const std::vector<std::string>& argv) {
+  std::string command_line;
+  for (const auto& a : argv) command_line += (command_line.empty() ? "" : " ") + a;
+  settings::validate_all();
+  fix_openblas_core_type();
+  const RunRequest req = resolve_request(o);
+  std::vector<std::string> notes;
+  const std::vector<CaseSpec> cases = plan_cases(req, &notes);
+  for (const auto& n : notes) sayf(stderr, "scalebench: {}\n", n);
+  const Layout layout = detect_layout();
+  if (o.require_gpu && layout.gpus == 0)
+    throw EnvironmentError(fmt::format("--require-gpu: no GPU available ({})",
+                                       layout.gpu_why.empty() ? "none visible" : layout.gpu_why));
+
+  // The report: checked (and the killed runs beside it handled) before anything starts.
+  if (!o.resume.empty() && o.out.empty()) o.out = o.resume;
+  const bool default_out = o.out.empty();
+  const fs::path out = check_report_path(
+      default_out ? default_report_path(host_name(), layout.alloc.job_id) : fs::path(o.out),
+      default_out);
+  nlohmann::json previous;
+  if (!o.resume.empty()) {
+    const fs::path resumed = fs::absolute(o.resume);
+    std::error_code ec;
+    if (fs::exists(resumed, ec)) previous = results::read_report_isolated(resumed.string());
+    if (!o.list) handle_killed_runs(resumed, true, previous);
+    if (previous.is_null())
+      throw UsageError(fmt::format("--resume {}: no such report", one_line(o.resume)));
+  } else if (!o.list) {
+    handle_killed_runs(out, false, previous);
+  }
+
+  const std::string rank_exe = rank_executable();
   JobRunnerOptions jo;
-  jo.rank_executable = rank_executable();
-  jo.allocation = alloc;
-  jo.placement = placement;
+  jo.rank_executable = rank_exe;
+  jo.allocation = layout.alloc;
+  jo.placement = layout.placement;
   jo.case_timeout_s = o.case_timeout;
   jo.measure_ceilings = !o.no_ceilings;
   jo.trace = o.trace;
-  if (const char* m = std::getenv("SCALEBENCH_MPIEXEC"); m != nullptr && *m != '\0')
-    jo.launch.mpiexec = m;
-  if (const char* x = std::getenv("SCALEBENCH_MPIEXEC_ARGS"); x != nullptr) {
-    std::istringstream words(x);
-    for (std::string a; words >> a;) jo.launch.extra.push_back(a);
-  }
+  jo.launch.mpiexec = settings::mpiexec();
+  jo.launch.extra = settings::mpiexec_args();
   jo.launch.allow_run_as_root = geteuid() == 0;
   {
     const batch::LaunchPlan probe =
-        batch::plan_launch(alloc, placement, jo.rank_executable, {}, jo.launch);
-    if (probe.argv.empty() || find_on_path(probe.argv.front()).empty())
+        batch::plan_launch(layout.alloc, layout.placement, rank_exe, {}, jo.launch);
+    if (probe.argv.empty() || find_program(probe.argv.front()).empty())
       throw EnvironmentError(fmt::format(
           "no MPI launcher: '{}' not found (install OpenMPI's mpiexec, e.g. Debian's openmpi-bin, "
           "or set SCALEBENCH_MPIEXEC)",
           probe.argv.empty() ? std::string("mpiexec") : probe.argv.front()));
   }
-  const fs::path out_path = fs::absolute(o.out);
-  const fs::path workdir = out_path.parent_path() / fmt::format(".scalebench-{}", getpid());
-  fs::create_directories(workdir);
-  jo.workdir = workdir.string();
 
-  int workers = 0;
-  for (const auto& p : placement)
-    if (!p.scheduler) ++workers;
-  nlohmann::json model = {
-      {"attrs",
-       {{"schema_version", results::kSchemaVersion},
-        {"scalebench_version", version()},
-        {"git_sha", git_sha()},
-        {"command_line", command_line},
-        {"start_utc", utc_now()},
-        {"end_utc", ""},
-        {"scheduler", alloc.scheduler},
-        {"job_id", alloc.job_id},
-        {"nodes", static_cast<int>(alloc.nodes.size())},
-        {"ranks", static_cast<int>(placement.size())},
-        {"workers", workers},
-        {"preset", req.preset},
-        {"status", "running"}}},
-      {"system", previous.is_null() ? nlohmann::json::object()
-                                    : previous.value("system", nlohmann::json::object())},
-      {"startup", previous.is_null() ? nlohmann::json::object()
-                                     : previous.value("startup", nlohmann::json::object())},
-      {"cases", nlohmann::json::array()}};
-  // Cases in plan order: kept ones from --resume, the others as they finish.
-  std::map<int, nlohmann::json> by_index;
+  if (o.list) {
+    RunReport kept(out.string(), "", {});
+    kept.keep_previous(previous, cases);
+    print_plan(cases, layout, &kept);
+    return kExitOk;
+  }
+
+  RunFolder folder(out);  // one writer per report; removed however the run ends
+  if (settings::keep_workdir()) folder.keep();
+  jo.workdir = folder.path().string();
+  jo.lifeline_path = folder.lifeline_path();
+  jo.launch.work_dir = folder.path().string();
+
+  RunReport report(out.string(), folder.path().string(), run_attrs(command_line, layout, cases));
+  report.keep_previous(previous, cases);
+  std::vector<CaseSpec> to_run;
   for (const auto& c : cases)
-    if (kept.count(c.id)) {
-      auto rec = kept[c.id];
-      rec["index"] = c.index;
-      by_index[c.index] = rec;
-    }
-  auto rebuild_cases = [&] {
-    nlohmann::json arr = nlohmann::json::array();
-    for (const auto& [i, rec] : by_index) arr.push_back(rec);
-    int next = static_cast<int>(cases.size());
-    for (auto rec : unplanned) {
-      rec["index"] = next++;
-      arr.push_back(rec);
-    }
-    model["cases"] = arr;
-  };
+    if (!report.kept(c.id)) to_run.push_back(c);
 
   const bool tty = isatty(STDERR_FILENO) != 0;
-  Progress progress(static_cast<int>(to_run.size()), stderr, tty);
-  fmt::print(stderr,
-             "scalebench: {} cases ({} already done), {} on {} node(s), {} worker(s); report {}\n",
-             to_run.size(), cases.size() - to_run.size(), alloc.scheduler, alloc.nodes.size(),
-             workers, o.out);
-  std::map<int, int> job_index;  // the job's case index -> the run's
+  Progress progress(to_run, stderr, tty);
+  sayf(stderr,
+       "scalebench: {} case(s) to run ({} kept), {} on {} node(s), {} worker(s); report {}\n",
+       to_run.size(), report.kept_count(), layout.alloc.scheduler, layout.alloc.nodes.size(),
+       layout.workers, out.string());
+  bool linked = false;
+  auto write = [&] {
+    report.write();
+    if (!linked && default_out) link_latest(out);
+    linked = true;
+  };
   jo.on_record = [&](const nlohmann::json& rec) {
     progress.on_record(rec);
     const std::string type = rec.value("type", "");
     if (type == "start") {
-      model["system"] = rec.at("system");
-      model["startup"] = rec.at("startup");
-      if (const auto topo = rec.at("system").value("topology", std::string()); !topo.empty())
-        model["system"]["topology"] = topo;
-      rebuild_cases();
-      results::write_report(model, o.out);
+      report.set_start(rec);
+      write();
     } else if (type == "case") {
-      nlohmann::json c = rec;
-      c.erase("type");
-      by_index[c.value("index", 0)] = c;
-      rebuild_cases();
-      results::write_report(model, o.out);
+      report.add_case(rec);
+      write();
     }
   };
 
+  install_stop_signals();
   JobRunResult res;
-  if (!to_run.empty()) res = run_jobs(to_run, jo);
-  progress.finish();
-  for (auto c : res.cases) {
-    c.erase("type");
-    by_index[c.value("index", 0)] = c;
+  try {
+    if (!to_run.empty()) res = run_jobs(to_run, jo);
+    progress.finish();
+    for (const auto& c : res.cases) report.add_case(c);
+    const bool failed = report.any_failed();
+    report.finish(res.stop_signal != 0 ? "stopped by " + signal_name(res.stop_signal)
+                  : failed             ? "failed"
+                                       : "ok",
+                  res.jobs);
+    write();
+  } catch (const results::ReportWriteError& e) {
+    // The job has been ended (~JobProcess). Keep what finished: a copy in the temporary folder.
+    progress.finish();
+    report.finish("failed: the report could not be written", res.jobs);
+    const std::string fallback = report.save_fallback();
+    throw EnvironmentError(
+        fallback.empty()
+            ? fmt::format("{}; the last complete report on disk is kept", e.what())
+            : fmt::format("{}; the last complete report on disk is kept, and every finished case "
+                          "({} of them) is in {}",
+                          e.what(), report.model()["cases"].size(), fallback));
   }
-  rebuild_cases();
-  bool any_failed = false;
-  for (const auto& c : model["cases"]) {
-    const std::string st = c.value("status", "");
-    if (st == "failed" || st == "timeout") any_failed = true;
-  }
-  model["attrs"]["end_utc"] = utc_now();
-  model["attrs"]["jobs"] = res.jobs;
-  model["attrs"]["status"] = !res.stopped_by.empty() ? "stopped by " + res.stopped_by
-                             : any_failed            ? "failed"
-                                                     : "ok";
-  results::write_report(model, o.out);
-  std::error_code ec;
-  if (std::getenv("SCALEBENCH_KEEP_WORKDIR") == nullptr) fs::remove_all(workdir, ec);
 
-  std::fputs(results::format_report(model, "table").c_str(), stdout);
-  std::fflush(stdout);
-  fmt::print(stderr, "scalebench: report written to {}\n", o.out);
-  return (any_failed || !res.stopped_by.empty()) ? kExitFailed : kExitOk;
+  say(stdout, results::format_report(report.model(), "table"));
+  sayf(stderr, "scalebench: report written to {}\n", out.string());
+  int unfinished = 0;  // failed, timed out, or not run because the run was stopped
+  for (const auto& c : report.model()["cases"]) {
+    const std::string st = c.value("status", "");
+    unfinished += st == "failed" || st == "timeout" ||
+                  (st == "skipped" && c.value("message", "").rfind("not run:", 0) == 0);
+  }
+  if (unfinished > 0)
+    sayf(stderr, "scalebench: {} case(s) did not finish ok; to run them again: {}\n", unfinished,
+         resume_command(argv, out.string()));
+  if (res.stop_signal != 0)
+    return report.any_failed() && stop_exit_code(res.stop_signal) == 0
+               ? kExitFailed
+               : stop_exit_code(res.stop_signal);
+  return report.any_failed() ? kExitFailed : kExitOk;
 }
 
 }  // namespace
 
-void add_run_command(CLI::App& app, int& exit_code, const std::string& command_line) {
+void add_run_command(CLI::App& app, int& exit_code, const std::vector<std::string>& argv) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* run = app.add_subcommand("run", "Run the benchmark suite and write an HDF5 report");
   o->o_preset = run->add_option("--preset", o->preset, "tiny, small (default), seed or large");
@@ -337,19 +403,29 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& command_l
   o->o_paths = run->add_option("--paths", o->paths,
                                "Comma-separated paths: single-cpu,multi-cpu,single-gpu,multi-gpu "
                                "(aliases cpu1,cpuN,gpu1,gpuN; default: all)");
-  run->add_option("--suite", o->suite, "Suite file (TOML)");
-  o->o_repeats = run->add_option("--repeats", o->repeats, "Timed repeats per case (default 5)");
-  o->o_warmup =
-      run->add_option("--warmup", o->warmup, "Untimed warm-up repeats per case (default 1)");
-  run->add_option("--out", o->out, "Report file (default results/scalebench-<UTC>.h5)");
+  run->add_option("--suite", o->suite, "Suite file (TOML, docs/suite-files.md)");
+  o->o_repeats =
+      run->add_option("--repeats", o->repeats,
+                      fmt::format("Timed repeats per case, 1-{} (default 5)", kMaxRepeats));
+  o->o_warmup = run->add_option(
+      "--warmup", o->warmup,
+      fmt::format("Untimed warm-up repeats per case, 0-{} (default 1)", kMaxWarmup));
+  run->add_option("--out", o->out,
+                  "Report file (default scalebench-reports/<host>-<UTC>-<job or pid>.h5)");
   run->add_option("--case-timeout", o->case_timeout, "Seconds a case may take (0: no limit)");
-  run->add_option("--resume", o->resume, "Run only the cases missing or failed in this report");
-  run->add_option("--param", o->params, "workload.key=value (repeatable)");
+  run->add_option("--resume", o->resume,
+                  "Run only the cases missing or not ok in this report (and recover what a "
+                  "killed run of it finished)");
+  run->add_option("--param", o->params,
+                  "workload.key=value; a comma list (a,b) or range (lo:hi[:step], lo:hi:*f) "
+                  "runs one case per value (repeatable)");
   run->add_flag("--require-gpu", o->require_gpu, "Exit with code 3 when no GPU is available");
   run->add_flag("--no-ceilings", o->no_ceilings, "Skip measuring the bandwidth/GEMM ceilings");
   run->add_flag("--trace", o->trace,
                 "Workloads print a timeline of their steps to stderr (diagnostics)");
-  run->callback([o, &exit_code, command_line] { exit_code = run_command(*o, command_line); });
+  run->add_flag("--list,--dry-run", o->list,
+                "Print the planned cases and how they would run here; run nothing");
+  run->callback([o, &exit_code, argv] { exit_code = run_command(*o, argv); });
 }
 
 }  // namespace sb

@@ -82,8 +82,8 @@ void load_suite_text(const std::string& text, const std::string& name, RunReques
       if (t == nullptr)
         throw UsageError(fmt::format("{}: [params] must be a table", where(name, node)));
       for (const auto& [pk, pv] : *t)
-        req.params.push_back(std::string(pk.str()) + "=" +
-                             value_text(name, pv, std::string(pk.str())));
+        req.suite_params.push_back(std::string(pk.str()) + "=" +
+                                   value_text(name, pv, std::string(pk.str())));
     } else if (key == "case") {
       const auto* arr = node.as_array();
       if (arr == nullptr)

@@ -1,21 +1,23 @@
 #pragma once
 /// @file suite_file.hpp
-/// Suite files (TOML) describe a run that people keep in version control:
+/// Suite files (TOML) describe a run that people keep in version control (docs/suite-files.md):
 ///
-///   preset  = "small"                 # tiny | small | seed | large
+///   preset  = "small"                 # tiny | small | seed | large: every case starts from it
 ///   repeats = 5
 ///   warmup  = 1
 ///   paths   = ["single-cpu", "multi-cpu", "single-gpu", "multi-gpu"]
-///   workloads = ["subset-mean", "svd"]  # used when there is no [[case]]
-///   [params]                          # overrides for every case, "workload.key" = value
-///   "subset-mean.n" = 40000
-///   [[case]]                          # optional explicit groups of cases
+///   workloads = ["subset-mean", "svd"]  # cases of these workloads with the settings above
+///   [params]                          # for every case of that workload, "workload.key" = value
+///   "subset-mean.n" = 40000           # (a string value may be a sweep: "10000,20000")
+///   [[case]]                          # more cases, each table a workload with its own settings
 ///   workload = "svd"
 ///   preset = "seed"                   # optional
 ///   paths = ["single-gpu"]            # optional
 ///   params = { m = 100000 }           # optional, keys of this workload
 ///
-/// Unknown keys are errors (a typo must not silently run the wrong suite).
+/// The cases are those of `workloads` followed by those of each [[case]]; with neither, every
+/// workload runs. Unknown keys are errors (a typo must not silently run the wrong suite), and
+/// a [params] entry that applies to no case is reported.
 
 #include <string>
 

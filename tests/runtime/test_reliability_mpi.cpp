@@ -84,7 +84,7 @@ TEST(Reliability, ResumeRunsOnlyMissingAndFailedCasesAndKeepsTheOthers) {
   // Resume with enough memory: only the three others run, into the same file.
   ASSERT_EQ(launch(dir.path, "", fmt::format("{} --resume {}", plan, out.string())), 0)
       << slurp(dir.path / "stderr");
-  EXPECT_NE(slurp(dir.path / "stderr").find("3 cases (1 already done)"), std::string::npos)
+  EXPECT_NE(slurp(dir.path / "stderr").find("3 case(s) to run (1 kept)"), std::string::npos)
       << slurp(dir.path / "stderr");
   const auto merged = sb::results::read_report(out.string());
   const auto& cases = merged.at("cases");
@@ -103,7 +103,7 @@ TEST(Reliability, ResumeRunsOnlyMissingAndFailedCasesAndKeepsTheOthers) {
   // Nothing left to do: no job runs, the report keeps every case, its system and start-up.
   ASSERT_EQ(launch(dir.path, "", fmt::format("{} --resume {}", plan, out.string())), 0)
       << slurp(dir.path / "stderr");
-  EXPECT_NE(slurp(dir.path / "stderr").find("0 cases (4 already done)"), std::string::npos);
+  EXPECT_NE(slurp(dir.path / "stderr").find("0 case(s) to run (4 kept)"), std::string::npos);
   const auto again = sb::results::read_report(out.string());
   EXPECT_EQ(again.at("cases"), merged.at("cases"));
   EXPECT_FALSE(again.at("system").empty());

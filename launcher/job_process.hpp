@@ -1,0 +1,45 @@
+#pragma once
+/// @file job_process.hpp
+/// One MPI job (mpiexec or srun and the ranks under it) started by the launcher: in a process
+/// group of its own (a terminal's Ctrl-C reaches the launcher only), stdin from /dev/null, and
+/// stdout and stderr appended to a log file in the run's work folder rather than a pipe, so a
+/// job never dies of SIGPIPE when the launcher is gone (the lifeline ends it cleanly).
+/// Destroying a JobProcess whose job still runs ends the job: SIGTERM to its group, SIGKILL
+/// after a grace period. Whatever ends the launcher's run, nothing keeps running behind it.
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "batch/allocation.hpp"
+
+namespace sb {
+
+class JobProcess {
+ public:
+  /// Starts `plan.argv` with `plan.env` added. Throws sb::EnvironmentError when it cannot.
+  JobProcess(const batch::LaunchPlan& plan, const std::string& log_path);
+  ~JobProcess();
+  JobProcess(const JobProcess&) = delete;
+  JobProcess& operator=(const JobProcess&) = delete;
+
+  /// False once the job's leader (mpiexec/srun) has exited; its wait status is then status().
+  bool running();
+  [[nodiscard]] int status() const noexcept { return status_; }
+  /// SIGTERM to the whole group (once); terminate_age() is the seconds since.
+  void terminate();
+  [[nodiscard]] double terminate_age() const;
+  /// SIGKILL to the whole group.
+  void kill_all() noexcept;
+  /// Ends the job and everything left in its group: SIGTERM, up to `grace_s` seconds for it to
+  /// go, then SIGKILL; waits for the leader.
+  void end(double grace_s) noexcept;
+
+ private:
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  int status_ = 0;
+  double term_sent_ = 0;
+};
+
+}  // namespace sb
