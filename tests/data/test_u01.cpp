@@ -88,7 +88,7 @@ std::vector<std::uint64_t> test_ks(int random) {
 }
 
 TEST(U01Clamp, OnlyTheLastKChanges) {
-  // The old value 1.0 at k = 2^53 - 1, now 0x1.fffffffffffffp-1; every other k keeps its bits.
+  // Unclamped, k = 2^53 - 1 gives 1.0; clamped, 0x1.fffffffffffffp-1; every other k keeps its bits.
   EXPECT_EQ(u01_unclamped(kAll - 1), 1.0);
   EXPECT_EQ(u01(0xFFFFFFFFu, 0xFFFFFFFFu), 0x1.fffffffffffffp-1);
   EXPECT_EQ(bits_of(u01(0xFFFFFFFFu, 0xFFFFFFFFu)), 0x3FEFFFFFFFFFFFFFull);
