@@ -1,5 +1,5 @@
 // scalebench: the launcher. Parses the command line and dispatches to a subcommand; every error
-// is one line on stderr and an exit code from docs/specification.md (Command line).
+// is one line on stderr and an exit code from docs/specification.md §7.7.
 #include <csignal>
 #include <exception>
 #include <string>

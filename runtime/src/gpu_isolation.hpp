@@ -2,10 +2,9 @@
 /// @file gpu_isolation.hpp
 /// One visible GPU per worker process (runtime internals). Before CUDA starts in a worker, the
 /// rank narrows CUDA_VISIBLE_DEVICES to the one GPU its placement names, so the CUDA driver
-/// initialises one device in that process instead of every GPU of the node (on eight GPUs each
-/// worker's context took 3.3 s with all eight visible). NCCL still reaches its peers over
-/// NVLink: it finds them by PCI bus id, not by CUDA ordinal. Placements stay ordinals among
-/// the GPUs the launcher saw; inside an isolated worker that GPU is CUDA device 0.
+/// initialises one device in that process instead of every GPU of the node. NCCL still reaches
+/// its peers over NVLink: it finds them by PCI bus id, not by CUDA ordinal. Placements stay
+/// ordinals among the GPUs the launcher saw; inside an isolated worker that GPU is CUDA device 0.
 
 #include <optional>
 #include <string>

@@ -121,10 +121,8 @@ bool receive(MPI_Comm comm, int source, int tag, Message& out, double deadline =
              int max_sleep_us = 2000);
 
 /// Longest sleep between probes while a GPU case runs: none, the ranks spin (yielding the core).
-/// The host is idle then and repeats last milliseconds; a sleep may last the kernel's timer
-/// slack (50 us by default) longer than asked. With sleeps of up to 20 us, subset-mean's seed
-/// preset started its first task 115 us after the repeat's begin and ended ~0.2 ms after its
-/// last task; spinning, 7-11 us and ~25 us (H200, 2026-11-22).
+/// The host is idle then and repeats last milliseconds, and a sleep may overrun by the kernel's
+/// timer slack (50 us by default): see the task events of subset-mean seed on single-gpu.
 constexpr int kGpuPollUs = 0;
 
 /// Back-off sleeper for polling loops: short at first, up to `max_us` microseconds; with

@@ -1,5 +1,5 @@
-// philox.hpp, the CPU reference of the deterministic data (SPEC 3): Random123's published
-// known answers, the counter/key layout, u01's exact values, and Box-Muller against an
+// philox.hpp, the CPU reference of the deterministic data (docs/specification.md §3): Random123's
+// published known answers, the counter/key layout, u01's exact values, and Box-Muller against an
 // independent long-double computation.
 #include <gtest/gtest.h>
 

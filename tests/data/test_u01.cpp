@@ -1,7 +1,8 @@
-// u01's clamp (philox.hpp, SPEC 3: uniforms lie in (0,1)). k 2^-53 + 2^-54 rounded once is 1.0
-// for k = 2^53 - 1 (a tie that rounds to even); u01 clamps it to 1 - 2^-53. These tests prove
-// that the clamp changes that k alone, and that the GPU twin's construction (philox.cuh: bits,
-// one FMA, two integer instructions), written here in host code, gives the reference's bits.
+// u01's clamp (philox.hpp, docs/specification.md §3: uniforms lie in (0,1)). k 2^-53 + 2^-54
+// rounded once is 1.0 for k = 2^53 - 1 (a tie that rounds to even); u01 clamps it to 1 - 2^-53.
+// These tests prove that the clamp changes that k alone, and that the GPU twin's construction
+// (philox.cuh: bits, one FMA, two integer instructions), written here in host code, gives the
+// reference's bits.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -87,7 +88,7 @@ std::vector<std::uint64_t> test_ks(int random) {
 }
 
 TEST(U01Clamp, OnlyTheLastKChanges) {
-  // The old value 1.0 at k = 2^53 - 1, now 0x1.fffffffffffffp-1; every other k keeps its bits.
+  // Unclamped, k = 2^53 - 1 gives 1.0; clamped, 0x1.fffffffffffffp-1; every other k keeps its bits.
   EXPECT_EQ(u01_unclamped(kAll - 1), 1.0);
   EXPECT_EQ(u01(0xFFFFFFFFu, 0xFFFFFFFFu), 0x1.fffffffffffffp-1);
   EXPECT_EQ(bits_of(u01(0xFFFFFFFFu, 0xFFFFFFFFu)), 0x3FEFFFFFFFFFFFFFull);

@@ -1,6 +1,7 @@
-// subset-mean (SPEC 4.1) on one process: parameters and presets, the fused block kernel against
-// the element-by-element reference, the scheduler's order-independent fold, cross-checks, and
-// the tiny preset end to end through the CPU worker and the scheduler with validation.
+// subset-mean (docs/specification.md §4.1) on one process: parameters and presets, the fused block
+// kernel against the element-by-element reference, the scheduler's order-independent fold,
+// cross-checks, and the tiny preset end to end through the CPU worker and the scheduler with
+// validation.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Peer timings for the groupby workload (SPEC 4.3, 10) on the very columns scalebench
-generates: PyTorch (unique + index_add, on the GPU when there is one), pandas (CPU) and,
+"""Peer timings for the groupby workload (docs/specification.md §4.3, §10) on the very columns
+scalebench generates: PyTorch (unique + index_add, on the GPU when there is one), pandas (CPU) and,
 with --dask, Dask's own timeseries groupby (the seed experiment).
 
 The columns are made here with numpy from the mapping documented in

@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
-"""Peer timings for the svd workload (SPEC 4.2 and 10): thin SVD of a tall-skinny uniform(0,1)
-float64 matrix, U kept, as the peers' users write it.
+"""Peer timings for the svd workload (docs/specification.md §4.2 and §10): thin SVD of a
+tall-skinny uniform(0,1) float64 matrix, U kept, as the peers' users write it.
 
 GPU peers (one device, warm, data already on the device, CUDA synchronisation around each run):
   torch.linalg.svd(A, full_matrices=False)
   torch QR + SVD(R): Q, R = torch.linalg.qr(A); Ur, S, Vh = torch.linalg.svd(R); U = Q @ Ur
   cupy.linalg.svd(A, full_matrices=False)
 CPU peer (--dask): dask.array.linalg.svd (tsqr) on da.random.random((m, n), chunks=(chunk, n))
-with the single-threaded scheduler, input persisted first (what SPEC 10 compares the CPU paths
-with); NumPy's BLAS threads are whatever the environment gives (OPENBLAS_NUM_THREADS).
+with the single-threaded scheduler, input persisted first (what docs/specification.md §10
+compares the CPU paths with); NumPy's BLAS threads are whatever the environment gives
+(OPENBLAS_NUM_THREADS).
 
     python3 tools/peers/svd_peers.py [--sizes 10000x1000,1000000x1000] [--repeats 5] [--dask]
 
-Prints one table: peer, size, median and min milliseconds, GFLOP/s at the SPEC's 6mn^2 count.
+Prints one table: peer, size, median and min milliseconds, GFLOP/s at the 6mn^2 count of
+docs/specification.md §4.2.
 Peers whose library is missing are listed as skipped.
 """
 

@@ -1,6 +1,6 @@
 #pragma once
 /// @file combine_mpi.hpp
-/// Combining the partial results of several CPU workers over MPI (SPEC 4.3).
+/// Combining the partial results of several CPU workers over MPI (docs/specification.md §4.3).
 ///
 /// Low cardinality: the keys lie in a small known domain, so each worker lays its groups out as
 /// dense arrays (count and sum fields, min fields, max fields) and MPI_Reduce combines them on

@@ -1,6 +1,7 @@
 #pragma once
 /// @file config.hpp
-/// groupby parameters (SPEC 4.3, 5): keys, presets, case variants, and the task layout.
+/// groupby parameters (docs/specification.md §4.3, §5): keys, presets, case variants, and the task
+/// layout.
 ///
 /// Keys: days (partitions of 86 400 rows), rows (overrides days), partition (rows per task,
 /// default one day), cardinality (keys of the by-key query, default 10^7), query

@@ -80,7 +80,7 @@ struct GroupState {
 [[nodiscard]] double field_value(const GroupState& s, unsigned f) noexcept;
 void set_field(GroupState& s, unsigned f, double v) noexcept;
 
-/// Output aggregations (SPEC 4.3), all derived from GroupState.
+/// Output aggregations (docs/specification.md §4.3), all derived from GroupState.
 enum class Agg { count, sum, mean, min, max, var, std };
 enum class ValueColumn { x, y };
 

@@ -1,6 +1,6 @@
 #pragma once
 /// @file table.hpp
-/// The groupby input table (SPEC section 4.3), like dask.datasets.timeseries: one row per
+/// The groupby input table (docs/specification.md §4.3), like dask.datasets.timeseries: one row per
 /// second from 2000-01-01T00:00:00 UTC, partitions of one day (86 400 rows). Every value of row
 /// r is a pure function of (seed, r); this header holds the per-row functions, shared by the CPU
 /// generator, the CUDA kernels and the reference scan, so all paths see the same bits.

@@ -1,6 +1,6 @@
 #pragma once
 /// @file validation.hpp
-/// groupby validation (SPEC 4.3), outside the timed region.
+/// groupby validation (docs/specification.md §4.3), outside the timed region.
 ///
 /// Workers: a reference scan of their share of the rows (the scalar Random123 reference of
 /// generate.hpp, independent of the fast generators) recomputes the sampled groups and the

@@ -1,6 +1,6 @@
 #pragma once
 /// @file svd.hpp
-/// The svd workload (SPEC section 4.2): thin SVD of a tall-skinny m x n matrix by TSQR.
+/// The svd workload (docs/specification.md §4.2): thin SVD of a tall-skinny m x n matrix by TSQR.
 
 #include "scalebench/workload.hpp"
 

@@ -53,7 +53,8 @@ struct Config {
   }
 
   [[nodiscard]] std::int64_t blocks() const { return m / chunk; }
-  /// Flops counted per repeat (SPEC 4.2): 2mn^2 (QR) + 2mn^2 (forming Q) + 2mn^2 (U).
+  /// Flops counted per repeat (docs/specification.md §4.2): 2mn^2 (QR) + 2mn^2 (forming Q) + 2mn^2
+  /// (U).
   [[nodiscard]] double flops() const;
   /// Whether the scheduler also checks against LAPACK dgesvd of the whole matrix.
   [[nodiscard]] bool reference_check() const { return m <= 20000 && n <= 1000; }

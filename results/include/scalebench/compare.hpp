@@ -1,6 +1,6 @@
 #pragma once
 /// @file compare.hpp
-/// The regression gate (SPEC 8): `scalebench compare BASELINE.h5 CURRENT.h5`.
+/// The regression gate (docs/specification.md §8): `scalebench compare BASELINE.h5 CURRENT.h5`.
 ///
 /// Cases are matched by (workload, path, params). For a pair with at least `min_repeats`
 /// repeats on both sides, the per-repeat total times are compared with a two-sided

@@ -1,6 +1,7 @@
 #pragma once
 /// @file mann_whitney.hpp
-/// Two-sided Mann-Whitney U (Wilcoxon rank-sum) test, used by the regression gate (SPEC 8).
+/// Two-sided Mann-Whitney U (Wilcoxon rank-sum) test, used by the regression gate
+/// (docs/specification.md §8).
 ///
 /// U counts, over all pairs (a_i, b_j), how often a_i > b_j (ties count 1/2). Without ties and
 /// with small samples (n_a * n_b <= kExactLimit) the p-value comes from the exact distribution

@@ -38,8 +38,8 @@ namespace detail {
 
 /// Copies the tables from global memory into `shared` (a __shared__ object), all kBlock threads
 /// of the CTA taking part; the caller synchronises (__syncthreads) before use. Every load is
-/// issued before the first store (one memory latency for the whole copy, not one per 4 KB:
-/// a loop that stores each word as it arrives waits ~9 times on L2 at every grid start).
+/// issued before the first store: one memory latency per grid start instead of one per 4 KB
+/// (see bench_subset_mean_gpu BM_SubsetMeanFused).
 template <unsigned kBlock>
 __device__ __forceinline__ void load_box_muller_tables(const BoxMullerTables* global,
                                                        BoxMullerTables* shared) {

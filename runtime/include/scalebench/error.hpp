@@ -10,7 +10,7 @@
 
 namespace sb {
 
-/// Exit codes of every scalebench command (SPEC section 7).
+/// Exit codes of every scalebench command (docs/specification.md §7.7).
 enum ExitCode : int {
   kExitOk = 0,
   kExitFailed = 1,       ///< a case failed validation, or `compare` found a regression

@@ -1,6 +1,6 @@
 #pragma once
 /// @file exec_path.hpp
-/// The four execution paths (SPEC section 1).
+/// The four execution paths (docs/specification.md §1).
 
 #include <optional>
 #include <string>

@@ -111,8 +111,8 @@ void finish_gpu_communicator(GpuContext& ctx, GpuCommStartPtr start, GpuStartup*
 
 namespace sb {
 
-/// SPEC section 11 ceilings of this worker's GPU, measured in well under a second: a large
-/// device-to-device copy (bytes read + written per second) and a cuBLAS fp64 GEMM rate.
+/// docs/specification.md §11 ceilings of this worker's GPU, measured in well under a second: a
+/// large device-to-device copy (bytes read + written per second) and a cuBLAS fp64 GEMM rate.
 /// Returns ceiling entries {scope "gpu", kind "copy_bandwidth"|"fp64_gemm", value, unit, ...};
 /// empty without CUDA.
 [[nodiscard]] nlohmann::json measure_gpu_ceilings(GpuContext& ctx);

@@ -1,6 +1,6 @@
 #pragma once
 /// @file philox.hpp
-/// Deterministic data (SPEC section 3): every input element is a pure function of
+/// Deterministic data (docs/specification.md §3): every input element is a pure function of
 /// (seed, stream, global element index) through Philox4x32-10.
 ///
 /// Layout, identical on CPU and GPU:

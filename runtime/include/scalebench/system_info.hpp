@@ -1,7 +1,7 @@
 #pragma once
 /// @file system_info.hpp
 /// Descriptions of the machine for /system and `scalebench info`, and the CPU ceilings of
-/// SPEC section 11 (STREAM triad bandwidth, DGEMM rate).
+/// docs/specification.md §11 (STREAM triad bandwidth, DGEMM rate).
 
 #include <string>
 

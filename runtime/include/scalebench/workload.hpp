@@ -34,8 +34,8 @@ namespace sb {
 
 struct GpuContext;  ///< gpu_context.cuh: device, stream, NCCL communicator, library handles.
 
-/// Where a worker's time goes (SPEC section 6: generate, compute, communicate; total is measured
-/// by the scheduler).
+/// Where a worker's time goes (docs/specification.md §2.5: generate, compute, communicate; total is
+/// measured by the scheduler).
 enum class Phase : int { generate = 0, compute = 1, communicate = 2 };
 [[nodiscard]] std::string_view to_string(Phase p) noexcept;
 

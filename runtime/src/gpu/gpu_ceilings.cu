@@ -1,4 +1,5 @@
-// Ceilings of one GPU (SPEC section 11): device-to-device copy bandwidth and fp64 GEMM rate.
+// Ceilings of one GPU (docs/specification.md §11): device-to-device copy bandwidth and fp64 GEMM
+// rate.
 #include <algorithm>
 
 #include "scalebench/gpu_context.cuh"

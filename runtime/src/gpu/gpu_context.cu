@@ -65,8 +65,8 @@ int device_attribute(cudaDeviceAttr attr, int device) {
   return v;
 }
 
-/// NVML's view of this worker's GPU alone: on a node of eight GPUs, every worker opening every
-/// GPU (NVLink states and far ends of 18 links each) took 2 s of the start-up.
+/// NVML's view of this worker's GPU alone: every worker describing every GPU of the node (and
+/// each GPU's NVLinks) grows with the GPU count squared (/system/startup describe_gpu_s).
 nlohmann::json nvml_gpu(const std::string& bus_id) {
   return bus_id.empty() ? nlohmann::json::object() : probe_gpu_nvml(bus_id);
 }
@@ -124,10 +124,9 @@ void bring_up_communicator(GpuCommStart::State& st) noexcept {
   try {
     SB_CUDA_CHECK(cudaSetDevice(st.device));
     SB_NCCL_CHECK(ncclCommInitRank(&st.comm, st.size, st.id, st.rank));
-    // NCCL connects peers lazily, at their first operation: that happens in the first case's
-    // untimed warm-up repeat. A tiny all-reduce here would connect the rings at start-up, which
-    // cost 0.3 s of the 0.93 s communicator start on 4 x H200 (2026-11-22);
-    // SCALEBENCH_NCCL_WARMUP=1 still does it (for runs with --warmup 0).
+    // NCCL connects peers lazily, in the first case's untimed warm-up repeat; an all-reduce here
+    // would add that to the start-up (/system/startup nccl_init_s). SCALEBENCH_NCCL_WARMUP=1
+    // still does it (for runs with --warmup 0).
     if (!settings::nccl_warmup()) {
       st.t1 = now();
       st.done.store(true);
