@@ -1,8 +1,10 @@
 #pragma once
 /// @file allocation.hpp
-/// Where scalebench runs (a laptop, a SLURM or PBS allocation) and how its MPI job is laid out
-/// and started. Pure functions of their inputs (environment, node descriptions), so placement and
-/// command lines are tested for 1-64 nodes without a cluster.
+/// Where scalebench runs (a laptop; a SLURM, PBS, LSF or Grid Engine allocation) and how its MPI
+/// job is laid out and started. Functions of their inputs (environment, node files, node
+/// descriptions), so placement and command lines are tested for 1-64 nodes without a cluster.
+/// Detection is in allocation.cpp, placement and its encoding in placement.cpp, launch plans in
+/// launch_plan.cpp.
 
 #include <map>
 #include <string>
@@ -24,16 +26,29 @@ struct NodeResources {
 
 /// What the batch system (or the laptop) gives us.
 struct Allocation {
-  std::string scheduler = "local";   ///< "local", "slurm" or "pbs"
-  std::string job_id;                ///< empty when local
+  std::string scheduler = "local";   ///< "local", "slurm", "pbs", "lsf" or "sge"
+  std::string job_id;                ///< empty when local; LSF `ID[INDEX]`, SGE `ID.TASK` in arrays
   std::vector<NodeResources> nodes;  ///< at least one
-  std::string nodefile;              ///< PBS_NODEFILE, when PBS
+  std::string nodefile;              ///< the node file read: PBS_NODEFILE, LSB_DJOB_HOSTFILE or
+                                     ///< PE_HOSTFILE; empty when none was
+  std::string remote_agent;          ///< LSF: LSF_BINDIR/blaunch where it is executable; mpiexec
+                                     ///< starts its remote daemons through it
 };
 
-/// Detects SLURM (SLURM_JOB_ID, SLURM_JOB_NODELIST, SLURM_GPUS_ON_NODE / SLURM_GPUS_PER_NODE /
-/// SLURM_JOB_GPUS, SLURM_CPUS_ON_NODE, ...) or PBS (PBS_JOBID, PBS_NODEFILE, ncpus/ngpus) from
-/// `env`; otherwise local with `local_cpus` cores and `local_gpus` GPUs on this host.
-/// Throws sb::EnvironmentError on an inconsistent allocation (e.g. unreadable PBS_NODEFILE).
+/// Detects, in this order, from `env`:
+/// - SLURM: SLURM_JOB_ID, SLURM_JOB_NODELIST, SLURM_JOB_NUM_NODES, SLURM_JOB_CPUS_PER_NODE /
+///   SLURM_CPUS_ON_NODE, SLURM_GPUS_ON_NODE / SLURM_GPUS_PER_NODE / SLURM_JOB_GPUS /
+///   CUDA_VISIBLE_DEVICES;
+/// - PBS: PBS_JOBID, PBS_NODEFILE (one line per slot), NCPUS, PBS_NGPUS / CUDA_VISIBLE_DEVICES;
+/// - LSF: LSB_JOBID (and LSB_JOBINDEX), LSB_DJOB_HOSTFILE (one line per slot) or else
+///   LSB_MCPU_HOSTS, checked against LSB_DJOB_NUMPROC; GPUs from SCALEBENCH_GPUS_PER_NODE (the
+///   request, exported by slurm/lsf.tmpl) / CUDA_VISIBLE_DEVICES;
+/// - Grid Engine (SGE, UGE): JOB_ID with PE_HOSTFILE or SGE_ROOT (and SGE_TASK_ID),
+///   PE_HOSTFILE, checked against NSLOTS; GPUs as for LSF (exported by slurm/sge.tmpl);
+/// otherwise local with `local_cpus` cores and `local_gpus` GPUs on this host. A node's cores
+/// are its slots (PBS: at least NCPUS). Where a batch system names no GPUs, `local_gpus` is used
+/// for every node. Throws sb::EnvironmentError, one line with the values' control characters
+/// escaped, on an inconsistent allocation (unreadable node file, counts that disagree).
 [[nodiscard]] Allocation detect_allocation(const Environment& env, int local_cpus, int local_gpus,
                                            const std::string& local_host);
 
@@ -75,27 +90,34 @@ struct LaunchOptions {
   std::vector<std::string> extra;   ///< SCALEBENCH_MPIEXEC_ARGS, split on spaces
   std::string srun = "srun";        ///< the SLURM launcher
   std::string slurm_mpi = "pmix";   ///< srun --mpi=<this>
-  std::string work_dir;             ///< where host files go; empty: "/tmp"
+  std::string work_dir;             ///< the run's work folder, which the launcher creates and
+                                    ///< removes: host files too long for a command line go
+                                    ///< there. Required when a plan needs such a file.
 };
 
-/// Local and PBS: mpiexec (-n, --hostfile / --host, --bind-to none, per-rank env through
+/// Local, PBS, LSF, SGE: mpiexec (-n, --hostfile / --host, --bind-to none, per-rank env through
 /// SCALEBENCH_PLACEMENT); SLURM: srun --mpi=pmix -n ... . Each rank learns its role from
 /// SCALEBENCH_PLACEMENT (a compact encoding of `placement`, see encode_placement) and its rank.
 /// Local: `mpiexec -n N --bind-to none [--oversubscribe] [--allow-run-as-root] [extra] exe args`.
-/// PBS: `mpiexec --host h0:k0,h1:k1,... -n N --map-by slot --bind-to none -x
-/// SCALEBENCH_PLACEMENT [--oversubscribe] [--allow-run-as-root] [extra] exe args`.
+/// PBS, LSF, SGE: `mpiexec --host h0:k0,h1:k1,... -n N --map-by slot --bind-to none -x
+/// SCALEBENCH_PLACEMENT [--mca plm_rsh_agent BLAUNCH] [--oversubscribe] [--allow-run-as-root]
+/// [extra] exe args` (the agent for LSF where Allocation::remote_agent names it; Grid Engine:
+/// OpenMPI starts its daemons through `qrsh -inherit` by itself).
 /// SLURM: `srun --mpi=pmix -n N --nodes=K --distribution=arbitrary --nodelist=<host of each rank,
 /// in rank order> --cpus-per-task=1 --cpu-bind=none --kill-on-bad-exit=1 [--gpu-bind=none]
 /// [--overcommit] [extra] exe args`. Placement must be in rank order with each node's ranks
-/// contiguous (as place_ranks makes it); otherwise sb::EnvironmentError.
+/// contiguous (as place_ranks makes it); otherwise sb::EnvironmentError. A host list longer than
+/// 64 KiB goes to a file in options.work_dir (LaunchPlan::files); without a work_dir that is an
+/// sb::EnvironmentError, never a file elsewhere.
 [[nodiscard]] LaunchPlan plan_launch(const Allocation& alloc,
                                      const std::vector<RankPlacement>& placement,
                                      const std::string& rank_executable,
                                      const std::vector<std::string>& rank_args,
                                      const LaunchOptions& options);
 
-/// Writes plan.files (creating their directories; atomically, through a rename). Throws
-/// sb::EnvironmentError when a file cannot be written. Call it before starting plan.argv.
+/// Writes plan.files, atomically (through a rename), into folders that must exist (the run's work
+/// folder: nothing is created that the launcher would not remove). Throws sb::EnvironmentError
+/// when a file cannot be written. Call it before starting plan.argv.
 void write_launch_files(const LaunchPlan& plan);
 
 /// Placement as one environment-variable-safe string, and back: "v2:96.8*64" (node shapes

@@ -3,6 +3,8 @@
 
 #include "batch/hostlist.hpp"
 
+#include "batch/printable.hpp"
+
 #include <scalebench/error.hpp>
 
 #include <cctype>
@@ -16,7 +18,7 @@ namespace {
 constexpr std::size_t kMaxHosts = 1 << 20;  ///< guard against `n[0-999999999]`
 
 [[noreturn]] void malformed(const std::string& what, const std::string& text) {
-  throw EnvironmentError("malformed " + what + " '" + text + "'");
+  throw EnvironmentError("malformed " + what + " '" + printable(text) + "'");
 }
 
 /// Parses a non-negative decimal integer spanning all of `s`.
@@ -96,7 +98,9 @@ std::vector<std::string> expand_hostlist(const std::string& list) {
       const std::string_view literal =
           item.substr(pos, open == std::string_view::npos ? std::string_view::npos : open - pos);
       for (const char c : literal)
-        if (std::isspace(static_cast<unsigned char>(c)) || c == ']') malformed("host list", list);
+        if (std::isspace(static_cast<unsigned char>(c)) ||
+            std::iscntrl(static_cast<unsigned char>(c)) || c == ']')
+          malformed("host list", list);
       for (auto& p : partial) p.append(literal);
       if (open == std::string_view::npos) break;
       const std::size_t close = item.find(']', open);

@@ -2,7 +2,8 @@
 /// @file hostlist.hpp
 /// Parsers for the compressed lists batch systems put in the environment: SLURM host lists
 /// (`node[01-03,07],gpu-a[1-2]-b[0-1]`), SLURM per-node counts (`16(x2),8`) and device lists
-/// (`0,1,4-5`, CUDA_VISIBLE_DEVICES). Pure functions; malformed text throws sb::EnvironmentError.
+/// (`0,1,4-5`, CUDA_VISIBLE_DEVICES). Pure functions, linear in their input; malformed text
+/// throws sb::EnvironmentError, one line with the text's control characters escaped.
 
 #include <string>
 #include <vector>

@@ -1,7 +1,11 @@
 /// @file submit.cpp
-/// `scalebench submit` (see submit.hpp): validation, template filling, sbatch/qsub.
+/// `scalebench submit` (see submit.hpp): validation, template filling, submission. What
+/// differs between batch systems is in the dialects (scheduler_dialect.hpp).
 
 #include "batch/submit.hpp"
+
+#include "batch/printable.hpp"
+#include "batch/scheduler_dialect.hpp"
 
 #include <scalebench/error.hpp>
 
@@ -11,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fcntl.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -28,23 +33,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool matches(const std::string& value, const char* pattern) {
-  return std::regex_match(value, std::regex(pattern));
-}
-
-/// Shows a refused value safely in a one-line message.
-std::string printable(const std::string& value) {
-  std::string out;
-  for (const char c : value.substr(0, 80)) {
-    const auto u = static_cast<unsigned char>(c);
-    out += (u < 0x20 || u == 0x7f) ? '?' : c;
-  }
-  return value.size() > 80 ? out + "..." : out;
-}
-
 int parse_int(const std::string& option, const std::string& value, int lo, int hi) {
   if (!matches(value, "[0-9]{1,9}"))
-    throw UsageError(option + " '" + printable(value) + "' is not a whole number");
+    throw UsageError(option + " '" + printable(value, 80) + "' is not a whole number");
   const int v = std::stoi(value);
   if (v < lo || v > hi)
     throw UsageError(option + " " + value + " is out of range [" + std::to_string(lo) + ", " +
@@ -57,7 +48,7 @@ long time_seconds(const std::string& value) {
   std::smatch m;
   if (!std::regex_match(value, m,
                         std::regex("(?:([0-9]{1,3})-)?([0-9]{1,4}):([0-5][0-9]):([0-5][0-9])")))
-    throw UsageError("--time '" + printable(value) + "' is not HH:MM:SS or D-HH:MM:SS");
+    throw UsageError("--time '" + printable(value, 80) + "' is not HH:MM:SS or D-HH:MM:SS");
   const long days = m[1].matched ? std::stol(m[1].str()) : 0;
   const long total = days * 86400 + std::stol(m[2].str()) * 3600 + std::stol(m[3].str()) * 60 +
                      std::stol(m[4].str());
@@ -69,32 +60,90 @@ long time_seconds(const std::string& value) {
 void check_name(const char* option, const std::string& value) {
   if (value.empty()) return;
   if (value.size() > 128 || !matches(value, "[A-Za-z0-9_.-]+"))
-    throw UsageError(std::string(option) + " '" + printable(value) +
+    throw UsageError(std::string(option) + " '" + printable(value, 80) +
                      "' is not a valid name (letters, digits, '_', '.', '-')");
+}
+
+bool has_control(const std::string& s) {
+  return std::any_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+  });
 }
 
 void check_run_args(const std::vector<std::string>& args) {
   if (args.size() > 256) throw UsageError("too many run options after -- (at most 256)");
   for (const auto& a : args) {
-    if (a.size() > 4096) throw UsageError("run option '" + printable(a) + "' is too long");
-    for (const char c : a) {
-      const auto u = static_cast<unsigned char>(c);
-      if (u < 0x20 || u == 0x7f)
-        throw UsageError("run option '" + printable(a) + "' holds a control character");
-    }
+    if (a.size() > 4096) throw UsageError("run option '" + printable(a, 80) + "' is too long");
+    if (has_control(a))
+      throw UsageError("run option '" + printable(a, 80) + "' holds a control character");
     if (!a.empty() && a[0] == '-' && !matches(a, "--[a-z][a-z0-9-]*(=.*)?|-[A-Za-z]"))
-      throw UsageError("run option '" + printable(a) + "' is not an option of scalebench run");
+      throw UsageError("run option '" + printable(a, 80) + "' is not an option of scalebench run");
   }
   if (!args.empty() && !args[0].empty() && args[0][0] != '-')
-    throw UsageError("run options start with an option name, not '" + printable(args[0]) +
+    throw UsageError("run options start with an option name, not '" + printable(args[0], 80) +
                      "' (e.g. -- --preset tiny)");
 }
 
-std::string hhmmss(long seconds) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%02ld:%02ld:%02ld", seconds / 3600, (seconds / 60) % 60,
-                seconds % 60);
-  return buf;
+/// A --batch-option split into its option name and value (empty for a flag).
+struct BatchOption {
+  std::string name;
+  std::string value;
+};
+
+/// Splits and checks one --batch-option for `d`: `--name`, `--name=value` or `--name value`
+/// where the batch system has long options (SLURM), `-name` or `-name value` everywhere. The
+/// value is printable ASCII without quotes, backslashes or backquotes: it is quoted here, for the
+/// directive parser of the batch system, and can hold nothing that ends or escapes the quotes.
+BatchOption parse_batch_option(const SchedulerDialect& d, const std::string& text) {
+  const auto refuse = [&](const std::string& why) -> UsageError {
+    return UsageError("--batch-option '" + printable(text, 80) + "' " + why);
+  };
+  if (text.size() > 1024) throw refuse("is too long (at most 1024 characters)");
+  if (has_control(text)) throw refuse("holds a control character");
+  BatchOption o;
+  std::size_t name_end = 0;
+  if (text.rfind("--", 0) == 0) {
+    if (!d.long_options())
+      throw refuse(std::string("is a long option; ") + d.title() +
+                   " directives are -name [value] (e.g. '-l mem=4gb')");
+    name_end = text.find_first_of("= ");
+    o.name = text.substr(0, name_end);
+    if (!matches(o.name, "--[a-z][a-z0-9-]*"))
+      throw refuse("does not start with an option name (--name[=value])");
+  } else {
+    name_end = text.find(' ');
+    o.name = text.substr(0, name_end);
+    if (!matches(o.name, "-[A-Za-z][A-Za-z0-9_]*"))
+      throw refuse(std::string("does not start with an option name (") +
+                   (d.long_options() ? "--name[=value] or " : "") + "-name [value])");
+  }
+  if (name_end != std::string::npos) {
+    const auto b = text.find_first_not_of(' ', name_end + 1);
+    const auto e = text.find_last_not_of(' ');
+    if (b == std::string::npos || b > e) throw refuse("has no value after its name");
+    o.value = text.substr(b, e - b + 1);
+  }
+  for (const char c : o.value) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u > 0x7e || c == '\'' || c == '"' || c == '\\' || c == '`')
+      throw refuse(
+          "holds a quote, backslash, backquote or non-ASCII character in its value "
+          "(give the value bare: scalebench quotes it)");
+  }
+  return o;
+}
+
+/// The directive lines of the request's --batch-option values.
+std::string extra_directives(const SchedulerDialect& d, const std::vector<std::string>& options) {
+  std::string out;
+  for (const auto& text : options) {
+    const BatchOption o = parse_batch_option(d, text);
+    out += std::string(d.directive()) + " " + o.name;
+    if (!o.value.empty()) out += (o.name.rfind("--", 0) == 0 ? "=" : " ") + d.quote_value(o.value);
+    out += "\n";
+  }
+  return out;
 }
 
 std::string join_quoted(const std::vector<std::string>& words) {
@@ -140,15 +189,24 @@ struct Captured {
   std::string err;
 };
 
-/// Runs argv (no shell), capturing stdout and stderr.
-Captured run_capture(const std::vector<std::string>& argv) {
+/// Runs argv (no shell), capturing stdout and stderr; its standard input is the file
+/// `stdin_path` when given, else /dev/null.
+Captured run_capture(const std::vector<std::string>& argv, const std::string& stdin_path) {
+  const int in_fd = ::open(stdin_path.empty() ? "/dev/null" : stdin_path.c_str(), O_RDONLY);
+  if (in_fd < 0)
+    throw EnvironmentError("cannot open '" + printable(stdin_path) + "': " + std::strerror(errno));
   int out_pipe[2];
   int err_pipe[2];
   if (::pipe(out_pipe) != 0 || ::pipe(err_pipe) != 0)
     throw EnvironmentError(std::string("pipe: ") + std::strerror(errno));
   const pid_t pid = ::fork();
-  if (pid < 0) throw EnvironmentError(std::string("fork: ") + std::strerror(errno));
+  if (pid < 0) {
+    ::close(in_fd);
+    throw EnvironmentError(std::string("fork: ") + std::strerror(errno));
+  }
   if (pid == 0) {
+    ::dup2(in_fd, 0);
+    ::close(in_fd);
     ::dup2(out_pipe[1], 1);
     ::dup2(err_pipe[1], 2);
     ::close(out_pipe[0]);
@@ -162,6 +220,7 @@ Captured run_capture(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "cannot execute %s: %s\n", args[0], std::strerror(errno));
     ::_exit(127);
   }
+  ::close(in_fd);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   Captured c;
@@ -200,12 +259,6 @@ std::string first_line(const std::string& text) {
   return "(no message)";
 }
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return {};
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
-
 std::string self_executable() {
   std::error_code ec;
   const fs::path p = fs::read_symlink("/proc/self/exe", ec);
@@ -226,56 +279,56 @@ std::string shell_quote(const std::string& word) {
 }
 
 void validate_request(const SubmitRequest& r) {
-  if (r.scheduler != "slurm" && r.scheduler != "pbs")
-    throw UsageError("--scheduler '" + printable(r.scheduler) + "' is not slurm or pbs");
+  const SchedulerDialect& d = dialect(r.scheduler);
   (void)parse_int("--nodes", r.nodes, 1, 100000);
   (void)parse_int("--gpus-per-node", r.gpus_per_node, 0, 64);
-  const int cpus = parse_int("--cpus-per-node", r.cpus_per_node, 0, 100000);
+  (void)parse_int("--cpus-per-node", r.cpus_per_node, 0, 100000);
   (void)time_seconds(r.time);
   check_name("--partition", r.partition);
   check_name("--account", r.account);
   check_name("--qos", r.qos);
-  if (r.scheduler == "slurm") {
-    if (!r.after.empty() && !matches(r.after, "[0-9]{1,12}(_[0-9]{1,9})?"))
-      throw UsageError("--after '" + printable(r.after) +
-                       "' is not a SLURM job id (digits, optionally _N for an array task)");
-  } else {
-    if (!r.after.empty() && !matches(r.after, "[0-9]{1,12}(\\[[0-9]{0,9}\\])?(\\.[A-Za-z0-9_-]+)*"))
-      throw UsageError("--after '" + printable(r.after) +
-                       "' is not a PBS job id (digits, optionally [N] and .server)");
-    if (!r.qos.empty()) throw UsageError("--qos is a SLURM option; PBS has no QoS");
-    if (cpus == 0)
-      throw UsageError("PBS needs --cpus-per-node (select=...:ncpus=C has no whole-node default)");
-  }
+  check_name("--pe", r.pe);
+  if (!r.qos.empty() && r.scheduler != "slurm")
+    throw UsageError(std::string("--qos is a SLURM option; ") + d.title() +
+                     " has none (a site's own can go in --batch-option)");
+  if (!r.pe.empty() && r.scheduler != "sge")
+    throw UsageError("--pe is a Grid Engine option (its parallel environment)");
   if (!r.output.empty() && (r.output.size() > 1024 || !matches(r.output, "[A-Za-z0-9_./%+,=@-]+")))
-    throw UsageError("--output '" + printable(r.output) +
+    throw UsageError("--output '" + printable(r.output, 80) +
                      "' is not a plain path (letters, digits, / . _ - % + , = @)");
-  if (!r.scalebench.empty() &&
-      (r.scalebench.size() > 4096 || r.scalebench.find_first_of("\n\r") != std::string::npos))
-    throw UsageError("the scalebench path holds a line break");
+  if (!r.scalebench.empty() && (r.scalebench.size() > 4096 || has_control(r.scalebench)))
+    throw UsageError("the scalebench path '" + printable(r.scalebench, 80) +
+                     "' holds a control character");
+  if (r.batch_options.size() > 64) throw UsageError("too many --batch-option values (at most 64)");
+  for (const auto& o : r.batch_options) (void)parse_batch_option(d, o);
+  d.validate(r);
   check_run_args(r.run_args);
 }
 
 std::map<std::string, std::string> template_variables(const SubmitRequest& r) {
   validate_request(r);
-  const int nodes = std::stoi(r.nodes);
-  const int gpus = std::stoi(r.gpus_per_node);
-  const int cpus = std::stoi(r.cpus_per_node);
-  const long seconds = time_seconds(r.time);
+  const SchedulerDialect& d = dialect(r.scheduler);
+  JobShape shape;
+  shape.nodes = std::stoi(r.nodes);
+  shape.gpus_per_node = std::stoi(r.gpus_per_node);
+  shape.cpus_per_node = std::stoi(r.cpus_per_node);
+  shape.seconds = time_seconds(r.time);
   // Warning before the limit: 120 s, or a fifth of a short limit.
-  const long warn = seconds >= 600 ? 120 : std::max(10L, seconds / 5);
+  shape.warn_seconds = shape.seconds >= 600 ? 120 : std::max(10L, shape.seconds / 5);
   std::map<std::string, std::string> v;
-  v["NODES"] = std::to_string(nodes);
-  v["GPUS_PER_NODE"] = std::to_string(gpus);
-  v["CPUS_PER_NODE"] = std::to_string(cpus);
+  v["NODES"] = std::to_string(shape.nodes);
+  v["GPUS_PER_NODE"] = std::to_string(shape.gpus_per_node);
+  v["CPUS_PER_NODE"] = std::to_string(shape.cpus_per_node);
+  v["SLOTS"] = std::to_string(static_cast<long long>(shape.nodes) * shape.cpus_per_node);
   v["TIME"] = r.time;
-  v["WALLTIME"] = hhmmss(seconds);
-  v["WARN_SECONDS"] = std::to_string(warn);
-  v["WARN_AFTER_SECONDS"] = std::to_string(seconds - warn);
+  v["WALLTIME"] = hhmmss(shape.seconds);
+  v["WARN_SECONDS"] = std::to_string(shape.warn_seconds);
+  v["WARN_AFTER_SECONDS"] = std::to_string(shape.seconds - shape.warn_seconds);
   v["SCALEBENCH"] = shell_quote(r.scalebench.empty() ? std::string("scalebench") : r.scalebench);
   v["RUN_ARGS"] = join_quoted(r.run_args);
   // Ranks on the busiest node: the scheduler plus one worker per GPU (or one CPU worker).
-  v["MPIPROCS"] = std::to_string(std::max(gpus, 1) + 1);
+  v["MPIPROCS"] = std::to_string(std::max(shape.gpus_per_node, 1) + 1);
+  v["EXTRA_DIRECTIVES"] = extra_directives(d, r.batch_options);
 
   std::vector<std::string> cmd{"scalebench", "submit",  "--scheduler",
                                r.scheduler,  "--nodes", r.nodes};
@@ -288,39 +341,14 @@ std::map<std::string, std::string> template_variables(const SubmitRequest& r) {
   opt("--partition", r.partition, "");
   opt("--account", r.account, "");
   opt("--qos", r.qos, "");
+  opt("--pe", r.pe, "");
   opt("--after", r.after, "");
   opt("--output", r.output, "");
+  for (const auto& b : r.batch_options) opt("--batch-option", b, "");
   std::string submit = join_readable(cmd) + " --";
   if (!r.run_args.empty()) submit += " " + join_readable(r.run_args);
   v["SUBMIT_COMMAND"] = submit;
-
-  if (r.scheduler == "slurm") {
-    std::string res;
-    if (cpus > 0)
-      res += "#SBATCH --cpus-per-task=" + std::to_string(cpus) + "\n";
-    else
-      res += "#SBATCH --exclusive\n";
-    if (gpus > 0) res += "#SBATCH --gpus-per-node=" + std::to_string(gpus) + "\n";
-    v["SBATCH_RESOURCES"] = res;
-    std::string o;
-    if (!r.partition.empty()) o += "#SBATCH --partition=" + shell_quote(r.partition) + "\n";
-    if (!r.account.empty()) o += "#SBATCH --account=" + shell_quote(r.account) + "\n";
-    if (!r.qos.empty()) o += "#SBATCH --qos=" + shell_quote(r.qos) + "\n";
-    if (!r.after.empty()) o += "#SBATCH --dependency=afterany:" + r.after + "\n";
-    v["SBATCH_OPTIONS"] = o;
-    v["OUTPUT"] = shell_quote(r.output.empty() ? std::string("scalebench-%j.out") : r.output);
-  } else {
-    // PBS directives are not parsed by a shell and qsub does not strip quotes everywhere: the
-    // values are plain words (validated above), written as they are.
-    v["PBS_GPUS"] = gpus > 0 ? ":ngpus=" + std::to_string(gpus) : "";
-    std::string o;
-    if (!r.partition.empty()) o += "#PBS -q " + r.partition + "\n";
-    if (!r.account.empty()) o += "#PBS -A " + r.account + "\n";
-    if (!r.after.empty()) o += "#PBS -W depend=afterany:" + r.after + "\n";
-    if (!r.output.empty()) o += "#PBS -o " + r.output + "\n";
-    v["PBS_OPTIONS"] = o;
-    v["OUTPUT"] = r.output;
-  }
+  d.add_variables(r, shape, v);
   return v;
 }
 
@@ -341,10 +369,11 @@ std::string fill_template(const std::string& text, const std::map<std::string, s
       if (open == std::string::npos) break;
       const std::size_t close = line.find("}}", open + 2);
       if (close == std::string::npos)
-        throw UsageError("template line '" + printable(line) + "' has an unclosed {{");
+        throw UsageError("template line '" + printable(line, 80) + "' has an unclosed {{");
       const std::string name = line.substr(open + 2, close - open - 2);
       const auto it = vars.find(name);
-      if (it == vars.end()) throw UsageError("template names an unknown variable {{" + name + "}}");
+      if (it == vars.end())
+        throw UsageError("template names an unknown variable {{" + printable(name, 80) + "}}");
       filled += it->second;
       pos = close + 2;
     }
@@ -376,31 +405,84 @@ std::string template_dir() {
 
 std::string render_script(const SubmitRequest& request) {
   validate_request(request);
-  const fs::path file =
-      fs::path(template_dir()) / (request.scheduler == "slurm" ? "sbatch.tmpl" : "pbs.tmpl");
+  const fs::path file = fs::path(template_dir()) / dialect(request.scheduler).template_file();
   std::error_code ec;
   if (!fs::exists(file, ec))
-    throw EnvironmentError("no batch template at '" + file.string() +
+    throw EnvironmentError("no batch template at '" + printable(file.string()) +
                            "': reinstall scalebench or set SCALEBENCH_TEMPLATE_DIR");
   return render_script(request, read_file(file));
 }
+
+namespace {
+
+/// Submits `script` with the batch system's program; returns the job id.
+std::string submit_script(const SchedulerDialect& d, const std::string& script) {
+  const char* override_value = std::getenv(d.program_env());
+  const std::string program =
+      find_program(override_value && *override_value ? override_value : d.program());
+  if (program.empty())
+    throw EnvironmentError(std::string(d.program()) + " not found in PATH: submit from a " +
+                           d.title() + " login node, or print the script with --dry-run");
+  // The script goes through a private temporary file (batch systems copy it at submission).
+  std::string path = (fs::temp_directory_path() / "scalebench-submit-XXXXXX").string();
+  const int fd = ::mkstemp(path.data());
+  if (fd < 0) throw EnvironmentError("cannot create a temporary file for the batch script");
+  const bool written =
+      ::write(fd, script.data(), script.size()) == static_cast<ssize_t>(script.size());
+  ::close(fd);
+  if (!written) {
+    ::unlink(path.c_str());
+    throw EnvironmentError("cannot write the batch script to " + path);
+  }
+  std::vector<std::string> argv{program};
+  const std::vector<std::string> args = d.submit_args(path);
+  argv.insert(argv.end(), args.begin(), args.end());
+  Captured c;
+  try {
+    c = run_capture(argv, args.empty() ? path : std::string());
+  } catch (...) {
+    ::unlink(path.c_str());
+    throw;
+  }
+  ::unlink(path.c_str());
+  if (c.status != 0)
+    throw EnvironmentError(std::string(d.program()) + " refused the job (exit " +
+                           std::to_string(c.status) +
+                           "): " + first_line(c.err.empty() ? c.out : c.err));
+  const std::string id = d.job_id(c.out);
+  if (id.empty())
+    throw EnvironmentError(std::string(d.program()) + " printed no job id: " + first_line(c.out));
+  return id;
+}
+
+}  // namespace
 
 void add_submit_command(CLI::App& app, int& exit_code) {
   auto request = std::make_shared<SubmitRequest>();
   auto dry_run = std::make_shared<bool>(false);
   CLI::App* sub = app.add_subcommand(
-      "submit", "Submit `scalebench run` as a SLURM or PBS batch job (or print it: --dry-run)");
-  sub->add_option("--scheduler", request->scheduler, "slurm or pbs")->required();
+      "submit",
+      "Submit `scalebench run` as a SLURM, PBS, LSF or Grid Engine batch job (or print it: "
+      "--dry-run)");
+  sub->add_option("--scheduler", request->scheduler, "slurm, pbs, lsf or sge")->required();
   sub->add_option("--nodes", request->nodes, "nodes (default 1)");
   sub->add_option("--gpus-per-node", request->gpus_per_node, "GPUs per node (default 0: none)");
   sub->add_option("--cpus-per-node", request->cpus_per_node,
-                  "cores per node (default: whole nodes with SLURM; required with PBS)");
+                  "cores per node (default: whole nodes with SLURM; required with PBS, LSF, SGE)");
   sub->add_option("--time", request->time, "time limit HH:MM:SS or D-HH:MM:SS (default 01:00:00)");
-  sub->add_option("--partition", request->partition, "SLURM partition / PBS queue");
-  sub->add_option("--account", request->account, "account to charge");
+  sub->add_option("--partition", request->partition, "SLURM partition / PBS, LSF, SGE queue");
+  sub->add_option("--account", request->account, "account (LSF, SGE: project) to charge");
   sub->add_option("--qos", request->qos, "SLURM quality of service");
-  sub->add_option("--after", request->after, "start after this job has ended (afterany)");
-  sub->add_option("--output", request->output, "job log (SLURM default scalebench-%j.out)");
+  sub->add_option("--pe", request->pe, "Grid Engine parallel environment (required with sge)");
+  sub->add_option("--after", request->after, "start after this job has ended, whatever its end");
+  sub->add_option("--output", request->output, "job log (default scalebench-<job id>.out)");
+  // One value per occurrence, taken whole even when it starts with '-' (a vector option would
+  // also swallow the words up to `--`).
+  sub->add_option_function<std::string>(
+         "--batch-option", [request](const std::string& v) { request->batch_options.push_back(v); },
+         "one more directive, e.g. --constraint=a100 (SLURM) or '-l mem=4gb' (repeatable)")
+      ->trigger_on_parse()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_flag("--dry-run", *dry_run, "print the batch script instead of submitting it");
   sub->add_option("run_options", request->run_args, "options of `scalebench run`, after --");
   sub->footer(
@@ -415,41 +497,9 @@ void add_submit_command(CLI::App& app, int& exit_code) {
       exit_code = kExitOk;
       return;
     }
-    const bool slurm = r.scheduler == "slurm";
-    const char* tool = slurm ? "sbatch" : "qsub";
-    const char* override_env = slurm ? "SCALEBENCH_SBATCH" : "SCALEBENCH_QSUB";
-    const char* override_value = std::getenv(override_env);
-    const std::string program =
-        find_program(override_value && *override_value ? override_value : tool);
-    if (program.empty())
-      throw EnvironmentError(std::string(tool) + " not found in PATH: submit from a " +
-                             (slurm ? "SLURM" : "PBS") +
-                             " login node, or print the script with --dry-run");
-    // The script goes through a private temporary file (batch systems copy it at submission).
-    std::string path = (fs::temp_directory_path() / "scalebench-submit-XXXXXX").string();
-    const int fd = ::mkstemp(path.data());
-    if (fd < 0) throw EnvironmentError("cannot create a temporary file for the batch script");
-    const bool written =
-        ::write(fd, script.data(), script.size()) == static_cast<ssize_t>(script.size());
-    ::close(fd);
-    if (!written) {
-      ::unlink(path.c_str());
-      throw EnvironmentError("cannot write the batch script to " + path);
-    }
-    std::vector<std::string> argv{program};
-    if (slurm) argv.emplace_back("--parsable");
-    argv.push_back(path);
-    const Captured c = run_capture(argv);
-    ::unlink(path.c_str());
-    if (c.status != 0)
-      throw EnvironmentError(std::string(tool) + " refused the job (exit " +
-                             std::to_string(c.status) +
-                             "): " + first_line(c.err.empty() ? c.out : c.err));
-    std::string id = trim(c.out);
-    if (const auto nl = id.find_last_of('\n'); nl != std::string::npos) id = trim(id.substr(nl));
-    if (slurm) id = id.substr(0, id.find(';'));
-    if (id.empty()) throw EnvironmentError(std::string(tool) + " printed no job id");
-    std::cerr << "scalebench: submitted " << (slurm ? "SLURM" : "PBS") << " job " << id << "\n";
+    const SchedulerDialect& d = dialect(r.scheduler);
+    const std::string id = submit_script(d, script);
+    std::cerr << "scalebench: submitted " << d.title() << " job " << id << "\n";
     std::cout << id << "\n" << std::flush;
     exit_code = kExitOk;
   });

@@ -1,9 +1,11 @@
 #pragma once
 /// @file submit.hpp
-/// `scalebench submit`: renders slurm/sbatch.tmpl or slurm/pbs.tmpl for the allocation the user
-/// asks for and submits it with sbatch or qsub (or prints it with --dry-run). Every user value is
-/// validated against a strict pattern and single-quoted in shell context, so no value can inject
-/// shell. Template variables are documented in docs/batch.md.
+/// `scalebench submit`: renders the batch script for the allocation the user asks for from
+/// slurm/sbatch.tmpl, pbs.tmpl, lsf.tmpl or sge.tmpl and submits it with sbatch, qsub (PBS),
+/// bsub or qsub (Grid Engine), or prints it with --dry-run. What differs between the batch
+/// systems is in scheduler_dialect.hpp. Every user value is validated against a strict pattern
+/// and quoted where a shell or a directive parser reads it, so no value can inject shell or an
+/// extra directive. Template variables are documented in docs/batch.md.
 
 #include <map>
 #include <string>
@@ -17,18 +19,20 @@ namespace sb::batch {
 
 /// What the user asked for. Empty strings and 0 mean "not given".
 struct SubmitRequest {
-  std::string scheduler;            ///< "slurm" or "pbs"
+  std::string scheduler;            ///< "slurm", "pbs", "lsf" or "sge"
   std::string nodes = "1";          ///< 1..100000
   std::string gpus_per_node = "0";  ///< 0..64; 0 requests no GPU
   std::string cpus_per_node = "0";  ///< 0..100000; 0: whole nodes (SLURM --exclusive)
   std::string time = "01:00:00";    ///< HH:MM:SS or D-HH:MM:SS
-  std::string partition;            ///< SLURM partition / PBS queue
-  std::string account;
-  std::string qos;                    ///< SLURM only
-  std::string after;                  ///< job id to start after (afterany)
-  std::string output;                 ///< job log path; SLURM default scalebench-%j.out
-  std::string scalebench;             ///< absolute path of scalebench run inside the job
-  std::vector<std::string> run_args;  ///< options of `scalebench run` (after `--`)
+  std::string partition;            ///< SLURM partition / PBS, LSF, Grid Engine queue
+  std::string account;              ///< SLURM, PBS account / LSF, Grid Engine project
+  std::string qos;                  ///< SLURM only
+  std::string pe;                   ///< Grid Engine parallel environment (required there)
+  std::string after;                ///< job id to start after, whatever its end
+  std::string output;  ///< job log path; default scalebench-<job id>.out (PBS: its own)
+  std::vector<std::string> batch_options;  ///< extra directives, e.g. "--constraint=a100"
+  std::string scalebench;                  ///< absolute path of scalebench run inside the job
+  std::vector<std::string> run_args;       ///< options of `scalebench run` (after `--`)
 };
 
 /// Throws sb::UsageError (one line) unless every field of `request` is valid.

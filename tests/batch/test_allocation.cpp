@@ -548,16 +548,44 @@ TEST(Plan, RejectsBadPlacement) {
 
 TEST(Plan, WriteLaunchFiles) {
   const fs::path dir = fs::temp_directory_path() / ("sb_batch_wl_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
   LaunchPlan plan;
-  plan.files.push_back({(dir / "sub" / "hosts").string(), "a\nb\n"});
+  plan.files.push_back({(dir / "hosts").string(), "a\nb\n"});
   write_launch_files(plan);
-  std::ifstream in(dir / "sub" / "hosts");
+  std::ifstream in(dir / "hosts");
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(content, "a\nb\n");
+  // Folders are not created: a launch file goes only into the run's existing work folder.
+  LaunchPlan nested;
+  nested.files.push_back({(dir / "sub" / "hosts").string(), "x"});
+  EXPECT_THROW(write_launch_files(nested), EnvironmentError);
+  EXPECT_FALSE(fs::exists(dir / "sub"));
   fs::remove_all(dir);
   LaunchPlan bad;
   bad.files.push_back({"/proc/sb_cannot_write/hosts", "x"});
   EXPECT_THROW(write_launch_files(bad), EnvironmentError);
+}
+
+TEST(Plan, HugeHostListNeedsWorkDir) {
+  // Without a work folder a host file has nowhere to go: an error, never a file in /tmp.
+  Allocation a;
+  a.scheduler = "slurm";
+  a.job_id = "5";
+  for (int i = 0; i < 3000; ++i)
+    a.nodes.push_back({"gpu-node-" + std::to_string(i) + ".cluster.example.org", 64, 8});
+  const auto p = place_ranks(a);
+  for (const char* scheduler : {"slurm", "pbs", "lsf", "sge"}) {
+    a.scheduler = scheduler;
+    try {
+      (void)plan_launch(a, p, "r", {}, LaunchOptions{});
+      ADD_FAILURE() << scheduler << ": planned without a work folder";
+    } catch (const EnvironmentError& e) {
+      EXPECT_NE(std::string(e.what()).find("work folder"), std::string::npos) << e.what();
+    }
+  }
+  // Short lists need no file and no folder.
+  a.nodes.resize(4);
+  EXPECT_TRUE(plan_launch(a, place_ranks(a), "r", {}, LaunchOptions{}).files.empty());
 }
 
 }  // namespace

@@ -111,7 +111,9 @@ TEST(Submit, RefusesInjection) {
   EXPECT_TRUE(refused([](SubmitRequest& r) { r.after = "123.server"; }));  // SLURM: digits
   EXPECT_TRUE(refused([](SubmitRequest& r) { r.output = "a b.out"; }));
   EXPECT_TRUE(refused([](SubmitRequest& r) { r.output = "$HOME/x"; }));
-  EXPECT_TRUE(refused([](SubmitRequest& r) { r.scheduler = "lsf"; }));
+  EXPECT_TRUE(refused([](SubmitRequest& r) { r.scheduler = "torque"; }));
+  EXPECT_TRUE(refused([](SubmitRequest& r) { r.scheduler = "slurm\n#SBATCH --uid=0"; }));
+  EXPECT_TRUE(refused([](SubmitRequest& r) { r.pe = "mpi"; }));  // Grid Engine only
   EXPECT_TRUE(refused([](SubmitRequest& r) { r.run_args = {"--out", "a\nb"}; }));
   EXPECT_TRUE(refused([](SubmitRequest& r) { r.run_args = {"--out;ls", "x"}; }));
   EXPECT_TRUE(refused([](SubmitRequest& r) { r.run_args = {"tiny"}; }));
@@ -238,6 +240,211 @@ TEST(Submit, InstalledOrSourceTemplateIsUsed) {
   EXPECT_TRUE(fs::exists(fs::path(template_dir()) / "pbs.tmpl"));
 }
 
+TEST(Submit, LsfScriptLineByLine) {
+  SubmitRequest r;
+  r.scheduler = "lsf";
+  r.nodes = "3";
+  r.gpus_per_node = "4";
+  r.cpus_per_node = "32";
+  r.time = "1-02:00:30";
+  r.partition = "gpu_q";
+  r.account = "proj42";
+  r.after = "555[2]";
+  r.scalebench = "/opt/sb/bin/scalebench";
+  r.batch_options = {"-R select[mem>4000] rusage[mem=4000]", "-alloc_flags smt1"};
+  r.run_args = {"--preset", "small"};
+  const std::string script = render_script(r, source_template("lsf.tmpl"));
+  const auto l = lines_of(script);
+  std::vector<std::string> directives;
+  for (const auto& line : l)
+    if (line.rfind("#BSUB", 0) == 0) directives.push_back(line);
+  EXPECT_EQ(
+      directives,
+      (std::vector<std::string>{
+          "#BSUB -J scalebench", "#BSUB -n 96", "#BSUB -R \"span[ptile=32]\"", "#BSUB -x",
+          "#BSUB -gpu \"num=4\"", "#BSUB -W 26:01", "#BSUB -o scalebench-%J.out", "#BSUB -wa USR1",
+          "#BSUB -wt 2", "#BSUB -q gpu_q", "#BSUB -P proj42", "#BSUB -w \"ended(555[2])\"",
+          "#BSUB -R \"select[mem>4000] rusage[mem=4000]\"", "#BSUB -alloc_flags smt1"}));
+  const auto has = [&](const std::string& line) {
+    return std::find(l.begin(), l.end(), line) != l.end();
+  };
+  EXPECT_TRUE(has("SCALEBENCH=${SCALEBENCH:-'/opt/sb/bin/scalebench'}"));
+  EXPECT_TRUE(has("cd \"${LS_SUBCWD:-.}\" || exit 3"));
+  EXPECT_TRUE(has("export SCALEBENCH_GPUS_PER_NODE=${SCALEBENCH_GPUS_PER_NODE:-4}"));
+  EXPECT_TRUE(has("\"$SCALEBENCH\" run '--preset' 'small' &"));
+  EXPECT_EQ(script.find("{{"), std::string::npos);
+  EXPECT_TRUE(bash_syntax_ok(script));
+  // Short limits: minutes rounded up, a warning of at least one minute.
+  r.time = "00:05:00";
+  r.gpus_per_node = "0";
+  r.after.clear();
+  r.batch_options.clear();
+  r.output = "logs/sb-%J.log";
+  const auto s = lines_of(render_script(r, source_template("lsf.tmpl")));
+  EXPECT_NE(std::find(s.begin(), s.end(), "#BSUB -W 0:05"), s.end());
+  EXPECT_NE(std::find(s.begin(), s.end(), "#BSUB -wt 1"), s.end());
+  EXPECT_NE(std::find(s.begin(), s.end(), "#BSUB -o logs/sb-%J.log"), s.end());
+  for (const auto& line : s) EXPECT_EQ(line.find("-gpu"), std::string::npos) << line;
+}
+
+TEST(Submit, SgeScriptLineByLine) {
+  SubmitRequest r;
+  r.scheduler = "sge";
+  r.nodes = "2";
+  r.gpus_per_node = "2";
+  r.cpus_per_node = "16";
+  r.time = "02:00:00";
+  r.pe = "mpi_16";
+  r.partition = "gpu.q";
+  r.account = "proj42";
+  r.after = "4242";
+  r.scalebench = "/opt/sb/bin/scalebench";
+  r.batch_options = {"-l exclusive=true", "-ac site=a b"};
+  r.run_args = {"--preset", "small"};
+  const std::string script = render_script(r, source_template("sge.tmpl"));
+  const auto l = lines_of(script);
+  std::vector<std::string> directives;
+  for (const auto& line : l)
+    if (line.rfind("#$", 0) == 0) directives.push_back(line);
+  EXPECT_EQ(directives,
+            (std::vector<std::string>{
+                "#$ -N scalebench", "#$ -S /bin/bash", "#$ -cwd", "#$ -V", "#$ -pe mpi_16 32",
+                "#$ -l gpu=2", "#$ -l h_rt=02:00:00", "#$ -l s_rt=01:58:00", "#$ -notify",
+                "#$ -j y", "#$ -o scalebench-$JOB_ID.out", "#$ -q gpu.q", "#$ -P proj42",
+                "#$ -hold_jid 4242", "#$ -l exclusive=true", "#$ -ac \"site=a b\""}));
+  const auto has = [&](const std::string& line) {
+    return std::find(l.begin(), l.end(), line) != l.end();
+  };
+  EXPECT_TRUE(has("trap '' USR2"));
+  EXPECT_TRUE(has("trap 'kill -TERM \"$pid\" 2>/dev/null' USR2 TERM"));
+  EXPECT_TRUE(has("export SCALEBENCH_GPUS_PER_NODE=${SCALEBENCH_GPUS_PER_NODE:-2}"));
+  EXPECT_TRUE(has("\"$SCALEBENCH\" run '--preset' 'small' &"));
+  EXPECT_EQ(script.find("{{"), std::string::npos);
+  EXPECT_TRUE(bash_syntax_ok(script));
+}
+
+TEST(Submit, LsfAndSgeRules) {
+  SubmitRequest r;
+  r.scheduler = "lsf";
+  EXPECT_THROW(validate_request(r), UsageError);  // needs --cpus-per-node
+  r.cpus_per_node = "00";
+  EXPECT_THROW(validate_request(r), UsageError);  // zero, however spelled
+  r.cpus_per_node = "8";
+  EXPECT_NO_THROW(validate_request(r));
+  r.after = "12[3]";
+  EXPECT_NO_THROW(validate_request(r));
+  r.after = "12.server";
+  EXPECT_THROW(validate_request(r), UsageError);
+  r.after.clear();
+  r.qos = "high";
+  EXPECT_THROW(validate_request(r), UsageError);
+  r.qos.clear();
+  r.pe = "mpi";
+  EXPECT_THROW(validate_request(r), UsageError);
+  r.scheduler = "sge";
+  EXPECT_NO_THROW(validate_request(r));
+  r.pe.clear();
+  EXPECT_THROW(validate_request(r), UsageError);  // needs --pe
+  r.pe = "mpi; reboot";
+  EXPECT_THROW(validate_request(r), UsageError);
+  r.pe = "orte";
+  r.after = "12_1";
+  EXPECT_THROW(validate_request(r), UsageError);
+}
+
+TEST(Submit, BatchOptionsEverywhere) {
+  const auto directives = [](const char* scheduler, std::vector<std::string> options) {
+    SubmitRequest r;
+    r.scheduler = scheduler;
+    r.cpus_per_node = "4";
+    r.pe = std::string(scheduler) == "sge" ? "mpi" : "";
+    r.batch_options = std::move(options);
+    return template_variables(r).at("EXTRA_DIRECTIVES");
+  };
+  EXPECT_EQ(directives("slurm", {"--constraint=a100", "--mem=0", "--reservation x y", "-C ib",
+                                 "--exclusive"}),
+            "#SBATCH --constraint='a100'\n#SBATCH --mem='0'\n#SBATCH --reservation='x y'\n"
+            "#SBATCH -C 'ib'\n#SBATCH --exclusive\n");
+  EXPECT_EQ(directives("pbs", {"-l mem=4gb", "-W group_list=hpc", "-r n", "-V"}),
+            "#PBS -l mem=4gb\n#PBS -W group_list=hpc\n#PBS -r n\n#PBS -V\n");
+  EXPECT_EQ(directives("lsf", {"-R span[hosts=1] select[ngpus>0]", "-app gpu"}),
+            "#BSUB -R \"span[hosts=1] select[ngpus>0]\"\n#BSUB -app gpu\n");
+  EXPECT_EQ(directives("sge", {"-l h_vmem=4G", "-hard"}), "#$ -l h_vmem=4G\n#$ -hard\n");
+  EXPECT_EQ(directives("slurm", {}), "");
+
+  const auto refused = [](const char* scheduler, const std::string& option) {
+    SubmitRequest r;
+    r.scheduler = scheduler;
+    r.cpus_per_node = "4";
+    r.pe = std::string(scheduler) == "sge" ? "mpi" : "";
+    r.batch_options = {option};
+    try {
+      validate_request(r);
+    } catch (const UsageError& e) {
+      EXPECT_TRUE(std::string(e.what()).find('\n') == std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("--batch-option"), std::string::npos) << e.what();
+      return true;
+    }
+    return false;
+  };
+  for (const char* s : {"slurm", "pbs", "lsf", "sge"}) {
+    SCOPED_TRACE(s);
+    EXPECT_TRUE(refused(s, "--constraint=a\n#SBATCH --uid=0"));
+    EXPECT_TRUE(refused(s, "-l a\r-l b"));
+    EXPECT_TRUE(refused(s, "-l mem='4gb'"));
+    EXPECT_TRUE(refused(s, "-l \"x\""));
+    EXPECT_TRUE(refused(s, "-l a\\b"));
+    EXPECT_TRUE(refused(s, "-l `id`"));
+    EXPECT_TRUE(refused(s, "-l h\xc3\xa9"));
+    EXPECT_TRUE(refused(s, "constraint=a100"));
+    EXPECT_TRUE(refused(s, "-"));
+    EXPECT_TRUE(refused(s,
+                        "-l"
+                        " "));
+    EXPECT_TRUE(refused(s, "-1 x"));
+    EXPECT_TRUE(refused(s, "--=x"));
+    EXPECT_TRUE(refused(s, "--Constraint=x"));
+    EXPECT_TRUE(refused(s, "--constraint="));
+    EXPECT_TRUE(refused(s, "-l " + std::string(2000, 'a')));
+    EXPECT_FALSE(refused(s, "-l $(reboot);rm"));  // a directive is no shell: kept, and quoted
+  }
+  EXPECT_TRUE(refused("pbs", "--mem=4G"));  // only SLURM has long options
+  EXPECT_TRUE(refused("lsf", "--mem=4G"));
+  EXPECT_TRUE(refused("sge", "--mem=4G"));
+  SubmitRequest many;
+  many.scheduler = "slurm";
+  many.batch_options.assign(65, "--mem=0");
+  EXPECT_THROW(validate_request(many), UsageError);
+}
+
+TEST(Submit, BatchOptionsInEveryTemplate) {
+  for (const char* s : {"slurm", "pbs", "lsf", "sge"}) {
+    SubmitRequest r;
+    r.scheduler = s;
+    r.cpus_per_node = "4";
+    r.pe = std::string(s) == "sge" ? "mpi" : "";
+    r.batch_options = {"-l site=x"};
+    const std::string file = std::string(s) == "slurm" ? "sbatch.tmpl" : std::string(s) + ".tmpl";
+    const auto l = lines_of(render_script(r, source_template(file.c_str())));
+    // The extra directive comes after the others and before the first command.
+    std::size_t extra = l.size();
+    std::size_t first_command = l.size();
+    for (std::size_t i = 1; i < l.size(); ++i) {
+      if (l[i].find("-l site=x") != std::string::npos && l[i][0] == '#' && extra == l.size())
+        extra = i;
+      if (!l[i].empty() && l[i][0] != '#' && first_command == l.size()) first_command = i;
+    }
+    EXPECT_LT(extra, first_command) << s;
+    EXPECT_NE(std::find(l.begin(), l.end(),
+                        "# Submitted with: scalebench submit --scheduler " + std::string(s) +
+                            " --nodes 1 --cpus-per-node 4 " + "--time 01:00:00" +
+                            (std::string(s) == "sge" ? " --pe mpi" : "") +
+                            " --batch-option '-l site=x' --"),
+              l.end())
+        << s;
+  }
+}
+
 // ---------------------------------------------------------------- the script, run by bash
 
 /// Runs `script` with bash, SCALEBENCH pointing at a fake that writes its arguments (one per
@@ -322,6 +529,31 @@ TEST(Submit, PbsScriptForwardsUsr1AndTimerWarns) {
   EXPECT_EQ(timed.status, 0);
 }
 
+TEST(Submit, SgeScriptSurvivesUsr2AndForwardsItAsTerm) {
+  SubmitRequest r;
+  r.scheduler = "sge";
+  r.cpus_per_node = "2";
+  r.pe = "mpi";
+  r.run_args = {"--preset", "tiny"};
+  // A fake scalebench that records TERM; the job is sent USR2 (Grid Engine's notice before a
+  // KILL), which it must not die of, and which the script forwards as TERM.
+  ScriptRun run;
+  const fs::path fake = run.dir.path / "fake-scalebench";
+  write_exe(fake, "#!/bin/bash\ntrap 'echo TERM > \"" + (run.dir.path / "signal").string() +
+                      "\"; exit 0' TERM\necho $$ > \"" + (run.dir.path / "started").string() +
+                      "\"\nfor i in $(seq 100); do sleep 0.05; done\nexit 7\n");
+  std::ofstream(run.dir.path / "job.sh") << render_script(r, source_template("sge.tmpl"));
+  // USR2 to the script and to scalebench, as Grid Engine signals every process of the job.
+  const std::string cmd =
+      "cd " + shell_quote(run.dir.path.string()) + " && (SCALEBENCH=" + shell_quote(fake.string()) +
+      " bash job.sh > out.txt 2>&1 & p=$!; "
+      "for i in $(seq 100); do [ -s started ] && break; sleep 0.05; done; sleep 0.2; "
+      "kill -USR2 $p $(cat started); wait $p)";
+  const int rc = std::system(cmd.c_str());
+  EXPECT_EQ(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, 0);
+  EXPECT_EQ(run.signal(), "TERM\n");
+}
+
 // ---------------------------------------------------------------- the command
 
 struct SubmitCli {
@@ -393,6 +625,42 @@ TEST(SubmitCommand, SubmitsWithFakeSbatchAndQsub) {
     EXPECT_NE(slurp(d.path / "got.pbs").find("#PBS -l select=1:ncpus=4:mpiprocs=2"),
               std::string::npos);
   }
+  write_exe(d.path / "bsub", "#!/bin/sh\n[ $# = 0 ] || exit 9\ncat > " +
+                                 (d.path / "got.lsf").string() +
+                                 "\necho 'Job <31337> is submitted to queue <normal>.'\n");
+  ::setenv("SCALEBENCH_BSUB", (d.path / "bsub").c_str(), 1);
+  {
+    SubmitCli cli;
+    EXPECT_EQ(cli.run({"submit", "--scheduler", "lsf", "--cpus-per-node", "4",
+                       "--batch-option=-R select[mem>1000]", "--", "--preset", "tiny"}),
+              "31337\n");
+    EXPECT_NE(slurp(d.path / "got.lsf").find("#BSUB -R \"select[mem>1000]\"\n"), std::string::npos);
+    EXPECT_NE(slurp(d.path / "got.lsf").find("#BSUB -n 4\n"), std::string::npos);
+  }
+  write_exe(d.path / "qsub-sge", "#!/bin/sh\n[ \"$1\" = -terse ] || exit 9\ncp \"$2\" " +
+                                     (d.path / "got.sge").string() + "\necho 4711\n");
+  ::setenv("SCALEBENCH_QSUB", (d.path / "qsub-sge").c_str(), 1);
+  {
+    SubmitCli cli;
+    EXPECT_EQ(cli.run({"submit", "--scheduler", "sge", "--cpus-per-node", "4", "--pe", "orte",
+                       "--batch-option", "-l h_vmem=2G", "--batch-option=-hard"}),
+              "4711\n");
+    const std::string got = slurp(d.path / "got.sge");
+    EXPECT_NE(got.find("#$ -pe orte 4\n"), std::string::npos);
+    EXPECT_NE(got.find("#$ -l h_vmem=2G\n#$ -hard\n"), std::string::npos);
+  }
+  write_exe(d.path / "bsub-silent", "#!/bin/sh\necho 'queue closed?'\n");
+  ::setenv("SCALEBENCH_BSUB", (d.path / "bsub-silent").c_str(), 1);
+  {
+    SubmitCli cli;
+    try {
+      (void)cli.run({"submit", "--scheduler", "lsf", "--cpus-per-node", "4"});
+      FAIL() << "accepted";
+    } catch (const EnvironmentError& e) {
+      EXPECT_NE(std::string(e.what()).find("no job id"), std::string::npos) << e.what();
+    }
+  }
+  ::unsetenv("SCALEBENCH_BSUB");
   ::setenv("SCALEBENCH_SBATCH", (d.path / "refuse").c_str(), 1);
   {
     SubmitCli cli;
