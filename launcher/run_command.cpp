@@ -236,7 +236,11 @@ void handle_killed_runs(const fs::path& report, bool resume, nlohmann::json& pre
     return;
   }
   for (const auto& o : find_orphan_runs(dir)) {
-    if (o.owner.report == report.string()) {
+    const StreamRecords held = read_stream_records(o.folder);
+    if (held.cases.empty() && held.start.is_null()) {
+      std::error_code ec;
+      fs::remove_all(o.folder, ec);  // nothing in it to recover
+    } else if (o.owner.report == report.string()) {
       std::error_code ec;
       fs::remove_all(o.folder, ec);
       sayf(stderr,
@@ -296,6 +300,7 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   jo.launch.mpiexec = settings::mpiexec();
   jo.launch.extra = settings::mpiexec_args();
   jo.launch.allow_run_as_root = geteuid() == 0;
+  jo.launch.work_dir = (out.parent_path() / ".scalebench-probe").string();  // the real one below
   {
     const batch::LaunchPlan probe =
         batch::plan_launch(layout.alloc, layout.placement, rank_exe, {}, jo.launch);

@@ -19,7 +19,6 @@ class LsfDialect final : public SchedulerDialect {
   const char* template_file() const override { return "lsf.tmpl"; }
   const char* directive() const override { return "#BSUB"; }
   const char* program() const override { return "bsub"; }
-  const char* program_env() const override { return "SCALEBENCH_BSUB"; }
 
   void validate(const SubmitRequest& r) const override {
     check_job_id(r.after, "[0-9]{1,12}(\\[[0-9]{1,9}\\])?",

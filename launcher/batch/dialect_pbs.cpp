@@ -15,7 +15,6 @@ class PbsDialect final : public SchedulerDialect {
   const char* template_file() const override { return "pbs.tmpl"; }
   const char* directive() const override { return "#PBS"; }
   const char* program() const override { return "qsub"; }
-  const char* program_env() const override { return "SCALEBENCH_QSUB"; }
 
   void validate(const SubmitRequest& r) const override {
     check_job_id(r.after, "[0-9]{1,12}(\\[[0-9]{0,9}\\])?(\\.[A-Za-z0-9_-]+)*",

@@ -16,7 +16,6 @@ class SgeDialect final : public SchedulerDialect {
   const char* template_file() const override { return "sge.tmpl"; }
   const char* directive() const override { return "#$"; }
   const char* program() const override { return "qsub"; }
-  const char* program_env() const override { return "SCALEBENCH_QSUB"; }
 
   void validate(const SubmitRequest& r) const override {
     check_job_id(r.after, "[0-9]{1,12}", "a Grid Engine job id (digits)");

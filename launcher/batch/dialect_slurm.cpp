@@ -13,7 +13,6 @@ class SlurmDialect final : public SchedulerDialect {
   const char* template_file() const override { return "sbatch.tmpl"; }
   const char* directive() const override { return "#SBATCH"; }
   const char* program() const override { return "sbatch"; }
-  const char* program_env() const override { return "SCALEBENCH_SBATCH"; }
   bool long_options() const override { return true; }
 
   void validate(const SubmitRequest& r) const override {

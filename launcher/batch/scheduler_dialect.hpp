@@ -32,7 +32,6 @@ class SchedulerDialect {
   [[nodiscard]] virtual const char* template_file() const = 0;  ///< "sbatch.tmpl" in slurm/
   [[nodiscard]] virtual const char* directive() const = 0;      ///< "#SBATCH"
   [[nodiscard]] virtual const char* program() const = 0;        ///< "sbatch"
-  [[nodiscard]] virtual const char* program_env() const = 0;    ///< "SCALEBENCH_SBATCH"
   /// Checks what only this batch system refuses or needs (the common fields are valid);
   /// throws sb::UsageError.
   virtual void validate(const SubmitRequest& r) const = 0;

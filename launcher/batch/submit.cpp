@@ -8,6 +8,8 @@
 #include "batch/scheduler_dialect.hpp"
 
 #include <scalebench/error.hpp>
+#include <scalebench/find_program.hpp>
+#include <scalebench/settings.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -167,20 +169,6 @@ std::string read_file(const fs::path& path) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-/// Finds `name` in PATH; empty when missing.
-std::string find_program(const std::string& name) {
-  if (name.find('/') != std::string::npos)
-    return ::access(name.c_str(), X_OK) == 0 ? name : std::string{};
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "/usr/bin:/bin");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    const std::string full = (dir.empty() ? "." : dir) + "/" + name;
-    if (::access(full.c_str(), X_OK) == 0 && !fs::is_directory(full)) return full;
-  }
-  return {};
 }
 
 struct Captured {
@@ -393,7 +381,7 @@ std::string render_script(const SubmitRequest& request, const std::string& templ
 }
 
 std::string template_dir() {
-  if (const char* dir = std::getenv("SCALEBENCH_TEMPLATE_DIR"); dir && *dir) return dir;
+  if (const std::string dir = settings::template_dir(); !dir.empty()) return dir;
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
@@ -417,9 +405,7 @@ namespace {
 
 /// Submits `script` with the batch system's program; returns the job id.
 std::string submit_script(const SchedulerDialect& d, const std::string& script) {
-  const char* override_value = std::getenv(d.program_env());
-  const std::string program =
-      find_program(override_value && *override_value ? override_value : d.program());
+  const std::string program = find_program(settings::submit_program(d.name()));
   if (program.empty())
     throw EnvironmentError(std::string(d.program()) + " not found in PATH: submit from a " +
                            d.title() + " login node, or print the script with --dry-run");

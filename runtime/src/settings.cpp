@@ -27,7 +27,7 @@ const std::vector<Setting> kTable = {
     {"SCALEBENCH_RANK_EXE", path, "(next to scalebench)", "a path",
      "the scalebench-rank program the job starts"},
     {"SCALEBENCH_KEEP_WORKDIR", boolean, "0", "0 or 1",
-     "keep the run's work folder (job plans, record streams) after the run"},
+     "keep the run's work folder (job plans, record streams, job logs) after the run"},
     {"SCALEBENCH_TEMPLATE_DIR", path, "(installed templates)", "a folder",
      "folder of the batch templates used by `scalebench submit`"},
     {"SCALEBENCH_SBATCH", path, "sbatch", "a program name or path",
@@ -36,6 +36,9 @@ const std::vector<Setting> kTable = {
      "the program `submit --scheduler pbs` (and sge) calls"},
     {"SCALEBENCH_BSUB", path, "bsub", "a program name or path",
      "the program `submit --scheduler lsf` calls"},
+    {"SCALEBENCH_GPUS_PER_NODE", integer, "(detected)", "a whole number >= 0",
+     "GPUs per node of an LSF or SGE allocation (those name no GPU count; the batch templates "
+     "set it from --gpus-per-node)"},
     {"SCALEBENCH_CACHE_DIR", path, "$XDG_CACHE_HOME/scalebench", "a folder, or none",
      "where measured ceilings are cached per machine (none: measure in every run)"},
     {"SCALEBENCH_REPORT_READ_TIMEOUT_S", real, "0 (60 s + 1 s per 20 MB)", "seconds >= 0",
