@@ -95,8 +95,9 @@ std::string junit(const Comparison& c) {
 
 }  // namespace
 
-std::string format_comparison(const Comparison& c, const std::string& format) {
-  if (format == "table") return detail::render_aligned(cells(c), right()) + '\n' + tally(c) + '\n';
+std::string format_comparison(const Comparison& c, const std::string& format, std::size_t width) {
+  if (format == "table")
+    return detail::render_aligned(cells(c), right(), width) + '\n' + tally(c) + '\n';
   if (format == "markdown")
     return "## scalebench compare\n\n" + detail::render_markdown(cells(c), right()) + "\n**" +
            tally(c) + "**\n";

@@ -2,7 +2,10 @@
 /// Google Benchmark's compare.py read scalebench results. One family per case; one
 /// "iteration" entry per repeat (iterations = 1, times in ms); mean/median/stddev aggregates
 /// when a case has 2 or more repeats. scalebench measures wall time only: cpu_time = real_time.
-/// A timed case that is not ok (failed validation) carries error_occurred / error_message.
+/// A timed case that is not ok (failed validation) carries error_occurred / error_message; a
+/// case with notes (above its ceiling, slower than its reference) carries them as `label`.
+
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -13,7 +16,31 @@
 namespace sb::results::detail {
 namespace {
 
-json context_of(const json& model) {
+/// Google Benchmark's `caches` from the node's flat cache fields (l1d_cache_bytes,
+/// l1d_cache_sharing, ...: docs/report-schema.md), else a `caches` array when one is recorded.
+json caches_of(const json& node) {
+  if (node.contains("caches") && node["caches"].is_array()) return node["caches"];
+  struct Cache {
+    const char* key;
+    const char* type;
+    int level;
+  };
+  static const Cache kinds[] = {
+      {"l1d", "Data", 1}, {"l1i", "Instruction", 1}, {"l2", "Unified", 2}, {"l3", "Unified", 3}};
+  json out = json::array();
+  for (const auto& k : kinds) {
+    const double size = num(node, (std::string(k.key) + "_cache_bytes").c_str());
+    if (!(size > 0)) continue;
+    const double sharing = num(node, (std::string(k.key) + "_cache_sharing").c_str(), 1.0);
+    out.push_back({{"type", k.type},
+                   {"level", k.level},
+                   {"size", static_cast<std::int64_t>(size)},
+                   {"num_sharing", static_cast<std::int64_t>(sharing > 0 ? sharing : 1.0)}});
+  }
+  return out;
+}
+
+json context_of(const json& model, const json& summary) {
   const json& a = sub(model, "attrs");
   const json& nodes = sub(sub(model, "system"), "nodes");
   const json& node = (nodes.is_array() && !nodes.empty()) ? nodes[0] : sub(model, "none");
@@ -23,16 +50,24 @@ json context_of(const json& model) {
   ctx["executable"] = "scalebench";
   ctx["num_cpus"] = static_cast<std::int64_t>(num(node, "cores", 0.0));
   ctx["mhz_per_cpu"] =
-      static_cast<std::int64_t>(num(node, "mhz_per_cpu", num(node, "cpu_mhz", 0.0)));
+      static_cast<std::int64_t>(std::llround(num(node, "mhz_per_cpu", num(node, "cpu_mhz", 0.0))));
   ctx["cpu_scaling_enabled"] = false;
-  ctx["caches"] =
-      node.contains("caches") && node["caches"].is_array() ? node["caches"] : json::array();
-  ctx["load_avg"] = json::array();
+  ctx["caches"] = caches_of(node);
+  // the load when the node was described (the run's start)
+  json load = json::array();
+  for (const char* k : {"load_avg_1m", "load_avg_5m", "load_avg_15m"})
+    if (const double v = num(node, k); std::isfinite(v)) load.push_back(v);
+  ctx["load_avg"] = load;
   ctx["library_build_type"] = "release";
   ctx["scalebench_version"] = str(a, "scalebench_version");
   ctx["git_sha"] = str(a, "git_sha");
   ctx["command_line"] = str(a, "command_line");
   ctx["preset"] = str(a, "preset");
+  json notes = json::array();
+  for (const auto& r : summary.is_array() ? summary : json::array())
+    if (!str(r, "notes").empty())
+      notes.push_back({{"name", str(r, "case")}, {"note", str(r, "notes")}});
+  if (!notes.empty()) ctx["scalebench_notes"] = std::move(notes);
   return ctx;
 }
 
@@ -50,15 +85,19 @@ void add_counters(json& e, const json& c, double t) {
 
 }  // namespace
 
-std::string format_gbench(const json& model, const json& /*summary*/) {
+std::string format_gbench(const json& model, const json& summary) {
   json out;
-  out["context"] = context_of(model);
+  out["context"] = context_of(model, summary);
   json benchmarks = json::array();
   json not_run = json::array();
   const json& cases = sub(model, "cases");
   std::int64_t family = 0;
-  for (const auto& c : cases.is_array() ? cases : json::array()) {
+  for (std::size_t ci = 0; ci < (cases.is_array() ? cases.size() : 0); ++ci) {
+    const json& c = cases[ci];
     const std::string name = case_label(c);
+    // Google Benchmark prints a run's label next to it: the case's notes (above the ceiling,
+    // slower than its reference) go there.
+    const std::string notes = ci < summary.size() ? str(summary[ci], "notes") : std::string();
     const std::vector<double> totals = phase_times(c, "total");
     if (totals.empty()) {
       not_run.push_back(
@@ -89,6 +128,7 @@ std::string format_gbench(const json& model, const json& /*summary*/) {
         if (std::isfinite(p)) e[std::string(phase) + "_ms"] = p * 1e3;
       }
       add_counters(e, c, t);
+      if (!notes.empty()) e["label"] = notes;
       if (str(c, "status", "ok") != "ok") {  // Google Benchmark's fields for a failed run
         e["label"] = str(c, "status");
         e["error_occurred"] = true;
@@ -115,6 +155,7 @@ std::string format_gbench(const json& model, const json& /*summary*/) {
         e["cpu_time"] = t * 1e3;
         e["time_unit"] = "ms";
         if (std::string(agg) != "stddev") add_counters(e, c, t);
+        if (!notes.empty()) e["label"] = notes;
         benchmarks.push_back(std::move(e));
       }
     }

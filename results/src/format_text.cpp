@@ -1,5 +1,9 @@
+/// The text formats: "table" (a terminal or a log, fitted to a width), "markdown" (CI job
+/// summaries), "csv", "json"; format_report and format_reports dispatch every format.
+
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,67 +29,148 @@ std::string attr_text(const json& attrs, const char* key) {
   return it->dump();
 }
 
-/// Header lines describing the run (shared by table and markdown).
+/// Header lines describing the run (shared by table and markdown): the headline first.
 std::vector<std::string> run_lines(const json& model) {
   const json& a = sub(model, "attrs");
+  const Headline h = headline_of(model);
   std::vector<std::string> lines;
-  lines.push_back(fmt::format("scalebench {} (git {}), report schema {}, run status {}",
+  lines.push_back(fmt::format("run {}: {}", h.status, h.tally));
+  lines.push_back(fmt::format("scalebench {} (git {}), report schema {}",
                               attr_text(a, "scalebench_version"), attr_text(a, "git_sha"),
-                              attr_text(a, "schema_version"), attr_text(a, "status")));
-  lines.push_back(fmt::format("run {} .. {}, scheduler {}, job {}, preset {}",
-                              attr_text(a, "start_utc"), attr_text(a, "end_utc"),
-                              attr_text(a, "scheduler"), attr_text(a, "job_id"),
-                              attr_text(a, "preset")));
-  lines.push_back(fmt::format("{} node(s), {} rank(s), {} worker(s)", attr_text(a, "nodes"),
-                              attr_text(a, "ranks"), attr_text(a, "workers")));
+                              attr_text(a, "schema_version")));
+  if (!h.hosts.empty()) {
+    std::string host = "host " + h.hosts;
+    if (!h.cpus.empty()) host += "; CPU " + h.cpus;
+    host += "; GPU " + (h.gpus.empty() ? std::string("none") : h.gpus);
+    lines.push_back(host);
+  }
+  lines.push_back(fmt::format("{}, preset {}; {} node(s), {} rank(s), {} worker(s)", h.job,
+                              attr_text(a, "preset"), attr_text(a, "nodes"), attr_text(a, "ranks"),
+                              attr_text(a, "workers")));
+  if (!h.when.empty()) lines.push_back("run " + h.when);
   if (a.contains("command_line")) lines.push_back("command: " + attr_text(a, "command_line"));
   return lines;
 }
 
-std::vector<std::vector<std::string>> summary_cells(const json& summary) {
-  std::vector<std::vector<std::string>> rows{{"case", "status", "reps", "median", "min", "max",
-                                              "stddev", "throughput", "vs 1cpu", "vs 1gpu",
+/// Column order of the summary table.
+enum Col {
+  kCase,
+  kRanOn,
+  kStatus,
+  kReps,
+  kMedian,
+  kMin,
+  kMax,
+  kStddev,
+  kThroughput,
+  kVsCpu,
+  kVsGpu,
+  kEfficiency,
+  kCols
+};
+
+std::vector<std::vector<std::string>> summary_cells(const json& summary,
+                                                    const std::vector<std::string>& labels) {
+  std::vector<std::vector<std::string>> rows{{"case", "workers", "status", "reps", "median", "min",
+                                              "max", "stddev", "throughput", "vs 1cpu", "vs 1gpu",
                                               "efficiency"}};
-  for (const auto& r : summary) {
-    rows.push_back({str(r, "case"), str(r, "status"), fmt::format("{}", r.value("repeats", 0)),
-                    human_seconds(num(r, "median_s")), human_seconds(num(r, "min_s")),
-                    human_seconds(num(r, "max_s")), human_seconds(num(r, "stddev_s")),
-                    human_rate(num(r, "throughput"), str(r, "throughput_unit")),
-                    human_ratio(num(r, "speedup_vs_single_cpu")),
-                    human_ratio(num(r, "speedup_vs_single_gpu")),
-                    human_percent(num(r, "efficiency"))});
+  for (std::size_t i = 0; i < summary.size(); ++i) {
+    const json& r = summary[i];
+    const double eff = num(r, "efficiency");
+    const std::string device = str(r, "path").find("gpu") != std::string::npos ? "gpu" : "cpu";
+    rows.push_back(
+        {labels[i], parallel_label(device, num(r, "workers"), num(r, "threads_per_worker")),
+         str(r, "status"), fmt::format("{}", r.value("repeats", 0)),
+         human_seconds(num(r, "median_s")), human_seconds(num(r, "min_s")),
+         human_seconds(num(r, "max_s")), human_seconds(num(r, "stddev_s")),
+         human_rate(num(r, "throughput"), str(r, "throughput_unit")),
+         human_ratio(num(r, "speedup_vs_single_cpu")), human_ratio(num(r, "speedup_vs_single_gpu")),
+         human_percent(eff) + (eff > 1.0 ? "!" : "")});
   }
   return rows;
 }
 
 const std::vector<bool>& summary_right() {
-  static const std::vector<bool> r{false, false, true, true, true, true,
-                                   true,  true,  true, true, true};
+  static const std::vector<bool> r{false, false, false, true, true, true,
+                                   true,  true,  true,  true, true, true};
   return r;
 }
 
-/// One line per case that did not finish ok or failed a check.
-std::vector<std::string> problem_lines(const json& model) {
-  std::vector<std::string> out;
-  const json& cases = sub(model, "cases");
-  if (!cases.is_array()) return out;
-  for (const auto& c : cases) {
-    const std::string status = str(c, "status", "unknown");
-    if (status != "ok") {
-      const std::string msg = str(c, "message");
-      out.push_back(fmt::format("{}: {}{}", case_label(c), status, msg.empty() ? "" : ": " + msg));
-    }
-    const json& v = sub(c, "validation");
-    if (!v.is_array()) continue;
-    for (const auto& e : v) {
-      if (!e.is_object() || !e.contains("pass") || !e["pass"].is_boolean() || e["pass"].get<bool>())
-        continue;
-      auto number = [](double x) { return std::isnan(x) ? std::string("-") : plain_number(x); };
-      out.push_back(fmt::format("{}: check {} failed: value {}, limit {}{}", case_label(c),
-                                str(e, "name"), number(num(e, "value")), number(num(e, "limit")),
-                                str(e, "detail").empty() ? "" : " (" + str(e, "detail") + ")"));
+/// Narrow widths drop these first (rank 1 first); 0: always shown. Columns with nothing in them
+/// ("-" on every row, e.g. vs 1gpu without a GPU) go before any other.
+AlignedLayout summary_layout(const std::vector<std::vector<std::string>>& rows, std::size_t width) {
+  AlignedLayout l;
+  l.right = summary_right();
+  l.drop.assign(kCols, 0);
+  l.drop[kMin] = l.drop[kMax] = 2;
+  l.drop[kStddev] = 3;
+  l.drop[kReps] = 4;
+  l.drop[kVsGpu] = 5;
+  l.drop[kThroughput] = 6;
+  l.drop[kEfficiency] = 7;
+  l.drop[kVsCpu] = 8;
+  for (std::size_t c = 0; c < kCols; ++c) {
+    if (l.drop[c] == 0) continue;
+    bool empty = true;
+    for (std::size_t i = 1; i < rows.size(); ++i) empty = empty && rows[i][c] == "-";
+    if (empty && rows.size() > 1) l.drop[c] = 1;
+  }
+  l.cheap_drops = 4;  // min, max, stddev and reps go before a case id is cut
+  l.elide.assign(kCols, false);
+  l.elide[kCase] = true;
+  l.width = width;
+  return l;
+}
+
+/// Case ids without the parameters every case of their workload shares; `common` gets one
+/// "workload: k=v,k=v" per workload that has any.
+std::vector<std::string> short_ids(const json& summary, std::vector<std::string>* common) {
+  std::vector<std::pair<std::string, std::vector<std::size_t>>> by_workload;  // first-seen order
+  for (std::size_t i = 0; i < summary.size(); ++i) {
+    const std::string wl = str(summary[i], "workload");
+    auto it = std::find_if(by_workload.begin(), by_workload.end(),
+                           [&](const auto& p) { return p.first == wl; });
+    if (it == by_workload.end()) it = by_workload.insert(by_workload.end(), {wl, {}});
+    it->second.push_back(i);
+  }
+  std::vector<std::string> out(summary.size());
+  for (const auto& [wl, idx] : by_workload) {
+    std::vector<CaseIdParts> parts;
+    for (std::size_t i : idx) parts.push_back(split_case_id(str(summary[i], "case"), wl));
+    const std::vector<std::string> shared = shared_params(parts);
+    if (!shared.empty()) common->push_back(fmt::format("{}: {}", wl, fmt::join(shared, ",")));
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      std::vector<std::string> own;
+      for (const auto& p : parts[k].params)
+        if (std::find(shared.begin(), shared.end(), p) == shared.end()) own.push_back(p);
+      out[idx[k]] = wl + "/" + parts[k].path +
+                    (own.empty() ? "" : " " + fmt::format("{}", fmt::join(own, ",")));
     }
   }
+  return out;
+}
+
+std::size_t widest_line(const std::string& text) {
+  std::size_t w = 0, start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    w = std::max(w, display_width(text.substr(start, end - start)));
+    start = end + 1;
+  }
+  return w;
+}
+
+/// `text` word-wrapped to `width` (0: one line): the first line starts with `first`, the others
+/// with `rest`; each line ends in '\n'.
+std::string wrapped(const std::string& text, std::size_t width, const std::string& first,
+                    const std::string& rest) {
+  const std::size_t lead = std::max(display_width(first), display_width(rest));
+  const std::size_t room =
+      width == 0 ? 0 : std::max<std::size_t>(20, width - std::min(width, lead));
+  std::string out;
+  const auto ls = wrap_words(text, room);
+  for (std::size_t i = 0; i < ls.size(); ++i) out += (i == 0 ? first : rest) + ls[i] + '\n';
   return out;
 }
 
@@ -95,26 +180,66 @@ constexpr const char* kEfficiencyNote =
 
 }  // namespace
 
-std::string format_table(const json& model, const json& summary) {
+std::string format_table(const json& model, const json& summary, std::size_t width) {
   std::string out;
-  for (const auto& l : run_lines(model)) out += l + '\n';
+  for (const auto& l : run_lines(model)) out += wrapped(l, width, "", "  ");
   out += '\n';
-  out += render_aligned(summary_cells(summary), summary_right());
-  out += std::string("\n") + kEfficiencyNote + '\n';
+  std::vector<std::string> labels;
+  for (const auto& r : summary) labels.push_back(str(r, "case"));
+  auto rows = summary_cells(summary, labels);
+  std::vector<std::string> common, dropped;
+  if (width > 0 && widest_line(render_aligned(rows, summary_layout(rows, 0))) > width) {
+    labels = short_ids(summary, &common);
+    rows = summary_cells(summary, labels);
+    for (const auto& c : common) out += wrapped(c, width, "parameters of ", "  ");
+    if (!common.empty()) out += '\n';
+  }
+  out += render_aligned(rows, summary_layout(rows, width), &dropped);
+  if (!dropped.empty())
+    out += wrapped(fmt::format("{} hidden to fit {} columns (--wide shows every column)",
+                               fmt::join(dropped, ", "), width),
+                   width, "", "  ");
+  out += '\n';
+  out += wrapped(kEfficiencyNote, width, "", "  ");
+  if (const std::string c = ceilings_used(model, summary); !c.empty())
+    out += wrapped(c, width, "", "  ");
+  const auto notes = note_groups(summary, labels);
+  if (!notes.empty()) {
+    out += "\nnotes:\n";
+    for (const auto& g : notes) {
+      out +=
+          wrapped(g.head + ": " + fmt::format("{}", fmt::join(g.cases, ", ")), width, "  ", "    ");
+      if (!g.why.empty()) out += wrapped(g.why, width, "    ", "    ");
+    }
+  }
   const auto problems = problem_lines(model);
   if (!problems.empty()) {
     out += "\nproblems:\n";
-    for (const auto& p : problems) out += "  " + p + '\n';
+    for (const auto& p : problems) out += wrapped(p, width, "  ", "    ");
   }
   return out;
 }
 
 std::string format_markdown(const json& model, const json& summary) {
   std::string out = "## scalebench report\n\n";
-  for (const auto& l : run_lines(model)) out += "- " + markdown_cell(l) + '\n';
+  const auto lines = run_lines(model);
+  out += "**" + markdown_cell(lines.front()) + "**\n\n";
+  for (std::size_t i = 1; i < lines.size(); ++i) out += "- " + markdown_cell(lines[i]) + '\n';
   out += '\n';
-  out += render_markdown(summary_cells(summary), summary_right());
-  out += std::string("\n_") + kEfficiencyNote + "_\n";
+  std::vector<std::string> labels;
+  for (const auto& r : summary) labels.push_back(str(r, "case"));
+  out += render_markdown(summary_cells(summary, labels), summary_right());
+  out += std::string("\n_") + kEfficiencyNote + "_";
+  if (const std::string c = ceilings_used(model, summary); !c.empty()) out += "; _" + c + "_";
+  out += '\n';
+  const auto notes = note_groups(summary, labels);
+  if (!notes.empty()) {
+    out += "\n### Notes\n\n";
+    for (const auto& g : notes)
+      out += "- **" + markdown_cell(g.head) +
+             "**: " + markdown_cell(fmt::format("{}", fmt::join(g.cases, ", "))) +
+             (g.why.empty() ? "" : ". " + markdown_cell(g.why)) + '\n';
+  }
   const auto problems = problem_lines(model);
   if (!problems.empty()) {
     out += "\n### Problems\n\n";
@@ -123,12 +248,19 @@ std::string format_markdown(const json& model, const json& summary) {
   return out;
 }
 
-std::string format_csv(const json& summary) {
+/// The summary as CSV; `lead` (when not empty) is a first column: its name, then its value on
+/// every row.
+std::string format_csv_rows(const json& summary, const std::pair<std::string, std::string>* lead,
+                            bool header) {
   std::string out;
   const auto& cols = layout::summary_columns();
-  for (std::size_t c = 0; c < cols.size(); ++c) out += (c ? "," : "") + cols[c].name;
-  out += '\n';
+  if (header) {
+    if (lead != nullptr) out += lead->first + ",";
+    for (std::size_t c = 0; c < cols.size(); ++c) out += (c ? "," : "") + cols[c].name;
+    out += '\n';
+  }
   for (const auto& r : summary) {
+    if (lead != nullptr) out += csv_field(lead->second) + ",";
     for (std::size_t c = 0; c < cols.size(); ++c) {
       if (c) out += ',';
       const auto it = r.find(cols[c].name);
@@ -146,6 +278,10 @@ std::string format_csv(const json& summary) {
   return out;
 }
 
+std::string format_csv(const json& summary) {
+  return format_csv_rows(summary, nullptr, true);
+}
+
 std::string format_json(const json& model, const json& summary) {
   json out = model;
   out["summary"] = summary;
@@ -154,18 +290,61 @@ std::string format_json(const json& model, const json& summary) {
 
 }  // namespace detail
 
-std::string format_report(const nlohmann::json& model, const std::string& format) {
-  const auto& names = report_formats();
-  if (std::find(names.begin(), names.end(), format) == names.end())
-    throw UsageError(
-        fmt::format("unknown report format '{}'; use one of {}", format, fmt::join(names, ", ")));
+std::string format_report(const nlohmann::json& model, const std::string& format,
+                          std::size_t width) {
+  check_report_request(1, format);
   const nlohmann::json summary = summarize(model);
-  if (format == "table") return detail::format_table(model, summary);
+  if (format == "table") return detail::format_table(model, summary, width);
   if (format == "markdown") return detail::format_markdown(model, summary);
   if (format == "csv") return detail::format_csv(summary);
   if (format == "json") return detail::format_json(model, summary);
   if (format == "gbench-json") return detail::format_gbench(model, summary);
   return detail::format_html(model, summary);
+}
+
+void check_report_request(std::size_t files, const std::string& format) {
+  const auto& names = report_formats();
+  if (std::find(names.begin(), names.end(), format) == names.end())
+    throw UsageError(
+        fmt::format("unknown report format '{}'; use one of {}", format, fmt::join(names, ", ")));
+  const std::size_t n = files;
+  if (n > 1 && (format == "html" || format == "gbench-json"))
+    throw UsageError(
+        fmt::format("--format {} renders one report, not {}: run `scalebench report` once per file",
+                    format, n));
+}
+
+std::string format_reports(const std::vector<NamedReport>& reports, const std::string& format,
+                           std::size_t width) {
+  check_report_request(reports.size(), format);
+  if (reports.size() == 1) return format_report(reports.front().model, format, width);
+  std::string out;
+  if (format == "json") {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& r : reports) {
+      nlohmann::json one = r.model;
+      one["report"] = r.name;
+      one["summary"] = summarize(r.model);
+      arr.push_back(std::move(one));
+    }
+    return arr.dump(2) + '\n';
+  }
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    const auto& r = reports[i];
+    if (format == "csv") {
+      const std::pair<std::string, std::string> lead{"report", r.name};
+      out += detail::format_csv_rows(summarize(r.model), &lead, i == 0);
+      continue;
+    }
+    if (i > 0) out += '\n';
+    if (format == "markdown") {
+      out += "# " + detail::markdown_cell(r.name) + "\n\n";
+    } else {
+      out += "==> " + r.name + " <==\n";
+    }
+    out += format_report(r.model, format, width);
+  }
+  return out;
 }
 
 const std::vector<std::string>& report_formats() {

@@ -2,6 +2,7 @@
 /// @file format_util.hpp
 /// (private) Number formatting, escaping and aligned tables for the text formats.
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,50 @@ std::string html_escape(const std::string& s);
 std::string xml_escape(const std::string& s);
 std::string markdown_cell(const std::string& s);
 
-/// Column-aligned text table; row 0 is the header; right[c] right-aligns column c.
+/// "25.3 GiB", "512 MiB", "32 KiB", "17 B" (binary prefixes); "-" for NaN.
+std::string human_bytes(double bytes);
+/// "2.40 GHz", "900 MHz" of a frequency in MHz; "-" for NaN.
+std::string human_mhz(double mhz);
+
+/// Display width of UTF-8 text (code points; the text is ASCII plus a few symbols).
+std::size_t display_width(const std::string& s);
+/// `s` cut to `width` code points with "…" in the middle (the start and the end kept).
+std::string elide_middle(const std::string& s, std::size_t width);
+/// A case id cut to `width` code points: its head (up to the second '/' or the first ' ': the
+/// workload and path of "workload/path/k=v,.." or "workload/path k=v,..") kept whole when there
+/// is room, the rest cut in the middle; else elide_middle.
+std::string elide_id(const std::string& s, std::size_t width);
+/// `s` cut to `width` code points, ending in "…".
+std::string elide_end(const std::string& s, std::size_t width);
+/// Words of `text` on lines of at most `width` code points (0: one line); lines after the first
+/// start with `indent`. A word longer than a line stays whole.
+std::vector<std::string> wrap_words(const std::string& text, std::size_t width,
+                                    const std::string& indent = "");
+
+/// How a column-aligned table fits a width. Columns past the end of a vector take the default.
+struct AlignedLayout {
+  std::vector<bool> right;  ///< right-align column c
+  /// Narrow widths: 0 keeps column c; k > 0 drops it as the k-th when the table does not fit.
+  std::vector<int> drop;
+  /// Columns whose cells may be cut ("…") to fit; the first column as a case id (elide_id: its
+  /// workload, path and end kept), the others at the end.
+  std::vector<bool> elide;
+  std::size_t width = 0;        ///< 0: no limit (the full table)
+  std::size_t soft_floor = 32;  ///< cut columns down to this before dropping rank > cheap_drops
+  int cheap_drops = 0;          ///< drop ranks 1..cheap_drops before cutting anything
+  std::size_t hard_floor = 12;  ///< cut columns down to this as the last resort
+};
+
+/// Column-aligned text table; row 0 is the header (underlined). With layout.width > 0 the table
+/// is fitted to that many columns (dropping and cutting columns as the layout allows; a table
+/// that cannot fit keeps its floors); `dropped` receives the headers of dropped columns.
 std::string render_aligned(const std::vector<std::vector<std::string>>& rows,
-                           const std::vector<bool>& right);
+                           const AlignedLayout& layout,
+                           std::vector<std::string>* dropped = nullptr);
+/// render_aligned with right-aligned columns `right`; at a `width` (0: none) the left-aligned
+/// columns are cut to fit, the widest first.
+std::string render_aligned(const std::vector<std::vector<std::string>>& rows,
+                           const std::vector<bool>& right, std::size_t width = 0);
 /// GitHub-flavoured Markdown table; row 0 is the header.
 std::string render_markdown(const std::vector<std::vector<std::string>>& rows,
                             const std::vector<bool>& right);

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -68,22 +69,33 @@ void emit(const std::string& text, const std::string& out) {
 
 void add_report_command(CLI::App& app, int& exit_code) {
   struct Options {
-    std::string file;
+    std::vector<std::string> files;
     std::string format = "table";
     std::string out;
+    bool wide = false;
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("report",
-                                     "Render a report (.h5) as a table, Markdown, CSV, "
+                                     "Render reports (.h5) as a table, Markdown, CSV, "
                                      "JSON, Google Benchmark JSON or HTML");
-  sub->add_option("file", o->file, "report file written by `scalebench run`")->required();
+  sub->add_option("files", o->files,
+                  "report files written by `scalebench run` (table, markdown, csv, json: "
+                  "several, one after another)")
+      ->required();
   sub->add_option("--format", o->format,
                   fmt::format("output format: {}", fmt::join(report_formats(), "|")))
       ->capture_default_str();
   sub->add_option("--out", o->out, "write to this file instead of standard output");
+  sub->add_flag("--wide", o->wide,
+                "table: every column and whole case ids, whatever the terminal's width");
   sub->callback([o, &exit_code] {
-    const nlohmann::json model = read_report_isolated(o->file);
-    emit(format_report(model, o->format), o->out);
+    check_report_request(o->files.size(), o->format);
+    std::vector<NamedReport> reports;
+    for (const auto& f : o->files) reports.push_back({f, read_report_isolated(f)});
+    // A file (--out) keeps the full table, like a pipe; the terminal gets what fits it.
+    const bool to_stdout = o->out.empty() || o->out == "-";
+    const std::size_t width = o->wide || !to_stdout ? 0 : output_width(STDOUT_FILENO);
+    emit(format_reports(reports, o->format, width), o->out);
     exit_code = kExitOk;
   });
 }
@@ -122,7 +134,8 @@ void add_compare_command(CLI::App& app, int& exit_code) {
     const nlohmann::json baseline = read_report_isolated(o->baseline);
     const nlohmann::json current = read_report_isolated(o->current);
     const Comparison c = compare_reports(baseline, current, opts);
-    emit(format_comparison(c, o->format), o->out);
+    const bool to_stdout = o->out.empty() || o->out == "-";
+    emit(format_comparison(c, o->format, to_stdout ? output_width(STDOUT_FILENO) : 0), o->out);
     exit_code = comparison_exit_code(c);
   });
 }

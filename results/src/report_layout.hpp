@@ -76,6 +76,7 @@ inline const std::vector<Column>& summary_columns() {
                                      {"workload", Kind::Str},
                                      {"path", Kind::Str},
                                      {"workers", Kind::Int},
+                                     {"threads_per_worker", Kind::Int},
                                      {"status", Kind::Str},
                                      {"repeats", Kind::Int},
                                      {"median_s", Kind::Float},
@@ -87,7 +88,10 @@ inline const std::vector<Column>& summary_columns() {
                                      {"speedup_vs_single_cpu", Kind::Float},
                                      {"speedup_vs_single_gpu", Kind::Float},
                                      {"efficiency", Kind::Float},
-                                     {"ceiling", Kind::Str}};
+                                     {"ceiling", Kind::Str},
+                                     {"ceiling_value", Kind::Float},
+                                     {"ceiling_unit", Kind::Str},
+                                     {"notes", Kind::Str}};
   return c;
 }
 

@@ -116,7 +116,7 @@ void write_model(hid_t file, const json& model) {
     throw Error("internal error: the summary does not fit its table");
   set_units(file, layout::kSummary,
             "median_s, min_s, max_s, stddev_s: s; throughput: throughput_unit; speedups: ratio; "
-            "efficiency: fraction of the ceiling");
+            "efficiency: fraction of the ceiling; ceiling_value: ceiling_unit");
 
   const std::vector<std::string> known{"attrs", "system", "startup", "cases", "summary"};
   bool has_extra = false;

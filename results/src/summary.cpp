@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "format_util.hpp"
 #include "scalebench/exec_path.hpp"
 #include "scalebench/report.hpp"
 #include "scalebench/stats.hpp"
@@ -40,6 +41,68 @@ std::string case_label(const json& c) {
   const std::string id = str(c, "id");
   if (!id.empty()) return id;
   return fmt::format("{}/{}/{}", str(c, "workload"), str(c, "path"), params_text(sub(c, "params")));
+}
+
+std::string parallel_label(const std::string& device, double workers, double threads) {
+  if (!std::isfinite(workers) || workers < 1) return "-";
+  const auto w = static_cast<long long>(workers);
+  if (device == "gpu") return fmt::format("{} GPU{}", w, w == 1 ? "" : "s");
+  const auto t = static_cast<long long>(std::isfinite(threads) && threads >= 1 ? threads : 1);
+  return fmt::format("{}w\xC3\x97{}t", w, t);
+}
+
+std::string case_parallel_label(const json& c) {
+  return parallel_label(case_device(c), num(c, "workers", 0.0), num(c, "threads_per_worker", 1.0));
+}
+
+CaseIdParts split_case_id(const std::string& id, const std::string& workload) {
+  const std::string rest =
+      !workload.empty() && id.rfind(workload + "/", 0) == 0 ? id.substr(workload.size() + 1) : id;
+  CaseIdParts out;
+  const std::size_t slash = rest.find('/');
+  out.path = rest.substr(0, slash);
+  if (slash == std::string::npos) return out;
+  const std::string list = rest.substr(slash + 1);
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = list.find(',', start);
+    const std::string p = list.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (!p.empty()) out.params.push_back(p);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> shared_params(const std::vector<CaseIdParts>& ids) {
+  std::vector<std::string> shared;
+  if (ids.empty()) return shared;
+  for (const auto& p : ids.front().params) {
+    bool all = true;
+    for (const auto& q : ids)
+      all = all && std::find(q.params.begin(), q.params.end(), p) != q.params.end();
+    if (all) shared.push_back(p);
+  }
+  return shared;
+}
+
+NoteParts split_note(const std::string& note) {
+  const std::size_t open = note.find(" (");
+  const std::size_t close = note.find("): ", open == std::string::npos ? 0 : open);
+  if (open == std::string::npos || close == std::string::npos) return {note, {}, {}};
+  return {note.substr(0, open), note.substr(open + 2, close - open - 2), note.substr(close + 3)};
+}
+
+std::vector<std::string> split_notes(const std::string& notes) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < notes.size()) {
+    std::size_t end = notes.find("; ", start);
+    if (end == std::string::npos) end = notes.size();
+    if (end > start) out.push_back(notes.substr(start, end - start));
+    start = end + 2;
+  }
+  return out;
 }
 
 bool validation_failed(const json& c) {
@@ -82,6 +145,17 @@ double rate_unit_scale(const std::string& unit) {
   return it != prefixes.end() ? it->second : 1.0;
 }
 
+double ceiling_median(const json& ceilings, const std::string& kind) {
+  std::vector<double> v;
+  if (!ceilings.is_array()) return kNaN;
+  for (const auto& c : ceilings) {
+    if (str(c, "kind") != kind) continue;
+    const double x = num(c, "value") * rate_unit_scale(str(c, "unit"));
+    if (std::isfinite(x) && x > 0) v.push_back(x);
+  }
+  return median(v);
+}
+
 }  // namespace detail
 
 namespace {
@@ -91,18 +165,6 @@ using detail::kNaN;
 using detail::num;
 using detail::str;
 using detail::sub;
-
-/// Median of the ceilings of one kind (in base units per second), NaN when none.
-double ceiling_of(const json& ceilings, const std::string& kind) {
-  std::vector<double> v;
-  if (!ceilings.is_array()) return kNaN;
-  for (const auto& c : ceilings) {
-    if (str(c, "kind") != kind) continue;
-    const double x = num(c, "value") * detail::rate_unit_scale(str(c, "unit"));
-    if (std::isfinite(x) && x > 0) v.push_back(x);
-  }
-  return median(v);
-}
 
 struct Throughput {
   double value = kNaN;
@@ -122,7 +184,10 @@ Throughput throughput_of(const json& c, double median_s) {
 
 struct Efficiency {
   double value = kNaN;
-  std::string ceiling;
+  std::string ceiling;       ///< kind of the ceiling used
+  double per_device = kNaN;  ///< that kind's median, base units per second
+  double total = kNaN;       ///< per_device times workers
+  std::string unit;          ///< "B/s" or "flop/s"
 };
 
 Efficiency efficiency_of(const json& c, const json& ceilings, double median_s, double workers) {
@@ -138,10 +203,64 @@ Efficiency efficiency_of(const json& c, const json& ceilings, double median_s, d
   const bool gpu = detail::case_device(c) == "gpu";
   const std::string kind =
       gpu ? (by_bytes ? "copy_bandwidth" : "fp64_gemm") : (by_bytes ? "stream_triad" : "dgemm");
-  const double per_device = ceiling_of(ceilings, kind);
+  const double per_device = detail::ceiling_median(ceilings, kind);
   if (!std::isfinite(per_device)) return {};
   const double ceiling = per_device * std::max(1.0, workers);
-  return {amount / median_s / ceiling, kind};
+  return {amount / median_s / ceiling, kind, per_device, ceiling, by_bytes ? "B/s" : "flop/s"};
+}
+
+/// The preset one size up, for the "too small" note ("" above the largest).
+std::string larger_preset(const std::string& preset) {
+  static const std::map<std::string, std::string> next{
+      {"tiny", "small"}, {"small", "seed"}, {"seed", "large"}};
+  const auto it = next.find(preset);
+  return it != next.end() ? it->second : std::string();
+}
+
+/// Below this speedup a case is "slower than its reference"; between it and 1 the difference is
+/// within the usual noise of short repeats.
+constexpr double kSlowerBelow = 0.9;
+
+/// The note of a case slower than its reference path (speedup below kSlowerBelow), "" otherwise:
+/// multi-gpu against single-gpu (single-cpu when there is none), every other path against
+/// single-cpu. Form: "slower than REF (RATIO): WHY" (detail::split_note).
+std::string slower_note(const json& c, const json& row, const std::string& preset) {
+  const std::string path = str(row, "path");
+  if (path == "single-cpu" || str(row, "status") != "ok") return {};
+  std::string ref = "single-cpu";
+  double s = num(row, "speedup_vs_single_cpu");
+  if (path == "multi-gpu" && std::isfinite(num(row, "speedup_vs_single_gpu"))) {
+    ref = "single-gpu";
+    s = num(row, "speedup_vs_single_gpu");
+  }
+  if (!std::isfinite(s) || s >= kSlowerBelow) return {};
+  const bool gpu = detail::case_device(c) == "gpu";
+  const std::string what = detail::case_parallel_label(c);
+  const std::string overhead = path == "single-gpu"
+                                   ? "kernel launches, host-device copies and dispatch"
+                               : gpu ? "dispatch and the exchange between GPUs"
+                                     : "dispatch, messages and waits";
+  const std::string bigger = larger_preset(preset);
+  return fmt::format(
+      "slower than {} ({}): at this size the work is too small for {} and the overhead ({}) "
+      "dominates, {} shows the scaling",
+      ref, detail::human_ratio(s), path == "single-gpu" ? "a GPU" : what, overhead,
+      bigger.empty() ? std::string("larger inputs (--param)")
+                     : "a larger preset (--preset " + bigger + ")");
+}
+
+/// The warning of a case above its ceiling (efficiency over 100%), "" otherwise. Form: "above
+/// the measured ceiling (FIGURE): WHY".
+std::string above_ceiling_note(const Efficiency& e, double workers) {
+  if (!(e.value > 1.0)) return {};
+  const std::string per = detail::human_rate(e.per_device, e.unit);
+  const std::string ceiling =
+      workers > 1 ? fmt::format("{} workers \xC3\x97 {} = {}", static_cast<long long>(workers), per,
+                                detail::human_rate(e.total, e.unit))
+                  : per;
+  return fmt::format(
+      "above the measured ceiling ({} of {} {}): the ceiling or the work count is off",
+      detail::human_percent(e.value), e.ceiling, ceiling);
 }
 
 std::string reference_key(const json& c) {
@@ -153,6 +272,7 @@ std::string reference_key(const json& c) {
 nlohmann::json summarize(const nlohmann::json& model) {
   const json& cases = sub(model, "cases");
   const json& ceilings = sub(sub(model, "system"), "ceilings");
+  const std::string preset = str(sub(model, "attrs"), "preset");
   json rows = json::array();
   if (!cases.is_array()) return rows;
 
@@ -189,6 +309,7 @@ nlohmann::json summarize(const nlohmann::json& model) {
     row["workload"] = str(c, "workload");
     row["path"] = detail::canonical_path(str(c, "path"));
     row["workers"] = static_cast<std::int64_t>(num(c, "workers", 0.0));
+    row["threads_per_worker"] = static_cast<std::int64_t>(num(c, "threads_per_worker", 0.0));
     row["status"] = str(c, "status", "unknown");
     row["repeats"] = static_cast<std::int64_t>(p.totals.size());
     row["median_s"] = p.median;
@@ -201,6 +322,12 @@ nlohmann::json summarize(const nlohmann::json& model) {
     row["speedup_vs_single_gpu"] = speedup(single_gpu);
     row["efficiency"] = eff.value;
     row["ceiling"] = eff.ceiling;
+    row["ceiling_value"] = eff.total;
+    row["ceiling_unit"] = eff.unit;
+    std::string notes = above_ceiling_note(eff, workers);
+    const std::string slower = slower_note(c, row, preset);
+    if (!slower.empty()) notes += (notes.empty() ? "" : "; ") + slower;
+    row["notes"] = notes;
     rows.push_back(std::move(row));
   }
   return rows;

@@ -54,10 +54,34 @@ std::string canonical_path(const std::string& path);
 std::string case_device(const json& c);
 /// Case label: its id, else workload/path/k=v,...
 std::string case_label(const json& c);
+/// How a case ran: "1w×2t" (CPU: workers × threads per worker), "2 GPUs" (GPU), "-" when no
+/// worker ran it. `device` is "cpu" or "gpu".
+std::string parallel_label(const std::string& device, double workers, double threads);
+/// parallel_label of a case record (workers, threads_per_worker, device).
+std::string case_parallel_label(const json& c);
+
+/// A case id "workload/path/k=v,k=v" split into its path and parameters ("k=v" each).
+struct CaseIdParts {
+  std::string path;
+  std::vector<std::string> params;
+};
+CaseIdParts split_case_id(const std::string& id, const std::string& workload);
+/// The parameters ("k=v") that every one of `ids` has (in the first id's order).
+std::vector<std::string> shared_params(const std::vector<CaseIdParts>& ids);
 /// "k=v,k=v" of a params object (sorted keys).
 std::string params_text(const json& params);
+/// A summary note "HEAD (FIGURE): WHY" in parts ({note, "", ""} when it has another form), so
+/// readers can group the cases that share HEAD and WHY.
+struct NoteParts {
+  std::string head, figure, why;
+};
+NoteParts split_note(const std::string& note);
+/// The notes of a summary row's `notes` ("; " between them).
+std::vector<std::string> split_notes(const std::string& notes);
 /// True when any validation entry of the case has pass == false.
 bool validation_failed(const json& c);
+/// Median of the /system/ceilings rows of one kind, in base units per second; NaN when none.
+double ceiling_median(const json& ceilings, const std::string& kind);
 /// Scale of a rate unit to base units per second: "GB/s" -> 1e9, "TFLOP/s" -> 1e12, "GiB/s".
 double rate_unit_scale(const std::string& unit);
 

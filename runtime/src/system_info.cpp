@@ -11,8 +11,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <exception>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -71,6 +74,37 @@ struct Topology {
   }
 };
 
+/// Size in bytes of one cache of `type` and the hardware threads sharing it (the first such
+/// cache hwloc lists); {0, 0} when hwloc does not know it.
+std::pair<std::uint64_t, int> cache_of(const Topology& topo, hwloc_obj_type_t type) {
+  if (topo.t == nullptr) return {0, 0};
+  const hwloc_obj_t o = hwloc_get_obj_by_type(topo.t, type, 0);
+  if (o == nullptr || o->attr == nullptr) return {0, 0};
+  const int sharing = o->cpuset != nullptr ? hwloc_bitmap_weight(o->cpuset) : 1;
+  return {o->attr->cache.size, std::max(1, sharing)};
+}
+
+/// The CPU's maximum clock in MHz (cpufreq), else the current one /proc/cpuinfo shows; 0 when
+/// neither is there (a VM without cpufreq on a non-x86 CPU).
+double cpu_mhz() {
+  std::ifstream f("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
+  double khz = 0;
+  if (f >> khz && khz > 0) return khz / 1000.0;
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("cpu MHz", 0) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    try {
+      return std::stod(line.substr(colon + 1));
+    } catch (const std::exception&) {
+      return 0;
+    }
+  }
+  return 0;
+}
+
 int cores_of(const Topology& topo) {
   const int cores = topo.count(HWLOC_OBJ_CORE);
   if (cores > 0) return cores;
@@ -95,15 +129,36 @@ nlohmann::json describe_node() {
     // The kernel's figure: hwloc's NUMA totals can miss memory that is not yet onlined.
     const std::uint64_t mem = static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) *
                               static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
-    return nlohmann::json{{"host", host_name()},
-                          {"cpu_model", cpu_model()},
-                          {"sockets", std::max(1, topo.count(HWLOC_OBJ_PACKAGE))},
-                          {"cores", cores_of(topo)},
-                          {"pus", std::max(1, topo.count(HWLOC_OBJ_PU))},
-                          {"numa_domains", std::max(1, topo.count(HWLOC_OBJ_NUMANODE))},
-                          {"memory_bytes", mem},
-                          {"os", fmt::format("{} {}", u.sysname, u.release)},
-                          {"arch", u.machine}};
+    nlohmann::json n{{"host", host_name()},
+                     {"cpu_model", cpu_model()},
+                     {"sockets", std::max(1, topo.count(HWLOC_OBJ_PACKAGE))},
+                     {"cores", cores_of(topo)},
+                     {"pus", std::max(1, topo.count(HWLOC_OBJ_PU))},
+                     {"numa_domains", std::max(1, topo.count(HWLOC_OBJ_NUMANODE))},
+                     {"memory_bytes", mem},
+                     {"os", fmt::format("{} {}", u.sysname, u.release)},
+                     {"arch", u.machine}};
+    if (const double mhz = cpu_mhz(); mhz > 0) n["cpu_mhz"] = mhz;
+    // Flat fields, so /system/nodes stays one table (Google Benchmark's context reads them).
+    const std::pair<const char*, hwloc_obj_type_t> caches[] = {{"l1d", HWLOC_OBJ_L1CACHE},
+                                                               {"l1i", HWLOC_OBJ_L1ICACHE},
+                                                               {"l2", HWLOC_OBJ_L2CACHE},
+                                                               {"l3", HWLOC_OBJ_L3CACHE}};
+    for (const auto& [name, type] : caches) {
+      const auto [bytes, sharing] = cache_of(topo, type);
+      if (bytes == 0) continue;
+      n[fmt::format("{}_cache_bytes", name)] = bytes;
+      n[fmt::format("{}_cache_sharing", name)] = sharing;
+    }
+    // The load when the node was first described: the run's start.
+    std::ifstream load("/proc/loadavg");
+    double l1 = 0, l5 = 0, l15 = 0;
+    if (load >> l1 >> l5 >> l15) {
+      n["load_avg_1m"] = l1;
+      n["load_avg_5m"] = l5;
+      n["load_avg_15m"] = l15;
+    }
+    return n;
   }();
   return node;
 }

@@ -6,8 +6,12 @@ usage: check_html_render.py CHROMIUM REPORT.html WORKDIR
 1. A copy of the page with a probe script appended is loaded with --dump-dom: after layout the
    probe measures every chart (<svg class="chart" data-chart=KIND>) and counts its painted shapes
    (rect / circle / line / polyline / path with a non-empty bounding box) and the texts cut off
-   at its edges; the result lands in the dumped DOM. Every kind (speedup, scaling, phases, task-stream) must be there with a
-   non-zero size and shapes, and no text may be cut off. The browser log must hold no "Uncaught" error.
+   at its edges; the result lands in the dumped DOM. Every kind (speedup, distribution, scaling,
+   phases, task-stream) must be there with a non-zero size and shapes, and no text may be cut
+   off. The headline (#headline) must be laid out at the top with the run status and the case
+   tally; every chart must be followed by a legend whose swatches are drawn, and every colour a
+   chart fills its shapes with must be one of the legends' swatch colours; the summary table's
+   rows must all be one line high (no cell wraps). The browser log must hold no "Uncaught" error.
 2. The page itself is rendered with --screenshot; the PNG (decoded here with zlib) must not be
    all background and must show the bar colour of the speedup chart.
 Exit 0 when all holds, 1 otherwise (one line per failure).
@@ -20,13 +24,38 @@ import subprocess
 import sys
 import zlib
 
-KINDS = ["speedup", "scaling", "phases", "task-stream"]
+KINDS = ["speedup", "distribution", "scaling", "phases", "task-stream"]
 BAR_BLUE = (0x4E, 0x79, 0xA7)  # results/src/format_html.cpp: speedup >= 1
 
 PROBE = """
 <script>
 window.addEventListener('load', function () {
-  var out = {charts: [], svgs: document.querySelectorAll('svg').length, errors: window.sbErrors};
+  var out = {charts: [], svgs: document.querySelectorAll('svg').length, errors: window.sbErrors,
+             legends: [], swatches: [], fills: [], rows: []};
+  var head = document.getElementById('headline');
+  if (head) {
+    var hb = head.getBoundingClientRect();
+    out.headline = {top: hb.top, height: hb.height, width: hb.width, text: head.innerText,
+                    first: document.querySelector('h1 + section') === head};
+  }
+  document.querySelectorAll('.legend').forEach(function (l) {
+    var drawn = 0;
+    l.querySelectorAll('.swatch').forEach(function (s) {
+      var b = s.getBoundingClientRect();
+      if (b.width > 0 && b.height > 0) drawn++;
+      out.swatches.push(getComputedStyle(s).backgroundColor);
+    });
+    out.legends.push({name: l.getAttribute('data-legend'), drawn: drawn,
+                      keys: l.querySelectorAll('.swatch').length});
+  });
+  document.querySelectorAll('svg.chart rect, svg.chart circle, svg.chart polygon').forEach(
+      function (s) {
+    var f = getComputedStyle(s).fill;
+    if (f && f !== 'none' && out.fills.indexOf(f) < 0) out.fills.push(f);
+  });
+  document.querySelectorAll('#summary tr').forEach(function (r) {
+    out.rows.push(r.getBoundingClientRect().height);
+  });
   document.querySelectorAll('svg.chart').forEach(function (svg) {
     var box = svg.getBoundingClientRect();
     var shapes = 0;
@@ -147,6 +176,35 @@ def main():
                                 f"e.g. {c['clipped'][0]!r}")
     print("charts:", ", ".join(f"{c['kind']} {c['width']:.0f}x{c['height']:.0f} "
                                f"({c['shapes']} shapes)" for c in charts))
+
+    head = probe.get("headline")
+    if not head:
+        failures.append("no headline (#headline) in the page")
+    else:
+        if not (head["height"] > 0 and head["width"] > 0 and head["first"]):
+            failures.append(f"headline not laid out first under the title: {head}")
+        if not re.search(r"Run \S+", head["text"]) or not re.search(r"\d+ ok", head["text"]) \
+                or "host" not in head["text"]:
+            failures.append(f"headline lacks the status, the tally or the host: {head['text']!r}")
+        print("headline:", " | ".join([l for l in head["text"].splitlines() if l.strip()][:2]))
+    legends = {l["name"]: l for l in probe.get("legends", [])}
+    for kind in KINDS:
+        l = legends.get(kind)
+        if not l:
+            failures.append(f"no legend for the {kind} chart")
+        elif l["keys"] == 0 or l["drawn"] != l["keys"]:
+            failures.append(f"{kind} legend: {l['drawn']} of {l['keys']} swatches drawn")
+    unexplained = [f for f in probe.get("fills", []) if f not in probe.get("swatches", [])]
+    if unexplained:
+        failures.append(f"chart colours no legend explains: {unexplained}")
+    rows = probe.get("rows", [])
+    if not rows:
+        failures.append("no summary table")
+    elif max(rows) > 1.5 * min(rows):
+        failures.append(f"summary rows of uneven height (a cell wraps): {min(rows):.0f} to "
+                        f"{max(rows):.0f} px")
+    print(f"legends: {', '.join(sorted(legends))}; {len(probe.get('fills', []))} chart colours, "
+          f"all explained" if not unexplained else "")
 
     shot = os.path.join(workdir, "page.png")
     rc, _, log = chromium(browser, workdir, f"--screenshot={shot}", "--window-size=1280,2400",

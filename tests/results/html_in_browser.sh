@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# `scalebench report --format html` in a real headless browser (Debian's chromium): the charts
-# (speedup, scaling, phase breakdown, task streams) are laid out with shapes and no text cut off,
-# no script error, and a screenshot shows them (check_html_render.py).
+# `scalebench report --format html` in a real headless browser (Debian's chromium): the headline
+# comes first with the run's status, tally and host; the charts (speedup, repeat distributions,
+# scaling, phase breakdown, task streams) are laid out with shapes and no text cut off, each with
+# a legend explaining every colour it paints; the summary rows do not wrap; no script error; and
+# a screenshot shows them (check_html_render.py).
 # usage: html_in_browser.sh SCALEBENCH PYTHON3      (exit 77: skipped, no chromium)
 set -u
 sb=$1 py=$2

@@ -4,6 +4,8 @@
 
 #include <sys/stat.h>
 
+#include <cstdlib>
+
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <fstream>
@@ -86,6 +88,78 @@ TEST(ReportCli, ReportErrorsAreUsageErrors) {
   sb::results::write_report(make_model(), h5);
   EXPECT_THROW(run_cli({"report", h5, "--format", "pdf"}), sb::UsageError);
   EXPECT_THROW(run_cli({"report", h5, "--out", dir.file("no/such/folder/x.txt")}), sb::UsageError);
+}
+
+TEST(ReportCli, SeveralReportsOneAfterAnother) {
+  TempDir dir("cli-reports");
+  const std::string a = dir.file("a.h5"), b = dir.file("b.h5");
+  json mb = make_model();
+  mb["attrs"]["preset"] = "small";
+  sb::results::write_report(make_model(), a);
+  sb::results::write_report(mb, b);
+  const std::vector<sb::results::NamedReport> both{{a, sb::results::read_report(a)},
+                                                   {b, sb::results::read_report(b)}};
+  for (const char* f : {"table", "markdown", "csv", "json"}) {
+    const std::string out = dir.file(std::string("both.") + f);
+    EXPECT_EQ(run_cli({"report", a, b, "--format", f, "--out", out}), 0) << f;
+    EXPECT_EQ(slurp(out), sb::results::format_reports(both, f)) << f;
+  }
+  // table: a heading naming each file, then that report
+  const std::string t = slurp(dir.file("both.table"));
+  const auto ha = t.find("==> " + a + " <==\nrun ok:"), hb = t.find("\n==> " + b + " <==\nrun ok:");
+  ASSERT_NE(ha, std::string::npos) << t;
+  ASSERT_NE(hb, std::string::npos) << t;
+  EXPECT_NE(t.find("preset small", hb), std::string::npos);
+  EXPECT_EQ(t.find("preset small"), t.find("preset small", hb));
+  const std::string md = slurp(dir.file("both.markdown"));
+  EXPECT_EQ(md.rfind("# " + a + "\n\n## scalebench report", 0), 0u) << md;
+  EXPECT_NE(md.find("\n# " + b + "\n\n## scalebench report"), std::string::npos);
+  // csv: one header, a leading report column
+  std::istringstream csv(slurp(dir.file("both.csv")));
+  std::vector<std::string> rows;
+  for (std::string l; std::getline(csv, l);) rows.push_back(l);
+  ASSERT_EQ(rows.size(), 13u);
+  EXPECT_EQ(rows[0].rfind("report,case,workload,", 0), 0u);
+  EXPECT_EQ(rows[1].rfind(a + ",\"subset-mean/single-cpu/", 0), 0u) << rows[1];
+  EXPECT_EQ(rows[12].rfind(b + ",", 0), 0u) << rows[12];
+  // json: an array, each model with its file and summary
+  const json j = json::parse(slurp(dir.file("both.json")));
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[1]["report"], b);
+  EXPECT_EQ(j[1]["attrs"]["preset"], "small");
+  EXPECT_EQ(j[0]["summary"].size(), 6u);
+  // one file renders as before
+  EXPECT_EQ(sb::results::format_reports({both[0]}, "table"),
+            sb::results::format_report(both[0].model, "table"));
+}
+
+TEST(ReportCli, HtmlAndGbenchJsonRefuseSeveralFilesBeforeReadingThem) {
+  TempDir dir("cli-reports-refused");
+  for (const char* f : {"html", "gbench-json"}) {
+    try {
+      run_cli({"report", dir.file("missing1.h5"), dir.file("missing2.h5"), "--format", f});
+      ADD_FAILURE() << f << ": no error";
+    } catch (const sb::UsageError& e) {
+      EXPECT_NE(
+          std::string(e.what()).find(std::string("--format ") + f + " renders one report, not 2"),
+          std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(ReportCli, WideAndFilesKeepTheFullTable) {
+  TempDir dir("cli-report-wide");
+  const std::string h5 = dir.file("r.h5");
+  sb::results::write_report(make_model(), h5);
+  const std::string full = sb::results::format_report(sb::results::read_report(h5), "table");
+  ::setenv("COLUMNS", "80", 1);  // --out is a file, not the terminal: the full table
+  EXPECT_EQ(run_cli({"report", h5, "--out", dir.file("t.txt")}), 0);
+  EXPECT_EQ(slurp(dir.file("t.txt")), full);
+  EXPECT_EQ(run_cli({"report", h5, "--wide", "--out", dir.file("w.txt")}), 0);
+  EXPECT_EQ(slurp(dir.file("w.txt")), full);
+  ::unsetenv("COLUMNS");
 }
 
 TEST(ReportCli, CompareExitCodeAndJunit) {

@@ -73,8 +73,10 @@ struct Comparison {
                                          const CompareOptions& options = {});
 
 /// "table" (terminal), "markdown" (CI summaries) or "junit" (JUnit XML for CI test reports).
-/// Throws sb::UsageError for another format.
-[[nodiscard]] std::string format_comparison(const Comparison& c, const std::string& format);
+/// `width`: the columns the table fits, cutting the case ids and details (0: no limit;
+/// output_width in report.hpp). Throws sb::UsageError for another format.
+[[nodiscard]] std::string format_comparison(const Comparison& c, const std::string& format,
+                                            std::size_t width = 0);
 
 /// The process exit code of `scalebench compare`: 1 when a case regressed, else 0.
 [[nodiscard]] int comparison_exit_code(const Comparison& c) noexcept;

@@ -16,6 +16,7 @@
 ///     "cases":   [ case records, see docs/architecture.md "Case record" ]
 ///   }
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -64,8 +65,35 @@ void write_report(const nlohmann::json& model, const std::string& path,
 [[nodiscard]] nlohmann::json summarize(const nlohmann::json& model);
 
 /// Renders the report: "table" (terminal), "markdown", "csv", "json", "gbench-json", "html".
-/// Throws sb::UsageError for an unknown format.
-[[nodiscard]] std::string format_report(const nlohmann::json& model, const std::string& format);
+/// `width`: the columns the "table" format fits (a narrow width shortens case ids, saying the
+/// parameters they share once above the table, and hides the least important columns, naming
+/// them); 0 gives the full table. The other formats ignore it. Throws sb::UsageError for an
+/// unknown format.
+[[nodiscard]] std::string format_report(const nlohmann::json& model, const std::string& format,
+                                        std::size_t width = 0);
+
+/// One report of several, with the name (file) it is shown under.
+struct NamedReport {
+  std::string name;
+  nlohmann::json model;
+};
+
+/// Renders several reports one after another: "table" and "markdown" under a heading naming each
+/// ("==> FILE <==", "# FILE"), "csv" as one table with a leading `report` column, "json" as an
+/// array of the models (each with `report` and `summary`). One report renders as format_report.
+/// Throws sb::UsageError (check_report_request) for an unknown format or several reports with
+/// "html" or "gbench-json".
+[[nodiscard]] std::string format_reports(const std::vector<NamedReport>& reports,
+                                         const std::string& format, std::size_t width = 0);
+
+/// Throws sb::UsageError (one line) unless `format` can render `files` reports: for the command
+/// line, before any file is read.
+void check_report_request(std::size_t files, const std::string& format);
+
+/// The columns a text table written to `fd` should fit: the terminal's width when `fd` is a
+/// terminal (TIOCGWINSZ), else the COLUMNS environment variable when it holds a positive number,
+/// else 0: no limit (a pipe, a file or a batch log keeps the full table).
+[[nodiscard]] std::size_t output_width(int fd);
 
 /// The names format_report accepts, in the order the command line lists them.
 [[nodiscard]] const std::vector<std::string>& report_formats();

@@ -2,7 +2,8 @@
 /// @file report_cli.hpp
 /// The `report` and `compare` subcommands, for launcher/main.cpp (CLI11):
 ///
-///   scalebench report  FILE.h5 [--format table|markdown|csv|json|gbench-json|html] [--out F]
+///   scalebench report  FILE.h5.. [--format table|markdown|csv|json|gbench-json|html] [--out F]
+///                      [--wide]
 ///   scalebench compare BASELINE.h5 CURRENT.h5 [--threshold 5%] [--alpha 0.01]
 ///                      [--format table|markdown|junit] [--out F]
 ///

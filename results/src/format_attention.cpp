@@ -1,0 +1,114 @@
+/// What needs a reader's attention, for the table, Markdown and HTML formats: the summary's
+/// notes grouped by what they say, and the "problems": cases that did not finish ok, grouped by
+/// status and message ("10 GPU cases skipped: <reason>"), each group with what to do about it,
+/// then one line per failed check.
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "format_util.hpp"
+#include "formats.hpp"
+#include "summary_util.hpp"
+
+namespace sb::results::detail {
+namespace {
+
+struct Group {
+  std::string status, message;
+  std::vector<const json*> cases;
+};
+
+/// What a user can do about a group of cases with this status.
+std::string hint(const Group& g, bool all_gpu) {
+  if (g.status == "skipped" && all_gpu)
+    return g.cases.size() == 1 ? "--paths cpu1,cpuN leaves it out"
+                               : "--paths cpu1,cpuN leaves them out";
+  if (g.status == "timeout")
+    return "--case-timeout S gives more time; --resume FILE re-runs only these";
+  if (g.status == "failed") return "--resume FILE re-runs only the failed cases";
+  return {};
+}
+
+std::string group_line(const Group& g) {
+  bool all_gpu = true, all_cpu = true;
+  for (const json* c : g.cases) {
+    all_gpu = all_gpu && case_device(*c) == "gpu";
+    all_cpu = all_cpu && case_device(*c) == "cpu";
+  }
+  std::string line;
+  if (g.cases.size() == 1) {
+    line = fmt::format("{}: {}", case_label(*g.cases.front()), g.status);
+  } else {
+    line = fmt::format("{} {}cases {}", g.cases.size(),
+                       all_gpu   ? "GPU "
+                       : all_cpu ? "CPU "
+                                 : "",
+                       g.status);
+  }
+  if (!g.message.empty()) line += ": " + g.message;
+  if (g.cases.size() > 1 && g.status != "skipped") {
+    // which ones (a skip's reason says enough; the table lists them)
+    std::string ids;
+    for (std::size_t i = 0; i < g.cases.size() && i < 5; ++i)
+      ids += (i ? ", " : "") + case_label(*g.cases[i]);
+    if (g.cases.size() > 5) ids += fmt::format(" and {} more", g.cases.size() - 5);
+    line += " (" + ids + ")";
+  }
+  const std::string h = hint(g, all_gpu);
+  if (!h.empty()) line += "; " + h;
+  return line;
+}
+
+}  // namespace
+
+std::vector<std::string> problem_lines(const json& model) {
+  std::vector<std::string> out;
+  const json& cases = sub(model, "cases");
+  if (!cases.is_array()) return out;
+  std::vector<Group> groups;
+  for (const auto& c : cases) {
+    const std::string status = str(c, "status", "unknown");
+    if (status == "ok") continue;
+    const std::string msg = str(c, "message");
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const Group& g) { return g.status == status && g.message == msg; });
+    if (it == groups.end()) it = groups.insert(groups.end(), Group{status, msg, {}});
+    it->cases.push_back(&c);
+  }
+  for (const auto& g : groups) out.push_back(group_line(g));
+  for (const auto& c : cases) {
+    const json& v = sub(c, "validation");
+    if (!v.is_array()) continue;
+    for (const auto& e : v) {
+      if (!e.is_object() || !e.contains("pass") || !e["pass"].is_boolean() || e["pass"].get<bool>())
+        continue;
+      auto number = [](double x) { return std::isnan(x) ? std::string("-") : plain_number(x); };
+      out.push_back(fmt::format("{}: check {} failed: value {}, limit {}{}", case_label(c),
+                                str(e, "name"), number(num(e, "value")), number(num(e, "limit")),
+                                str(e, "detail").empty() ? "" : " (" + str(e, "detail") + ")"));
+    }
+  }
+  return out;
+}
+
+std::vector<NoteGroup> note_groups(const json& summary, const std::vector<std::string>& labels) {
+  std::vector<NoteGroup> out;
+  for (std::size_t i = 0; i < summary.size(); ++i) {
+    const std::string label = i < labels.size() ? labels[i] : str(summary[i], "case");
+    for (const auto& n : split_notes(str(summary[i], "notes"))) {
+      const NoteParts p = split_note(n);
+      auto it = std::find_if(out.begin(), out.end(), [&](const NoteGroup& g) {
+        return g.head == p.head && g.why == p.why;
+      });
+      if (it == out.end()) it = out.insert(out.end(), NoteGroup{p.head, p.why, {}});
+      it->cases.push_back(p.figure.empty() ? label : label + " (" + p.figure + ")");
+    }
+  }
+  return out;
+}
+
+}  // namespace sb::results::detail
