@@ -64,6 +64,7 @@ struct RunOptions {
   bool no_ceilings = false;
   bool trace = false;
   bool list = false;
+  bool wide = false;
   // Which options were given on the command line (they override a suite file).
   CLI::Option* o_preset = nullptr;
   CLI::Option* o_workloads = nullptr;
@@ -379,7 +380,8 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
                           e.what(), report.model()["cases"].size(), fallback));
   }
 
-  say(stdout, results::format_report(report.model(), "table"));
+  say(stdout, results::format_report(report.model(), "table",
+                                     o.wide ? 0 : results::output_width(STDOUT_FILENO)));
   sayf(stderr, "scalebench: report written to {}\n", out.string());
   int unfinished = 0;  // failed, timed out, or not run because the run was stopped
   for (const auto& c : report.model()["cases"]) {
@@ -428,6 +430,8 @@ void add_run_command(CLI::App& app, int& exit_code, const std::vector<std::strin
   run->add_flag("--no-ceilings", o->no_ceilings, "Skip measuring the bandwidth/GEMM ceilings");
   run->add_flag("--trace", o->trace,
                 "Workloads print a timeline of their steps to stderr (diagnostics)");
+  run->add_flag("--wide", o->wide,
+                "The final table with every column and whole case ids, whatever the terminal");
   run->add_flag("--list,--dry-run", o->list,
                 "Print the planned cases and how they would run here; run nothing");
   run->callback([o, &exit_code, argv] { exit_code = run_command(*o, argv); });

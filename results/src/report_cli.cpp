@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -89,9 +90,20 @@ void add_report_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--wide", o->wide,
                 "table: every column and whole case ids, whatever the terminal's width");
   sub->callback([o, &exit_code] {
-    check_report_request(o->files.size(), o->format);
+    // A report named twice, or through a link (scalebench-reports/latest.h5 beside the report
+    // it points at, as a shell glob gives them), is shown once.
+    std::vector<std::string> files;
+    std::vector<std::filesystem::path> seen;
+    for (const auto& f : o->files) {
+      std::error_code ec;
+      const auto real = std::filesystem::weakly_canonical(f, ec);
+      if (!ec && std::find(seen.begin(), seen.end(), real) != seen.end()) continue;
+      seen.push_back(ec ? std::filesystem::path(f) : real);
+      files.push_back(f);
+    }
+    check_report_request(files.size(), o->format);
     std::vector<NamedReport> reports;
-    for (const auto& f : o->files) reports.push_back({f, read_report_isolated(f)});
+    for (const auto& f : files) reports.push_back({f, read_report_isolated(f)});
     // A file (--out) keeps the full table, like a pipe; the terminal gets what fits it.
     const bool to_stdout = o->out.empty() || o->out == "-";
     const std::size_t width = o->wide || !to_stdout ? 0 : output_width(STDOUT_FILENO);
