@@ -13,7 +13,11 @@
 #include <vector>
 
 #include "groupby/config.hpp"
-#include "groupby/gpu_kernels.cuh"
+#include "groupby/gpu/dense_agg.cuh"
+#include "groupby/gpu/generate.cuh"
+#include "groupby/gpu/hash_stage.cuh"
+#include "groupby/gpu/hash_table.cuh"
+#include "groupby/gpu/row_shuffle.cuh"
 #include "groupby/groupby.hpp"
 #include "scalebench/gpu_context.cuh"
 #include "scalebench/gpu_error.cuh"

@@ -11,7 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "groupby/gpu_kernels.cuh"
+#include "groupby/gpu/dense_agg.cuh"
+#include "groupby/gpu/generate.cuh"
+#include "groupby/gpu/hash_stage.cuh"
+#include "groupby/gpu/hash_table.cuh"
+#include "groupby/gpu/row_shuffle.cuh"
 #include "groupby/group_table.hpp"
 #include "groupby/groupby_gpu.hpp"
 #include "groupby/protocol.hpp"
