@@ -1,7 +1,7 @@
-// groupby GPU kernels (SPEC 4.3, 10): generation against the GPU's write bandwidth, and the
-// aggregation of each query on 10^8 rows (by-key with 10^7 groups), plus the GPU worker end to
-// end on the large preset, and the peer exchange's push across every visible GPU. Times are
-// CUDA-event times of warm runs (manual time).
+// groupby GPU kernels (docs/specification.md §4.3, §10): generation against the GPU's write
+// bandwidth, and the aggregation of each query on 10^8 rows (by-key with 10^7 groups), plus the GPU
+// worker end to end on the large preset, and the peer exchange's push across every visible GPU.
+// Times are CUDA-event times of warm runs (manual time).
 //   bench_groupby_gpu --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
 
@@ -131,7 +131,8 @@ void BM_Generate(benchmark::State& state) {
     }));
   }
   finish(state, kRows, row_bytes * kRows);
-  // Generation rate over the memset rate (SPEC: at least half of the write bandwidth).
+  // Generation rate over the memset rate (docs/specification.md §10: at least half of the write
+  // bandwidth).
   state.counters["write_bw_fraction"] = benchmark::Counter(
       row_bytes * kRows / write_bandwidth(), benchmark::Counter::kIsIterationInvariantRate);
   for (void* p :

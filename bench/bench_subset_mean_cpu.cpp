@@ -6,8 +6,8 @@
 //
 // The tiny preset also runs with the SIMD variant capped at avx2 and at scalar (the
 // subset-mean.simd parameter of a real case); the label names the variant that ran.
-// Counters: draws/s, GB/s at 8 bytes per draw (SPEC 4.1's effective bandwidth), s/repeat.
-// The peer: Dask's threaded scheduler on the small preset (SPEC 10).
+// Counters: draws/s, GB/s at 8 bytes per draw (docs/specification.md §4.1's effective bandwidth),
+// s/repeat. The peer: Dask's threaded scheduler on the small preset (docs/specification.md §10).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 #pragma once
 /// @file philox_simd.hpp
-/// Fast CPU kernels for the deterministic data of philox.hpp (SPEC section 3).
+/// Fast CPU kernels for the deterministic data of philox.hpp (docs/specification.md §3).
 ///
 /// Same numbers as the reference, many at a time: Philox4x32-10 words and u01 uniforms are
 /// bit-identical to philox.hpp; normals are within a few ulps of sb::data::box_muller (the

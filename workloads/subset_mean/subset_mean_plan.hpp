@@ -1,6 +1,7 @@
 #pragma once
 /// @file subset_mean_plan.hpp
-/// Parameters and task layout of subset-mean (SPEC 4.1), shared by the scheduler and the workers.
+/// Parameters and task layout of subset-mean (docs/specification.md §4.1), shared by the scheduler
+/// and the workers.
 ///
 /// X is n x n with X[i,j] = mu + sigma * Z(seed, i*n + j) (philox.hpp's normal stream 0). Task t
 /// is the chunk x chunk block at block row t / nb and block column t % nb (nb = n / chunk).

@@ -1,6 +1,6 @@
 #pragma once
 /// @file tsqr_cpu.hpp
-/// The CPU TSQR of one svd worker (SPEC 4.2).
+/// The CPU TSQR of one svd worker (docs/specification.md §4.2).
 ///
 /// Per block (a task, on a pool thread, BLAS single-threaded): generate the chunk x n block
 /// column-major, QR it in place (dgeqrt: LAPACK's blocked Householder QR that also keeps the

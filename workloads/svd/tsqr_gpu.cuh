@@ -1,7 +1,7 @@
 #pragma once
 /// @file tsqr_gpu.cuh
-/// The GPU TSQR of one svd worker (SPEC 4.2), the twin of tsqr_cpu.hpp. One step per file:
-/// tsqr_gpu.cu (tasks and the finish() driver), tsqr_gpu_plan.cu (handles, buffers,
+/// The GPU TSQR of one svd worker (docs/specification.md §4.2), the twin of tsqr_cpu.hpp. One step
+/// per file: tsqr_gpu.cu (tasks and the finish() driver), tsqr_gpu_plan.cu (handles, buffers,
 /// workspaces), tsqr_gpu_local.cu (the worker's R), tsqr_gpu_tree.cu (the tree across workers),
 /// tsqr_gpu_svd_r.cu (the root's SVD of R), tsqr_gpu_form_u.cu (U), tsqr_gpu_sketch.cu (sketch
 /// mode), tsqr_gpu_validate.cu (validation).
