@@ -1,7 +1,7 @@
-// groupby GPU kernels (SPEC 4.3, 10): generation against the GPU's write bandwidth, and the
-// aggregation of each query on 10^8 rows (by-key with 10^7 groups), plus the GPU worker end to
-// end on the large preset, and the peer exchange's push across every visible GPU. Times are
-// CUDA-event times of warm runs (manual time).
+// groupby GPU kernels (docs/specification.md §4.3, §10): generation against the GPU's write
+// bandwidth, and the aggregation of each query on 10^8 rows (by-key with 10^7 groups), plus the GPU
+// worker end to end on the large preset, and the peer exchange's push across every visible GPU.
+// Times are CUDA-event times of warm runs (manual time).
 //   bench_groupby_gpu --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
 
@@ -13,7 +13,11 @@
 #include <vector>
 
 #include "groupby/config.hpp"
-#include "groupby/gpu_kernels.cuh"
+#include "groupby/gpu/dense_agg.cuh"
+#include "groupby/gpu/generate.cuh"
+#include "groupby/gpu/hash_stage.cuh"
+#include "groupby/gpu/hash_table.cuh"
+#include "groupby/gpu/row_shuffle.cuh"
 #include "groupby/groupby.hpp"
 #include "scalebench/gpu_context.cuh"
 #include "scalebench/gpu_error.cuh"
@@ -127,7 +131,8 @@ void BM_Generate(benchmark::State& state) {
     }));
   }
   finish(state, kRows, row_bytes * kRows);
-  // Generation rate over the memset rate (SPEC: at least half of the write bandwidth).
+  // Generation rate over the memset rate (docs/specification.md §10: at least half of the write
+  // bandwidth).
   state.counters["write_bw_fraction"] = benchmark::Counter(
       row_bytes * kRows / write_bandwidth(), benchmark::Counter::kIsIterationInvariantRate);
   for (void* p :

@@ -1,14 +1,14 @@
-// svd workload on the CPU (SPEC 4.2): one timed repeat per iteration through the WorkerCase
-// contract (cpu_local=auto: the sketch-preconditioned Cholesky QR for these tall presets;
-// _householder: dgeqrt of every block, dtpqrt tree, dgemqrt for U), and its LAPACK stages
-// alone. SCALEBENCH_SVD_TRACE=1 prints the stages of every finish() to stderr.
+// svd workload on the CPU (docs/specification.md §4.2): one timed repeat per iteration through the
+// WorkerCase contract (cpu_local=auto: the sketch-preconditioned Cholesky QR for these tall
+// presets; _householder: dgeqrt of every block, dtpqrt tree, dgemqrt for U), and its LAPACK stages
+// alone. `scalebench run --trace` prints the stages of every finish() of a real case to stderr.
 //
 //   OPENBLAS_CORETYPE=SkylakeX build-*/bench/bench_svd_cpu --benchmark_counters_tabular=true
 //
-// (OpenBLAS 0.3.21 does not recognise recent Xeons and falls back to its Prescott kernels,
-// 3-5x slower; name the core type when openblas_get_corename() says Prescott on an AVX-512 CPU.)
-// Counters: GFLOP/s at the SPEC's count 6mn^2 per repeat; stage counters at each LAPACK
-// routine's own flop count.
+// (OpenBLAS 0.3.21 does not recognise recent Xeons and falls back to its far slower Prescott
+// kernels; name the core type when openblas_get_corename() says Prescott on an AVX-512 CPU.)
+// Counters: GFLOP/s at docs/specification.md §4.2's count 6mn^2 per repeat; stage counters at each
+// LAPACK routine's own flop count.
 #include <benchmark/benchmark.h>
 #include <lapacke.h>
 #include <mpi.h>

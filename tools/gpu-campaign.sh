@@ -5,8 +5,8 @@
 #                                             bykey: build scalebench only, then the by-key runs
 # Runs: seed preset and large preset on the single-gpu and multi-gpu paths (every visible GPU),
 # each writing an HDF5 report, plus its markdown table. bykey: groupby by-key large on one GPU
-# and on every visible GPU twice, the multi-GPU case with its exchange timeline
-# (SCALEBENCH_SHUFFLE_TRACE), with the push kernel's blocks at 12, 24 and 32 (the default is
+# and on every visible GPU twice, the multi-GPU case with its exchange timeline (run --trace),
+# with the push kernel's blocks at 12, 24 and 32 (--param groupby.push_blocks; the default is
 # 16) and with the NCCL exchange, then bench_groupby_gpu's PushAllToAll (the push
 # kernel alone, every GPU to every other at once). Logs and reports go to $OUT.
 # Needs the .deps bundle of missing Debian packages (see tools/device-build.sh).
@@ -44,18 +44,18 @@ if [ "$mode" = bykey ]; then
   {
     bykey a --paths gpu1,gpuN --out "$out/bykey.h5"
     bykey b --paths gpu1,gpuN
-    SCALEBENCH_SHUFFLE_TRACE=1 bykey trace --paths gpuN
+    bykey trace --paths gpuN --trace
     grep -h 'shuffle rank' "$out/bykey-trace.txt" "$out/bykey-trace.err" | tail -"$(nvidia-smi -L | wc -l)"
-    SCALEBENCH_PUSH_CTAS=12 bykey push12 --paths gpuN
-    SCALEBENCH_PUSH_CTAS=24 bykey push24 --paths gpuN
-    SCALEBENCH_PUSH_CTAS=32 bykey push32 --paths gpuN
+    bykey push12 --paths gpuN --param groupby.push_blocks=12
+    bykey push24 --paths gpuN --param groupby.push_blocks=24
+    bykey push32 --paths gpuN --param groupby.push_blocks=32
     bykey nccl --paths gpuN --param groupby.gpu_exchange=nccl
     # the pushes alone, every GPU to every other at once (the tasks' floor)
     timeout 120 build-gpu/bench/bench_groupby_gpu --benchmark_filter=PushAllToAll \
       --benchmark_counters_tabular=true >"$out/push-all-to-all.txt" 2>&1
     awk '/^BM_PushAllToAll/ {sub("/s", "", $7); print "push all-to-all: "$1, $2" "$3, $7" GB/s and "$9" MB per GPU"}' \
       "$out/push-all-to-all.txt"
-  } | sed 's/cardinality=10000000,//; s/,partition=5000000,query=by-key,rows=100000000,seed=42//' \
+  } | sed 's/cardinality=10000000,//; s/,partition=5000000//; s/,query=by-key,rows=100000000,seed=42//' \
     | tee "$out/bykey-summary.txt"
   printf '%s\n' "${summary[@]}"
   exit 0

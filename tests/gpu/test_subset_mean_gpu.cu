@@ -13,6 +13,7 @@
 
 #include "scalebench/gpu_context.cuh"
 #include "scalebench/philox.hpp"
+#include "subset_mean/fused_variants.cuh"
 #include "subset_mean/subset_mean_gpu.hpp"
 #include "subset_mean/subset_mean_kernel.cuh"
 
@@ -56,9 +57,14 @@ class SubsetMeanGpu : public ::testing::Test {
 
   std::pair<double, double> gpu_block(const BlockShape& b, std::uint64_t seed, GpuMath m,
                                       int unroll = sb::subset_mean::FusedKernel::kDefaultUnroll) {
-    const sb::subset_mean::FusedKernel k(ctx_->device, ctx_->stream);
+    return gpu_block(b, seed, sb::subset_mean::fused_variant(m, unroll));
+  }
+
+  std::pair<double, double> gpu_block(const BlockShape& b, std::uint64_t seed,
+                                      const sb::subset_mean::FusedVariant& v) {
+    const sb::subset_mean::FusedKernel k(ctx_->device, ctx_->stream, v);
     SB_CUDA_CHECK(cudaMemsetAsync(out_, 0xFF, sizeof *out_, ctx_->stream));  // poison
-    k.launch(b, seed, out_, m, unroll);
+    k.launch(b, seed, out_);
     sb::subset_mean::FusedResult h;
     SB_CUDA_CHECK(cudaMemcpyAsync(&h, out_, sizeof h, cudaMemcpyDeviceToHost, ctx_->stream));
     SB_CUDA_CHECK(cudaStreamSynchronize(ctx_->stream));
@@ -128,11 +134,27 @@ TEST_F(SubsetMeanGpu, OddBlocks) {
   check({1001, 3, 5, 9, 250}, 0xFFFFFFFFFFFFull);
 }
 
+TEST_F(SubsetMeanGpu, WorkloadVariantIsTheTableAtSixPairsPerStep) {
+  // The library's own instantiation, against the same template compiled by fused_variants.cuh.
+  const auto& w = sb::subset_mean::workload_variant();
+  EXPECT_EQ(w.math, GpuMath::table);
+  EXPECT_EQ(w.unroll, sb::subset_mean::FusedKernel::kDefaultUnroll);
+  for (const BlockShape& b :
+       {sb::subset_mean::task_block(2000, 500, 5), BlockShape{1001, 3, 5, 9, 250}}) {
+    const Ref ref = cpu_block(b, 42);
+    const auto lib = gpu_block(b, 42, w);
+    EXPECT_EQ(lib, gpu_block(b, 42, GpuMath::table, 6));
+    EXPECT_NEAR(lib.first, ref.subset, 2e-14 * ref.abs);
+    EXPECT_NEAR(lib.second, ref.full, 2e-14 * ref.abs);
+  }
+  EXPECT_THROW((void)sb::subset_mean::fused_variant(GpuMath::table, 3), sb::UsageError);
+}
+
 TEST_F(SubsetMeanGpu, LargeBlockIsDeterministicAndAccurate) {
   const BlockShape b{20000, 0, 2000, 2000, 2000};  // a small-preset block: 4e6 draws
   const Ref ref = cpu_block(b, 7);
-  const auto first = gpu_block(b, 7, GpuMath::table);
-  const auto again = gpu_block(b, 7, GpuMath::table);
+  const auto first = gpu_block(b, 7, sb::subset_mean::workload_variant());
+  const auto again = gpu_block(b, 7, sb::subset_mean::workload_variant());
   EXPECT_EQ(first, again) << "fixed-order reduction must give identical bits";
   EXPECT_NEAR(first.first, ref.subset, 2e-14 * ref.abs);
   EXPECT_NEAR(first.second, ref.full, 2e-14 * ref.abs);

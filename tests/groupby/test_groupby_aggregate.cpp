@@ -267,7 +267,50 @@ TEST(GroupbyParams, PresetsExpandAndErrors) {
   bad("seed", "-1");
   bad("gpu_shuffle", "records");
   bad("gpu_exchange", "mpi");
+  bad("push_blocks", "0");
+  bad("push_blocks", "1025");
+  bad("push_blocks", "many");
+  bad("shuffle_chunks", "0");
+  bad("shuffle_chunks", "9");
+  bad("shuffle_chunks", "2.5");
   EXPECT_THROW((void)w.preset("huge"), sb::UsageError);
+  // The tuning keys are in no preset (the default case ids stay as they are), reach the by-key
+  // case only, and keep their defaults (0) when absent.
+  for (const char* preset : {"tiny", "small", "seed", "large"}) {
+    EXPECT_FALSE(w.preset(preset).has("push_blocks")) << preset;
+    EXPECT_FALSE(w.preset(preset).has("shuffle_chunks")) << preset;
+  }
+  {
+    sb::Params s = w.preset("tiny");
+    EXPECT_EQ(gb::parse_config(w.expand(s)[2]).push_blocks, 0);
+    EXPECT_EQ(gb::parse_config(w.expand(s)[2]).shuffle_chunks, 0);
+    s.set("push_blocks", "1024");
+    s.set("shuffle_chunks", "8");
+    const auto v = w.expand(s);
+    ASSERT_EQ(v.size(), 3u);
+    EXPECT_FALSE(v[0].has("push_blocks"));
+    EXPECT_FALSE(v[1].has("shuffle_chunks"));
+    EXPECT_EQ(gb::parse_config(v[2]).push_blocks, 1024);
+    EXPECT_EQ(gb::parse_config(v[2]).shuffle_chunks, 8);
+    EXPECT_NE(v[2].canonical().find("push_blocks=1024"), std::string::npos);
+    EXPECT_NE(v[2].canonical().find("shuffle_chunks=8"), std::string::npos);
+  }
+  {
+    // Checked even where no by-key case keeps them.
+    sb::Params b = w.preset("tiny");
+    b.set("query", "by-name");
+    b.set("shuffle_chunks", "0");
+    EXPECT_THROW((void)w.expand(b), sb::UsageError);
+  }
+  try {
+    sb::Params b = w.preset("tiny");
+    b.set("push_blocks", "0");
+    (void)w.expand(b);
+    ADD_FAILURE() << "push_blocks=0 was accepted";
+  } catch (const sb::UsageError& e) {
+    EXPECT_STREQ(e.what(),
+                 "groupby: parameter 'push_blocks' must be an integer in [1, 1024] (got '0')");
+  }
   // gpu_shuffle reaches the by-key case only (the other queries have no shuffle choice).
   {
     sb::Params s = w.preset("tiny");

@@ -70,6 +70,40 @@ TEST(CasePlan, RejectsBadRequestsWithUsageErrors) {
   EXPECT_THROW((void)sb::parse_paths(","), sb::UsageError);
 }
 
+TEST(CasePlan, TuningKeysAreOptionalAndNamedInTheCaseId) {
+  // Absent from every preset: the default case ids carry none of them.
+  sb::RunRequest r;
+  r.preset = "tiny";
+  r.paths = sb::parse_paths("cpu1");
+  for (const auto& c : sb::plan_cases(r))
+    for (const char* key : {"push_blocks", "shuffle_chunks", "slice_rows", "simd"})
+      EXPECT_EQ(c.id.find(key), std::string::npos) << c.id;
+  // Given, they are part of the id (by-key only for groupby's).
+  r.params = {"groupby.push_blocks=4", "groupby.shuffle_chunks=2", "svd.slice_rows=8",
+              "subset-mean.simd=scalar"};
+  int by_key = 0;
+  for (const auto& c : sb::plan_cases(r)) {
+    if (c.workload == "svd") {
+      EXPECT_NE(c.id.find("slice_rows=8"), std::string::npos) << c.id;
+    }
+    if (c.workload == "subset-mean") {
+      EXPECT_NE(c.id.find("simd=scalar"), std::string::npos) << c.id;
+    }
+    if (c.workload != "groupby") continue;
+    const bool key = c.id.find("query=by-key") != std::string::npos;
+    by_key += key ? 1 : 0;
+    EXPECT_EQ(c.id.find("push_blocks=4") != std::string::npos, key) << c.id;
+    EXPECT_EQ(c.id.find("shuffle_chunks=2") != std::string::npos, key) << c.id;
+  }
+  EXPECT_EQ(by_key, 1);
+  // Out of range or misspelt: a UsageError before any job starts.
+  for (const char* bad : {"groupby.push_blocks=0", "groupby.shuffle_chunks=9", "svd.slice_rows=0",
+                          "subset-mean.simd=sse"}) {
+    r.params = {bad};
+    EXPECT_THROW((void)sb::plan_cases(r), sb::UsageError) << bad;
+  }
+}
+
 TEST(CasePlan, DuplicateCasesRunOnce) {
   sb::RunRequest r;
   r.preset = "tiny";

@@ -108,6 +108,37 @@ TEST(Plan, BadValuesGiveOneClearLine) {
   EXPECT_THROW(w.expand(params("20001", "2000")), sb::UsageError);
 }
 
+TEST(Plan, SimdIsAnOptionalCapOnTheCpuGenerator) {
+  const sb::Workload& w = sb::find_workload("subset-mean");
+  for (const char* name : {"tiny", "small", "seed", "large"}) {
+    EXPECT_FALSE(w.preset(name).has("simd")) << name;
+    EXPECT_EQ(sm::make_plan(w.preset(name)).simd, simd::Isa::avx512) << name;  // no cap
+  }
+  sb::Params p = params("20", "10");
+  for (const auto& [text, isa] :
+       {std::pair{"scalar", simd::Isa::scalar}, std::pair{"avx2", simd::Isa::avx2},
+        std::pair{"avx512", simd::Isa::avx512}}) {
+    p.set("simd", text);
+    EXPECT_EQ(usage_error(p), "") << text;
+    EXPECT_EQ(sm::make_plan(p).simd, isa) << text;
+    // The cap is an upper bound: the variant chosen never exceeds it and is one this CPU runs.
+    const simd::Isa chosen = simd::best_isa(isa);
+    EXPECT_LE(static_cast<int>(chosen), static_cast<int>(isa)) << text;
+    EXPECT_TRUE(simd::available(chosen)) << text;
+  }
+  EXPECT_EQ(simd::best_isa(simd::Isa::scalar), simd::Isa::scalar);
+  EXPECT_EQ(simd::best_kernels(simd::Isa::scalar).isa, simd::Isa::scalar);
+  for (const char* bad : {"sse2", "AVX2", ""}) {
+    p.set("simd", bad);
+    EXPECT_EQ(usage_error(p),
+              "subset-mean: simd must be scalar, avx2 or avx512 (got '" + std::string(bad) + "')");
+    EXPECT_THROW(w.expand(p), sb::UsageError);
+  }
+  bool listed = false;
+  for (const auto& [key, help] : w.keys) listed |= key == "simd" && !help.empty();
+  EXPECT_TRUE(listed);
+}
+
 TEST(Plan, GoodValuesAndDefaults) {
   EXPECT_EQ(usage_error(params("2", "2")), "");
   EXPECT_EQ(usage_error(params("3037000498", "3037000498")), "");  // largest n: n^2 < 2^63
@@ -152,7 +183,7 @@ TEST(Workload, RegistryEntry) {
     keys.insert(k);
     EXPECT_FALSE(help.empty());
   }
-  EXPECT_EQ(keys, (std::set<std::string>{"n", "chunk", "seed", "mu", "sigma"}));
+  EXPECT_EQ(keys, (std::set<std::string>{"n", "chunk", "seed", "mu", "sigma", "simd"}));
   ASSERT_TRUE(w.make_scheduler && w.make_worker && w.cross_check && w.expand && w.preset);
 }
 

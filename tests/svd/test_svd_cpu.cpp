@@ -183,6 +183,31 @@ TEST(SvdConfig, SketchCheckBound) {
   }
 }
 
+TEST(SvdConfig, SliceRowsIsAnOptionalTuningKey) {
+  for (const char* name : {"tiny", "small", "seed", "large"}) {
+    EXPECT_FALSE(preset(name).has("slice_rows")) << name;
+    EXPECT_EQ(parse(preset(name)).slice_rows, 32) << name;
+  }
+  Params p = preset("tiny");
+  p.set("slice_rows", "1");
+  EXPECT_EQ(parse(p).slice_rows, 1);
+  p.set("slice_rows", "10^6");
+  EXPECT_EQ(parse(p).slice_rows, 1000000);
+  for (const char* bad : {"0", "-2", "1000001", "x", "1.5"}) {
+    p.set("slice_rows", bad);
+    try {
+      (void)parse(p);
+      ADD_FAILURE() << "slice_rows=" << bad << " was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "svd: slice_rows must be an integer in [1, 10^6] (got '" + std::string(bad) + "')");
+    }
+  }
+  bool listed = false;
+  for (const auto& [key, help] : keys()) listed |= key == "slice_rows" && !help.empty();
+  EXPECT_TRUE(listed);
+}
+
 TEST(SvdSketch, EveryRowHitsEachLayerOnceWithASign) {
   const std::int64_t n = 1000, s = sketch_height(n), layer = s / kSketchLayers;
   EXPECT_EQ(s, 2000);
@@ -327,6 +352,28 @@ void run_engine(CpuTsqr& engine, const Config& cfg) {
   PhaseTimes times;
   engine.finish(times);
   EXPECT_TRUE(engine.root());
+}
+
+TEST(SvdCpuEngine, TracePrintsTheStepsOfEveryFinishOnlyWhenAsked) {
+  test::ensure_mpi();
+  const Config cfg = parse(preset("tiny"));
+  for (const bool trace : {false, true}) {
+    CpuTsqr engine(cfg, 2, MPI_COMM_SELF, cfg.blocks(), trace);
+    testing::internal::CaptureStderr();
+    run_engine(engine, cfg);
+    run_engine(engine, cfg);
+    const std::string err = testing::internal::GetCapturedStderr();
+    if (!trace) {
+      EXPECT_EQ(err.find("svd trace"), std::string::npos) << err;
+      continue;
+    }
+    // One line per finish(), named after the worker and its first QR level.
+    const std::string head = "svd trace rank 0 (" + std::string(engine.local_routine()) + "):";
+    const std::size_t first = err.find(head);
+    ASSERT_NE(first, std::string::npos) << err;
+    EXPECT_NE(err.find(head, first + 1), std::string::npos) << err;
+    EXPECT_NE(err.find(" ms"), std::string::npos) << err;
+  }
 }
 
 struct Routines {

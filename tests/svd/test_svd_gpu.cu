@@ -203,6 +203,41 @@ TEST_F(SvdGpu, StackedAndPerBlockFirstLevelsMatchCpu) {
   }
 }
 
+TEST_F(SvdGpu, SketchSliceRowsChangeTheSlicesNotTheAnswer) {
+  // svd.slice_rows = 1: a row slice per stream; 10^6: one slice for every row. Both match the
+  // CPU, as the default (32) does.
+  for (const char* rows : {"1", "1000000"}) {
+    Params p = preset("small");
+    p.set("slice_rows", rows);
+    const Config cfg = parse(p);
+    ASSERT_TRUE(cfg.gpu_sketch());
+    compare_engines(*ctx_, cfg);
+  }
+}
+
+TEST_F(SvdGpu, TracePrintsTheStepsOfEveryFinishOnlyWhenAsked) {
+  const Config cfg = parse(preset("tiny"));
+  for (const bool trace : {false, true}) {
+    GpuTsqr gpu(cfg, *ctx_, MPI_COMM_SELF, 0, 1, 2, trace);
+    testing::internal::CaptureStderr();
+    for (int rep = 0; rep < 2; ++rep) {
+      gpu.begin_repeat();
+      for (std::int64_t b = 0; b < cfg.blocks(); ++b) gpu.submit(b);
+      PhaseTimes t;
+      gpu.finish(t);
+    }
+    const std::string err = testing::internal::GetCapturedStderr();
+    if (!trace) {
+      EXPECT_EQ(err.find("svd trace"), std::string::npos) << err;
+      continue;
+    }
+    const std::string head = "svd trace rank 0 (" + std::string(gpu.local_routine()) + "): tasks";
+    const std::size_t first = err.find(head);
+    ASSERT_NE(first, std::string::npos) << err;
+    EXPECT_NE(err.find(head, first + 1), std::string::npos) << err;
+  }
+}
+
 TEST_F(SvdGpu, SmallMatchesCpu) {
   compare_engines(*ctx_, parse(preset("small")));
 }

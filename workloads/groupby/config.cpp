@@ -32,6 +32,22 @@ std::string choice(const Params& p, const char* key, const std::vector<std::stri
   throw UsageError(fmt::format("groupby: parameter '{}' must be {} (got '{}')", key, list, v));
 }
 
+/// The value of the optional integer `key` (0 when absent), which must lie in [lo, hi].
+int optional_int(const Params& p, const char* key, int lo, int hi) {
+  if (!p.has(key)) return 0;
+  const std::string& text = p.str(key);
+  std::int64_t v = 0;
+  try {
+    v = parse_int(text, key);
+  } catch (const UsageError&) {
+    v = std::int64_t{lo} - 1;  // reported below, with the range
+  }
+  if (v < lo || v > hi)
+    throw UsageError(fmt::format(
+        "groupby: parameter '{}' must be an integer in [{}, {}] (got '{}')", key, lo, hi, text));
+  return static_cast<int>(v);
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> config_keys() {
@@ -47,6 +63,14 @@ std::vector<std::pair<std::string, std::string>> config_keys() {
       {"gpu_exchange",
        "how the rows shuffle's rows travel: auto | peer (stored into their owners' memory during "
        "the tasks, CUDA IPC, one node) | nccl (grouped send/recv after the tasks)"},
+      {"push_blocks",
+       fmt::format("blocks of the peer exchange's push kernel, 1..{} (default {}): more land the "
+                   "rows sooner and take more SMs from the tasks",
+                   kMaxPushBlocks, kDefaultPushBlocks)},
+      {"shuffle_chunks",
+       fmt::format("pieces the nccl exchange sends its rows in, 1..{} (default 1 on up to two "
+                   "GPUs, else 4)",
+                   kMaxShuffleChunks)},
   };
 }
 
@@ -103,10 +127,15 @@ Config parse_config(const Params& p) {
   c.seed = p.has("seed") ? p.u64("seed") : 42;
   c.gpu_shuffle = choice(p, "gpu_shuffle", {"auto", "rows", "groups"});
   c.gpu_exchange = choice(p, "gpu_exchange", {"auto", "peer", "nccl"});
+  c.push_blocks = optional_int(p, "push_blocks", 1, kMaxPushBlocks);
+  c.shuffle_chunks = optional_int(p, "shuffle_chunks", 1, kMaxShuffleChunks);
   return c;
 }
 
 std::vector<Params> expand_params(const Params& p) {
+  // The by-key tuning keys are checked whatever the query (only the by-key case keeps them).
+  (void)optional_int(p, "push_blocks", 1, kMaxPushBlocks);
+  (void)optional_int(p, "shuffle_chunks", 1, kMaxShuffleChunks);
   const std::string query = p.has("query") ? p.str("query") : std::string("all");
   std::vector<std::string> queries;
   if (query == "all") {
@@ -122,7 +151,8 @@ std::vector<Params> expand_params(const Params& p) {
     Params v;
     for (const auto& [k, val] : p.items()) {
       if (k == "days" && p.has("rows")) continue;  // rows overrides days
-      if ((k == "cardinality" || k == "gpu_shuffle" || k == "gpu_exchange") && q != "by-key")
+      if (q != "by-key" && (k == "cardinality" || k == "gpu_shuffle" || k == "gpu_exchange" ||
+                            k == "push_blocks" || k == "shuffle_chunks"))
         continue;  // by-key only
       v.set(k, val);
     }

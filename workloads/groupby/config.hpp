@@ -5,8 +5,10 @@
 ///
 /// Keys: days (partitions of 86 400 rows), rows (overrides days), partition (rows per task,
 /// default one day), cardinality (keys of the by-key query, default 10^7), query
-/// (by-name | by-id | by-key | all), seed (42). Presets: tiny 2 days, small and seed 30 days,
-/// large 10^8 rows in tasks of 5 * 10^6 rows. expand() gives one case per query.
+/// (by-name | by-id | by-key | all), seed (42); by-key on several GPUs only: gpu_shuffle,
+/// gpu_exchange, push_blocks, shuffle_chunks (optional tuning, in no preset). Presets: tiny 2
+/// days, small and seed 30 days, large 10^8 rows in tasks of 5 * 10^6 rows. expand() gives one
+/// case per query.
 
 #include <cstdint>
 #include <string>
@@ -23,6 +25,11 @@ namespace sb::groupby {
 inline constexpr std::int64_t kPerGroupRows = 30 * kRowsPerDay;
 /// Groups recomputed by the reference scan above that size.
 inline constexpr int kSampledGroups = 1000;
+/// The peer exchange's push kernel: default and largest number of blocks.
+inline constexpr int kDefaultPushBlocks = 16;
+inline constexpr int kMaxPushBlocks = 1024;
+/// Most pieces of the NCCL row exchange (its events are sized for it).
+inline constexpr int kMaxShuffleChunks = 8;
 
 struct Config {
   QueryDef def;
@@ -40,6 +47,13 @@ struct Config {
   /// mapped by CUDA IPC, while the next task runs; one node only) or "auto" (peer where CUDA
   /// IPC maps every GPU of the case and the landing areas fit, else nccl).
   std::string gpu_exchange = "auto";
+  /// Blocks of the peer exchange's push kernel (parameter push_blocks, 1..kMaxPushBlocks);
+  /// 0: the default, kDefaultPushBlocks.
+  int push_blocks = 0;
+  /// Pieces the NCCL row exchange sends its rows in, each aggregated as soon as it lands
+  /// (parameter shuffle_chunks, 1..kMaxShuffleChunks; cut to a divisor of the send regions);
+  /// 0: the default, one on up to two GPUs and four from three on.
+  int shuffle_chunks = 0;
 
   [[nodiscard]] std::int64_t num_tasks() const { return (rows + partition - 1) / partition; }
   /// Every key of the by-key column is below 2^32 (keys lie in [0, cardinality)): the GPU's

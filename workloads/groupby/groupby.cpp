@@ -13,7 +13,7 @@
 #include "scalebench/error.hpp"
 
 #if SCALEBENCH_HAVE_CUDA
-#include "groupby/groupby_gpu.hpp"
+#include "groupby/gpu/worker.hpp"
 #endif
 
 namespace sb {

@@ -1,4 +1,4 @@
-// groupby's memory per worker, from what worker_cpu.cpp and worker_gpu.cu allocate: one task's
+// groupby's memory per worker, from what worker_cpu.cpp and gpu/worker.cu allocate: one task's
 // columns (partition rows), the hash tables of the groups (CPU: one table per thread plus the
 // merged result, 64-byte slots at most 70% full; GPU: one table of record_width words per slot
 // and a record buffer), and on multi-worker high-cardinality cases the shuffle's buffers.
@@ -31,7 +31,7 @@ double cpu_partitioned_bytes(int bits, std::int64_t groups) {
   return static_cast<double>(parts) * cpu_table_bytes(groups / parts);
 }
 
-/// Slots of the GPU hash table for `groups` (aggregate_gpu.cu make_hash).
+/// Slots of the GPU hash table for `groups` (gpu/hash_table.cu make_hash).
 double gpu_slots(std::int64_t groups) {
   std::int64_t cap = 16;
   while (cap * 7 / 10 < groups) cap *= 2;
@@ -74,8 +74,9 @@ MemoryNeed memory_needed(const CaseSpec& spec, const CaseEnv& env) {
       if (size > 1) {
         // The owner's share-sized table and the receive buffer of the groups shuffle. The row
         // shuffle's buckets are optional: a worker takes them only when half the free memory
-        // holds them (worker_gpu.cu), else the groups travel; so is the peer exchange's landing
-        // area (taken where half the free memory then left holds it, else NCCL carries the rows).
+        // holds them (gpu/exchange_registry.cu), else the groups travel; so is the peer exchange's
+        // landing area (taken where half the free memory then left holds it, else NCCL carries the
+        // rows).
         const double share = static_cast<double>(owned_groups);
         bytes +=
             gpu_slots(static_cast<std::int64_t>(share + 8.0 * std::sqrt(share) + 1024.0)) * width;

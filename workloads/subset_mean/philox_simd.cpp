@@ -4,7 +4,6 @@
 #include <sleef.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -133,18 +132,6 @@ bool cpu_can(Isa isa) noexcept {
   return false;
 }
 
-Isa pick_best() noexcept {
-  Isa cap = Isa::avx512;
-  if (const char* env = std::getenv("SCALEBENCH_SIMD")) {
-    const std::string_view v(env);
-    for (Isa i : {Isa::scalar, Isa::avx2, Isa::avx512})
-      if (v == to_string(i)) cap = i;
-  }
-  for (Isa i : {Isa::avx512, Isa::avx2})
-    if (static_cast<int>(i) <= static_cast<int>(cap) && available(i)) return i;
-  return Isa::scalar;
-}
-
 }  // namespace
 
 std::string_view to_string(Isa isa) noexcept {
@@ -186,9 +173,20 @@ std::vector<Isa> available_isas() {
   return v;
 }
 
-Isa best_isa() noexcept {
-  static const Isa best = pick_best();
-  return best;
+Isa best_isa(Isa cap) noexcept {
+  for (Isa i : {Isa::avx512, Isa::avx2})
+    if (static_cast<int>(i) <= static_cast<int>(cap) && available(i)) return i;
+  return Isa::scalar;
+}
+
+bool parse_isa(std::string_view name, Isa& isa) noexcept {
+  for (Isa i : {Isa::scalar, Isa::avx2, Isa::avx512}) {
+    if (name == to_string(i)) {
+      isa = i;
+      return true;
+    }
+  }
+  return false;
 }
 
 const Kernels& kernels(Isa isa, Math math) {
@@ -206,10 +204,10 @@ const Kernels& kernels(Isa isa, Math math) {
   return *detail::kernels_scalar(math);
 }
 
-const Kernels& best_kernels() {
+const Kernels& best_kernels(Isa cap) {
   // The scalar variant takes SLEEF's math (the reference itself): its own math leans on fused
   // multiply-adds, which baseline x86-64 lacks (std::fma in software).
-  const Isa isa = best_isa();
+  const Isa isa = best_isa(cap);
   return kernels(isa, isa == Isa::scalar ? Math::sleef : Math::own);
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 /// @file philox_simd.hpp
-/// Fast CPU kernels for the deterministic data of philox.hpp (SPEC section 3).
+/// Fast CPU kernels for the deterministic data of philox.hpp (docs/specification.md §3).
 ///
 /// Same numbers as the reference, many at a time: Philox4x32-10 words and u01 uniforms are
 /// bit-identical to philox.hpp; normals are within a few ulps of sb::data::box_muller (the
@@ -8,8 +8,9 @@
 /// Variants: AVX-512 (8 blocks per step), AVX2+FMA (4), scalar (1, runs anywhere), chosen at run
 /// time from the CPU's features; each is compiled in its own translation unit with its own flags.
 ///
-/// The environment variable SCALEBENCH_SIMD=scalar|avx2|avx512 caps the choice (for comparing
-/// variants, or to dodge a suspected miscompile); unknown or unsupported values are ignored.
+/// subset-mean's optional parameter `simd` (scalar | avx2 | avx512) caps the choice: the widest
+/// available variant up to that level runs, with the same numbers (for comparing variants, or to
+/// dodge a suspected miscompile).
 ///
 /// Example: the sum of 10^6 normals of stream 0 from element 0
 /// @code
@@ -36,13 +37,15 @@ namespace sb::data::simd {
 [[nodiscard]] bool available(Isa isa) noexcept;
 /// Every available variant, scalar first.
 [[nodiscard]] std::vector<Isa> available_isas();
-/// The widest available variant, capped by SCALEBENCH_SIMD when that is set.
-[[nodiscard]] Isa best_isa() noexcept;
+/// The widest available variant up to `cap`.
+[[nodiscard]] Isa best_isa(Isa cap = Isa::avx512) noexcept;
+/// The variant named `name` ("scalar", "avx2", "avx512"), if it names one.
+[[nodiscard]] bool parse_isa(std::string_view name, Isa& isa) noexcept;
 
 /// A variant's kernels; throws sb::EnvironmentError when `isa` is not available here.
 [[nodiscard]] const Kernels& kernels(Isa isa, Math math = Math::own);
-/// kernels(best_isa(), Math::own); Math::sleef (the reference itself) when the best is scalar.
-[[nodiscard]] const Kernels& best_kernels();
+/// kernels(best_isa(cap), Math::own); Math::sleef (the reference itself) when that is scalar.
+[[nodiscard]] const Kernels& best_kernels(Isa cap = Isa::avx512);
 
 /// Elements first..first+count-1 of the uniform stream (any start, any length).
 void fill_uniform(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::size_t count,

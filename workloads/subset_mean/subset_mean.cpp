@@ -205,7 +205,10 @@ Workload subset_mean_workload() {
             {"chunk", "tasks are chunk x chunk blocks (even, divides n)"},
             {"seed", "Philox key of the data (default 42)"},
             {"mu", "mean of X (default 10)"},
-            {"sigma", "standard deviation of X, > 0 (default 1)"}};
+            {"sigma", "standard deviation of X, > 0 (default 1)"},
+            {"simd",
+             "widest SIMD variant of the CPU generator: scalar | avx2 | avx512 (default: the "
+             "widest this CPU runs; the same numbers either way)"}};
   w.preset = [](const std::string& preset) { return subset_mean::preset_params(preset); };
   w.expand = [](const Params& params) {
     (void)subset_mean::make_plan(params);  // throws sb::UsageError on bad values

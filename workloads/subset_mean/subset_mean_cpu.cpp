@@ -83,7 +83,7 @@ class CpuWorker final : public WorkerCase {
   CpuWorker(const CaseSpec& spec, const CaseEnv& env)
       : plan_(make_plan(spec.params)),
         threads_(std::max(env.threads, 1)),
-        kernels_(data::simd::best_kernels()),
+        kernels_(data::simd::best_kernels(plan_.simd)),
         scratch_(static_cast<std::size_t>(2 * plan_.chunk)) {}
 
   void begin_repeat() override {

@@ -2,7 +2,8 @@
 /// @file subset_mean_kernel.cuh
 /// The fused subset-mean kernel (subset_mean_gpu.cu): generates every normal of one
 /// rows x cols block of the n x n matrix and reduces it in the same pass, writing nothing but
-/// the block's two sums. Used by the GPU worker, its tests and bench_subset_mean_gpu.
+/// the block's two sums. Used by the GPU worker, its tests and bench_subset_mean_gpu (device
+/// code in fused_kernel.cuh).
 ///
 /// Element (i, j) of the matrix has global index e = i*n + j and value z = normal stream
 /// element e (philox.hpp). Its sums: subset = sum of z over i even and j even, full = sum of
@@ -32,9 +33,9 @@ struct BlockShape {
 
 /// Which Box-Muller the kernel uses: the table-driven one (box_muller_tables.cuh), the
 /// polynomial one (philox.cuh's box_muller_fast) or CUDA's log/sqrt/sincospi. `philox_only`
-/// and `math_only` are diagnostics for the benchmark's cost split, not the workload:
-/// `philox_only` sums the uniforms (no Box-Muller), `math_only` runs the table Box-Muller on
-/// uniforms from a cheap hash (no Philox).
+/// and `math_only` split the cost for the benchmark, they are not the workload: `philox_only`
+/// sums the uniforms (no Box-Muller), `math_only` runs the table Box-Muller on uniforms from a
+/// cheap hash (no Philox).
 enum class GpuMath { fast = 0, cuda = 1, philox_only = 2, math_only = 3, table = 4 };
 inline constexpr int kGpuMaths = 5;
 
@@ -48,6 +49,29 @@ struct FusedResult {
   unsigned long long end_ns = 0;    ///< when the last CTA wrote the sums
 };
 
+namespace detail {
+struct FusedParams;   ///< fused_kernel.cuh
+struct FusedScratch;  ///< fused_kernel.cuh
+}  // namespace detail
+
+/// One compiled variant of the fused kernel: its Box-Muller and its pairs per thread per
+/// inner-loop step (1, 2 or 6; every unroll adds the same numbers in the same order), for
+/// aligned ([0]) and unaligned ([1]) blocks. The library compiles workload_variant() only;
+/// fused_variants.cuh compiles every other one for the benchmarks and tests.
+struct FusedVariant {
+  GpuMath math = GpuMath::table;
+  int unroll = 0;
+  void (*launch[2])(unsigned ctas, cudaStream_t stream, bool dependent,
+                    const detail::FusedParams& p, double2* partials, detail::FusedScratch* scratch,
+                    FusedResult* out) = {};
+  /// Resident CTAs of the whole device.
+  int (*grid[2])(int device) = {};
+};
+
+/// The variant the GPU worker runs: the table Box-Muller, six pairs per step (up to 128
+/// registers, two CTAs per SM; bench_subset_mean_gpu BM_SubsetMeanFused compares the others).
+[[nodiscard]] const FusedVariant& workload_variant();
+
 /// Launches the fused kernel on one stream. Holds its scratch (per-CTA partials, a ticket and
 /// the first CTA's start time), so launches on the same object must go to the same stream (they
 /// do: one per worker).
@@ -59,37 +83,31 @@ struct FusedResult {
 /// enqueued between two launches (an event record, a copy) makes the second wait in full.
 class FusedKernel {
  public:
-  FusedKernel(int device, cudaStream_t stream);
+  FusedKernel(int device, cudaStream_t stream, const FusedVariant& variant = workload_variant());
   ~FusedKernel();
   FusedKernel(const FusedKernel&) = delete;
   FusedKernel& operator=(const FusedKernel&) = delete;
 
   /// Enqueues the block's sums and times into *out (FusedResult). `out` is device memory or
-  /// mapped pinned host memory (a device pointer to it). Asynchronous. `unroll` (1, 2 or 6):
-  /// pairs per thread per inner-loop step, a tuning knob (kDefaultUnroll is the measured best);
-  /// every unroll adds the same numbers in the same order.
-  void launch(const BlockShape& block, std::uint64_t seed, FusedResult* out,
-              GpuMath math = GpuMath::table, int unroll = kDefaultUnroll) const;
+  /// mapped pinned host memory (a device pointer to it). Asynchronous.
+  void launch(const BlockShape& block, std::uint64_t seed, FusedResult* out) const;
 
   /// Enqueues a write of the GPU's global timer (ns, the clock of FusedResult) into *out.
   void stamp(unsigned long long* out) const;
 
-  /// Six pairs per step, interleaved in one basic block, up to 128 registers (two CTAs per
-  /// SM): 26.6-26.7 ms on the seed preset with the table Box-Muller against 28.9-29.0 for two
-  /// pairs (63 registers, four CTAs), 27.8 for four and 27.1-27.2 for eight pairs per step
-  /// (H200, 2026-11-22, bench_subset_mean_gpu).
+  /// The workload's pairs per step (workload_variant().unroll).
   static constexpr int kDefaultUnroll = 6;
-  static constexpr int kUnrolls = 3;  ///< 1, 2 and 6
 
-  /// Resident CTAs of the polynomial kernel on aligned blocks, unroll 1 (a reference size).
+  /// Resident CTAs of this kernel's variant on aligned blocks.
   [[nodiscard]] int grid() const noexcept { return grids_[0]; }
   [[nodiscard]] int threads() const noexcept { return threads_; }
+  [[nodiscard]] const FusedVariant& variant() const noexcept { return variant_; }
 
  private:
+  FusedVariant variant_;
   cudaStream_t stream_;
-  int grids_[2 * kGpuMaths * kUnrolls] = {};  ///< resident CTAs per variant (GpuMath x aligned
-                                              ///< x unroll)
-  int grid_ = 0;                              ///< the largest: size of `partials_`
+  int grids_[2] = {};  ///< resident CTAs of the variant on aligned and unaligned blocks
+  int grid_ = 0;       ///< the larger: size of `partials_`
   int threads_ = 256;
   bool dependent_launch_ = false;                ///< programmatic dependent launches (sm_90+)
   double* partials_ = nullptr;                   ///< 2 doubles per CTA

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "scalebench/error.hpp"
+#include "subset_mean/philox_simd.hpp"
 
 namespace sb::subset_mean {
 
@@ -37,6 +38,9 @@ Plan make_plan(const Params& params) {
   if (params.has("sigma")) p.sigma = params.f64("sigma");
   if (!(p.sigma > 0))
     throw UsageError(fmt::format("subset-mean: sigma ({}) must be positive", p.sigma));
+  if (params.has("simd") && !data::simd::parse_isa(params.str("simd"), p.simd))
+    throw UsageError(fmt::format("subset-mean: simd must be scalar, avx2 or avx512 (got '{}')",
+                                 params.str("simd")));
   return p;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 /// @file subset_mean_plan.hpp
-/// Parameters and task layout of subset-mean (SPEC 4.1), shared by the scheduler and the workers.
+/// Parameters and task layout of subset-mean (docs/specification.md §4.1), shared by the scheduler
+/// and the workers.
 ///
 /// X is n x n with X[i,j] = mu + sigma * Z(seed, i*n + j) (philox.hpp's normal stream 0). Task t
 /// is the chunk x chunk block at block row t / nb and block column t % nb (nb = n / chunk).
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "scalebench/params.hpp"
+#include "subset_mean/philox_simd_table.hpp"
 
 namespace sb::subset_mean {
 
@@ -28,6 +30,9 @@ struct Plan {
   std::uint64_t seed = 42;
   double mu = 10;
   double sigma = 1;
+  /// Widest SIMD variant the CPU worker's generator may use (parameter simd; absent: avx512,
+  /// i.e. the widest this CPU runs). Every variant gives the same numbers.
+  data::simd::Isa simd = data::simd::Isa::avx512;
 
   /// Elements in the subset, (n/2)^2.
   [[nodiscard]] std::int64_t count() const { return (n / 2) * (n / 2); }
@@ -49,8 +54,9 @@ struct Plan {
   }
 };
 
-/// Reads and checks n, chunk, seed (default 42), mu (10), sigma (1); throws sb::UsageError with
-/// one line on bad values ("subset-mean: n (20001) must be a multiple of chunk (2000)").
+/// Reads and checks n, chunk, seed (default 42), mu (10), sigma (1) and simd (optional);
+/// throws sb::UsageError with one line on bad values ("subset-mean: n (20001) must be a multiple of
+/// chunk (2000)").
 Plan make_plan(const Params& params);
 
 /// n, chunk and seed of a preset (tiny, small, seed, large); sb::UsageError for another name.

@@ -41,6 +41,9 @@ const std::vector<std::pair<std::string, std::string>>& keys() {
        "the sketch's check (CPU and GPU): the largest spread max/min of the diagonal of "
        "chol(A_p^T A_p) accepted (default 30); beyond it Householder QR takes over. 1 forces "
        "that fallback (tests)"},
+      {"slice_rows",
+       "GPU sketch: a row slice of the solve and the Gram matrix has at least slice_rows * n "
+       "rows, 1..10^6 (default 32): more rows make fewer, larger products over the streams"},
   };
   return k;
 }
@@ -96,6 +99,19 @@ Config parse(const Params& params) {
   if (!(c.sketch_diag_ratio >= 1.0) || !std::isfinite(c.sketch_diag_ratio))
     throw UsageError(fmt::format("svd: sketch_check must be a finite number >= 1 (got {})",
                                  c.sketch_diag_ratio));
+  if (params.has("slice_rows")) {
+    const std::string& text = params.str("slice_rows");
+    std::int64_t v = 0;
+    try {
+      v = parse_int(text, "slice_rows");
+    } catch (const UsageError&) {
+      v = 0;  // reported below, with the range
+    }
+    if (v < 1 || v > Config::kMaxSliceRows)
+      throw UsageError(
+          fmt::format("svd: slice_rows must be an integer in [1, 10^6] (got '{}')", text));
+    c.slice_rows = v;
+  }
   constexpr std::int64_t int_max = std::numeric_limits<int>::max();
   if (c.chunk < c.n)
     throw UsageError(fmt::format(

@@ -39,6 +39,11 @@ struct Config {
   /// max |diag| / min |diag| below this, else the worker takes Householder QR of those rows.
   /// Parameter `sketch_check` (tests set 1 to force the fallback).
   double sketch_diag_ratio = 30.0;
+  /// GPU sketch mode: a row slice of the solve A R_s^-1 and of the Gram matrix has at least
+  /// slice_rows * n rows (parameter slice_rows, 1..kMaxSliceRows; optional tuning).
+  std::int64_t slice_rows = kDefaultSliceRows;
+  static constexpr std::int64_t kDefaultSliceRows = 32;
+  static constexpr std::int64_t kMaxSliceRows = 1'000'000;
   /// Whether a CPU worker factors its blocks by the sketch (cpu_local resolved).
   [[nodiscard]] bool cpu_sketch() const {
     return cpu_local == "sketch" || (cpu_local == "auto" && m >= 8 * n);

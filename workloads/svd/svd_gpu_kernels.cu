@@ -67,9 +67,9 @@ constexpr int kSketchSegment = 4096;  ///< rows of A per thread block
 /// One thread block: a segment of up to kSketchSegment rows and a range of columns. The rows'
 /// hits (16 bits each: row of Y, sign in bit 15) are computed once into shared memory; then per
 /// column the block sums its rows into a shared copy of Y's column with shared atomics and adds
-/// the result to y with one global atomic per nonzero row of Y. (On an H200 this beat blocks
-/// that keep 8 columns of Y in shared memory and flush 8x less: they fit one block per SM, and
-/// the shared atomics want the warps; 1e6 x 1000: 38.6 vs 52.7 ms of tasks.)
+/// the result to y with one global atomic per nonzero row of Y. (This beat blocks that keep 8
+/// columns of Y in shared memory and flush less often: they fit one block per SM, and the shared
+/// atomics want the warps; bench_svd_gpu bm_case, the tasks of a sketch case.)
 __global__ void __launch_bounds__(kSketchThreads)
     sketch_kernel(const double* __restrict__ a, std::int64_t lda, std::int64_t row0,
                   std::int64_t rows, std::int64_t n, std::uint64_t key,
@@ -270,8 +270,8 @@ void gram_upper(cublasHandle_t h, std::int64_t rows, std::int64_t n, const doubl
                 std::int64_t lda, double* g, std::int64_t ldg) {
   if (n <= 0) return;
   const double one = 1.0, zero = 0.0;
-  // Short: one syrk beats the recursion's extra launches (seed: 10^4 x 1000). From 16 n rows
-  // the recursion wins: 8 slices of 62 500 x 1000 took 18.5 ms by syrk, 13.5 by recursion.
+  // Short: one syrk beats the recursion's extra launches; from 16 n rows the recursion wins
+  // (bench_svd_gpu bm_case, the seed and large presets' slices).
   if (n <= 128 || rows < 16 * n) {
     SB_CUBLAS_CHECK(cublasDsyrk(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, static_cast<int>(n),
                                 static_cast<int>(rows), &one, a, static_cast<int>(lda), &zero, g,

@@ -19,7 +19,7 @@ class CpuWorker final : public WorkerCase {
   CpuWorker(const Config& cfg, const CaseEnv& env)
       : cfg_(cfg),
         threads_(std::max(1, env.threads)),
-        engine_(cfg, threads_, env.comm, (cfg.blocks() + env.size - 1) / env.size + 1) {}
+        engine_(cfg, threads_, env.comm, (cfg.blocks() + env.size - 1) / env.size + 1, env.trace) {}
   ~CpuWorker() override = default;
 
   void begin_repeat() override {

@@ -14,13 +14,15 @@ namespace sb::svd {
 
 namespace {
 
-constexpr int kStreams = 8;  // seed preset on an H200: 44 ms with 4, 42 with 8, 39 with 10
+/// Block streams of a worker: enough to overlap the block QRs and the sketch's row slices
+/// (bench_svd_gpu bm_engine runs the seed preset with several stream counts).
+constexpr int kStreams = 8;
 
 class GpuWorker final : public WorkerCase {
  public:
   GpuWorker(const Config& cfg, const CaseEnv& env)
       : cfg_(cfg),
-        engine_(cfg, *env.gpu, env.comm, env.rank, env.size, kStreams),
+        engine_(cfg, *env.gpu, env.comm, env.rank, env.size, kStreams, env.trace),
         fair_share_(static_cast<int>((cfg.blocks() + env.size - 1) / std::max(env.size, 1))) {}
 
   void begin_repeat() override {
@@ -64,9 +66,9 @@ class GpuWorker final : public WorkerCase {
   /// A worker asks for prefetch() + 1 blocks at first: at most one per stream plus one, and
   /// never more than its share of the blocks. A block's task is only its generation and
   /// sketch; most of its cost (solve, Gram, U) comes in finish_repeat, in proportion to the
-  /// blocks a worker owns, so the first request must not exceed the share: asking for one more
-  /// gave four H200 workers 6, 6, 6 and 2 of the large preset's 20 blocks (80.8 ms instead of
-  /// the ~70 ms of 5 each). With fewer blocks than workers, one at a time.
+  /// blocks a worker owns, so the first request must not exceed the share: one more can hand
+  /// the first workers more than their share and leave the last one nearly idle (the large
+  /// preset on four GPUs, tools/gpu-campaign.sh). With fewer blocks than workers, one at a time.
   [[nodiscard]] int prefetch() const override {
     return std::clamp(fair_share_ - 1, 0, engine_.streams());
   }

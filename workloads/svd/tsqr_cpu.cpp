@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <string>
 
@@ -39,8 +38,8 @@ int trsm_split(int n) {
 }
 
 /// A := A R^-1 (A m x n, R n x n upper triangular) by recursive halves, so that dgemm does
-/// nearly all the flops: OpenBLAS 0.3.21's dtrsm runs at about half its dgemm speed (one core,
-/// 1000 x 1000: 34 ms against 25 ms this way).
+/// nearly all the flops: OpenBLAS's dtrsm runs well below its dgemm speed (bench_svd_cpu
+/// bm_case, the sketch's solve).
 void trsm_right_upper(int m, int n, const double* r, int ldr, double* a, int lda) {
   if (n <= kTrsmBase) {
     cblas_dtrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, m, n, 1.0, r,
@@ -89,7 +88,8 @@ struct CpuTsqr::Work {
   std::vector<char> pending;        ///< sketch mode: Y's column groups a task has yet to add
 };
 
-CpuTsqr::CpuTsqr(const Config& cfg, int threads, MPI_Comm comm, std::int64_t expected_blocks)
+CpuTsqr::CpuTsqr(const Config& cfg, int threads, MPI_Comm comm, std::int64_t expected_blocks,
+                 bool trace)
     : cfg_(cfg),
       scales_(column_scales(cfg)),
       threads_(std::max(1, threads)),
@@ -98,8 +98,7 @@ CpuTsqr::CpuTsqr(const Config& cfg, int threads, MPI_Comm comm, std::int64_t exp
       pool_(std::max(1, threads)) {
   SB_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   SB_MPI_CHECK(MPI_Comm_size(comm_, &size_));
-  const char* trace = std::getenv("SCALEBENCH_SVD_TRACE");
-  trace_ = trace != nullptr && std::strcmp(trace, "1") == 0;
+  trace_ = trace;
   const auto n = static_cast<lapack_int>(cfg_.n);
   nb_ = static_cast<int>(std::min<std::int64_t>(32, cfg_.n));
 

@@ -1,6 +1,6 @@
 #pragma once
 /// @file tsqr_cpu.hpp
-/// The CPU TSQR of one svd worker (SPEC 4.2).
+/// The CPU TSQR of one svd worker (docs/specification.md §4.2).
 ///
 /// Per block (a task, on a pool thread, BLAS single-threaded): generate the chunk x n block
 /// column-major, QR it in place (dgeqrt: LAPACK's blocked Householder QR that also keeps the
@@ -49,7 +49,9 @@ class CpuTsqr {
  public:
   /// threads: the pool size (the worker's CPU threads); comm: the case's workers.
   /// expected_blocks: block buffers allocated up front (more are added when needed).
-  CpuTsqr(const Config& cfg, int threads, MPI_Comm comm, std::int64_t expected_blocks);
+  /// trace: print the step times of every finish() to stderr (`scalebench run --trace`).
+  CpuTsqr(const Config& cfg, int threads, MPI_Comm comm, std::int64_t expected_blocks,
+          bool trace = false);
   ~CpuTsqr();
   CpuTsqr(const CpuTsqr&) = delete;
   CpuTsqr& operator=(const CpuTsqr&) = delete;
@@ -113,7 +115,7 @@ class CpuTsqr {
   /// Runs body(i, work) for i < count: on the pool (BLAS single-threaded) when count > 1,
   /// else on this thread with BLAS on all threads.
   void run_level(std::int64_t count, const std::function<void(std::int64_t, Work&)>& body);
-  /// SCALEBENCH_SVD_TRACE=1: a timed point of finish(), printed at its end.
+  /// With trace: a timed point of finish(), printed at its end.
   void mark(const char* label);
   /// Rank 0: SVD of the final R (upper triangle of r): sigma_, vt_, and U_R into x_top_.
   void svd_of_r(const double* r);
@@ -126,8 +128,8 @@ class CpuTsqr {
   int size_ = 1;
   int nb_ = 32;   ///< block size of the tree merges (dtpqrt)
   int qnb_ = 64;  ///< block size of the block QRs (dgeqrt)
-  /// dgeqrt/dgemqrt block size: on a 1000 x 1000 block (one core, OpenBLAS 0.3.21) 41 + 60 ms
-  /// against 46 + 66 ms for dgeqrf + dormqr, which rebuild their T factors in every call.
+  /// dgeqrt/dgemqrt block size: faster than dgeqrf + dormqr, which rebuild their T factors in
+  /// every call (bench_svd_cpu bm_geqrf, bm_ormqr).
   static constexpr int kBlockNb = 64;
   std::vector<std::unique_ptr<Slot>> slots_;  ///< one per block of the case, allocated lazily
   int used_ = 0;

@@ -1,6 +1,10 @@
 #pragma once
 /// @file tsqr_gpu.cuh
-/// The GPU TSQR of one svd worker (SPEC 4.2), the twin of tsqr_cpu.hpp.
+/// The GPU TSQR of one svd worker (docs/specification.md §4.2), the twin of tsqr_cpu.hpp. One step
+/// per file: tsqr_gpu.cu (tasks and the finish() driver), tsqr_gpu_plan.cu (handles, buffers,
+/// workspaces), tsqr_gpu_local.cu (the worker's R), tsqr_gpu_tree.cu (the tree across workers),
+/// tsqr_gpu_svd_r.cu (the root's SVD of R), tsqr_gpu_form_u.cu (U), tsqr_gpu_sketch.cu (sketch
+/// mode), tsqr_gpu_validate.cu (validation).
 ///
 /// One device allocation per worker (constructor) holds every buffer of every block it may
 /// own, reused across tasks and repeats; cuSOLVER workspaces come in a second allocation.
@@ -54,6 +58,7 @@
 #include "scalebench/gpu_context.cuh"
 #include "scalebench/workload.hpp"
 #include "svd/svd_config.hpp"
+#include "svd/tree.hpp"
 
 namespace sb::svd {
 
@@ -61,7 +66,9 @@ class GpuTsqr {
  public:
   /// comm: the case's workers (MPI, for validation); rank/size: this worker among them. With
   /// size > 1 the NCCL communicator ctx.nccl must span exactly those workers, in rank order.
-  GpuTsqr(const Config& cfg, GpuContext& ctx, MPI_Comm comm, int rank, int size, int streams);
+  /// trace: print the step times of every finish() to stderr (`scalebench run --trace`).
+  GpuTsqr(const Config& cfg, GpuContext& ctx, MPI_Comm comm, int rank, int size, int streams,
+          bool trace = false);
   ~GpuTsqr();
   GpuTsqr(const GpuTsqr&) = delete;
   GpuTsqr& operator=(const GpuTsqr&) = delete;
@@ -103,6 +110,45 @@ class GpuTsqr {
   std::vector<double> validate();
 
  private:
+  // Construction (tsqr_gpu_plan.cu).
+  /// Device bytes of the data arena: the fixed part, the sketch's, and one block slot.
+  struct ArenaSizes {
+    std::size_t fixed = 0, sketch = 0, per_block = 0;
+  };
+  /// The streams with one cuSOLVER handle each, and the main stream's solver objects.
+  void create_handles(int streams);
+  /// Decides stack_ and sketched_ and sizes the arena for `receives` tree merges.
+  [[nodiscard]] ArenaSizes arena_sizes(std::size_t receives, int streams);
+  /// capacity_: the blocks the free memory holds (all of the case's when they fit); throws
+  /// EnvironmentError when fewer than this worker's share.
+  void plan_capacity(const ArenaSizes& sizes);
+  /// One allocation for every data buffer, carved into aligned pieces; the column scales.
+  void carve_arena(const ArenaSizes& sizes, std::size_t receives, int streams);
+  /// The largest workspace of the main stream's cuSOLVER calls, in doubles (with the root's
+  /// SVD routine: in bytes for gesvdp, *bytes).
+  [[nodiscard]] std::size_t main_workspace_doubles(std::size_t* bytes);
+  /// cuSOLVER workspaces, queried on the real buffers: one per stream, one for the main stream.
+  void allocate_workspaces();
+  /// Timing events: per block slot, per stream, around NCCL operations, and the trace's.
+  void create_events(std::size_t tree_steps);
+
+  // finish() steps.
+  /// The main stream waits for every block stream's work.
+  void join_streams();
+  /// Step 1: this worker's R (own_r_) from its k blocks (tsqr_gpu_local.cu). True when sketch
+  /// mode formed U instead: nothing goes up or down the tree.
+  bool local_r(int k);
+  /// Step 2: R factors up the tree over NCCL; lv counts the receiving merges (tsqr_gpu_tree.cu).
+  void tree_up(const std::vector<TreeStep>& steps, std::size_t& lv);
+  /// Step 4: U_R back down the tree (tsqr_gpu_tree.cu).
+  void tree_down(const std::vector<TreeStep>& steps, std::size_t lv);
+  /// Step 5: every block's U_i from U_R (tsqr_gpu_form_u.cu).
+  void form_u(int k);
+  /// With trace_: the step times of this finish(), one line on stderr.
+  void print_trace();
+  /// cuSOLVER's info codes of this finish(); throws LibraryError on a failure.
+  void check_infos();
+
   /// The root's SVD of own_r_ into sv_, x_ (U_R) and vmat_; gram_first: with gpu_svd=auto,
   /// try the eigen-decomposition of R^T R first (else gesvdj at once).
   void svd_of_r(bool gram_first);
@@ -126,7 +172,7 @@ class GpuTsqr {
   /// Sketch mode's tree merge of R1 = own_r_ and R2 = stage_ (see the file comment); false when
   /// its check fails (the caller then merges by geqrf).
   bool merge_by_cholesky(std::size_t level);
-  /// SCALEBENCH_SVD_TRACE=1: a timed event on the main stream, printed after finish().
+  /// With trace_: a timed event on the main stream, printed after finish().
   void mark(const char* label);
 
   Config cfg_;
@@ -167,9 +213,6 @@ class GpuTsqr {
   std::vector<cublasHandle_t> blas_;        ///< sketch mode: one cuBLAS handle per stream
   std::vector<double> chol_diag_;           ///< R_c's diagonal on the host
   bool trace_ = false;
-  /// Sketch mode: a row slice of the solve and Gram has at least slice_rows_ n rows
-  /// (SCALEBENCH_SVD_SLICE_ROWS, a tuning knob).
-  std::int64_t slice_rows_ = 32;
   std::vector<std::pair<const char*, cudaEvent_t>> marks_;
   std::size_t marks_used_ = 0;
   std::vector<double*> a_, u_, tau_;  ///< per slot (stack mode: row offsets into one matrix)

@@ -18,14 +18,18 @@ namespace sb::detail {
 const char* cublas_status_string(cublasStatus_t s);
 const char* cusolver_status_string(cusolverStatus_t s);
 const char* curand_status_string(curandStatus_t s);
+/// Throws the LibraryError of a failed CUDA runtime call. It first clears the thread's last
+/// error (cudaGetLastError, as nvbench's cuda_call does), so that a later SB_CUDA_CHECK_LAUNCH
+/// or cudaPeekAtLastError does not report this failure a second time; a sticky error (a kernel
+/// fault) stays, since the context itself is broken.
+[[noreturn]] void throw_cuda_error(cudaError_t rc, const char* call, const char* file, int line);
 }  // namespace sb::detail
 
-#define SB_CUDA_CHECK(call)                                                                       \
-  do {                                                                                            \
-    const cudaError_t sb_cuda_rc_ = (call);                                                       \
-    if (sb_cuda_rc_ != cudaSuccess)                                                               \
-      ::sb::detail::throw_library_error("CUDA", #call, cudaGetErrorString(sb_cuda_rc_), __FILE__, \
-                                        __LINE__);                                                \
+#define SB_CUDA_CHECK(call)                                                   \
+  do {                                                                        \
+    const cudaError_t sb_cuda_rc_ = (call);                                   \
+    if (sb_cuda_rc_ != cudaSuccess)                                           \
+      ::sb::detail::throw_cuda_error(sb_cuda_rc_, #call, __FILE__, __LINE__); \
   } while (0)
 
 /// After a kernel launch: the launch error, if any.

@@ -1,10 +1,16 @@
 /// @file gpu_errors.cu
 /// Status strings of the CUDA libraries that have no (stable) string function of their own,
-/// used by the SB_CUBLAS_CHECK / SB_CUSOLVER_CHECK / SB_CURAND_CHECK macros (gpu_error.cuh).
+/// used by the SB_CUBLAS_CHECK / SB_CUSOLVER_CHECK / SB_CURAND_CHECK macros, and the CUDA
+/// runtime's failure path of SB_CUDA_CHECK (gpu_error.cuh).
 
 #include "scalebench/gpu_error.cuh"
 
 namespace sb::detail {
+
+void throw_cuda_error(cudaError_t rc, const char* call, const char* file, int line) {
+  (void)cudaGetLastError();  // the failure is reported here, not again by the next check
+  throw_library_error("CUDA", call, cudaGetErrorString(rc), file, line);
+}
 
 const char* cublas_status_string(cublasStatus_t s) {
   switch (s) {

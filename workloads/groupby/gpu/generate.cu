@@ -1,7 +1,9 @@
-// GPU generation of the groupby table: the per-row functions of table.hpp, bit for bit.
+// GPU generation of the groupby table (generate.cuh): the per-row functions of table.hpp, bit
+// for bit.
+#include "groupby/gpu/generate.cuh"
+
 #include <algorithm>
 
-#include "groupby/gpu_kernels.cuh"
 #include "scalebench/gpu_error.cuh"
 
 namespace sb::groupby::gpu {

@@ -1,0 +1,225 @@
+// The fold of staged rows into shared-memory slices of a hash table (slice_fold.cuh).
+#include "groupby/gpu/detail/slice_fold.cuh"
+
+#include <algorithm>
+
+#include "groupby/gpu/detail/device_helpers.cuh"
+#include "groupby/gpu/detail/launch_config.cuh"
+#include "scalebench/gpu_error.cuh"
+
+namespace sb::groupby::gpu::detail {
+
+namespace {
+
+constexpr int kSliceThreads = 512;
+constexpr std::size_t kSliceTableBytes = 50 * 1024;  // the slice's slots
+constexpr int kSliceMaxPer = 4;                      // slots scanned per thread
+
+/// One block per slice of 2^slice_bits slots. The slice is loaded into shared memory; every row
+/// of the slice's bucket finds or inserts its key there (64-bit compare-and-swap, the only
+/// atomic on a slot) and is counted per slot; the rows are then ordered by slot (a counting
+/// sort of 16-bit row numbers), and one thread per slot folds its rows in registers and
+/// updates the slot without atomics (shared-memory fp64 adds and 64-bit min/max would be
+/// compare-and-swap loops). The slice is written back. Rows whose probe runs past the end of
+/// the slice are counted in spilled[slice] and left for spill_rows_kernel.
+__global__ void __launch_bounds__(kSliceThreads)
+    slice_aggregate_kernel(unsigned long long* __restrict__ slots, std::uint64_t mask, int width,
+                           unsigned fields, int slice_bits, const std::int64_t* __restrict__ keys,
+                           const double* __restrict__ x, const double* __restrict__ y,
+                           std::int64_t cap, const unsigned long long* __restrict__ cursor,
+                           unsigned long long* __restrict__ spilled, unsigned slice0) {
+  extern __shared__ unsigned long long s_slice[];
+  __shared__ unsigned s_nspill;
+  using Scan = cub::BlockScan<unsigned, kSliceThreads>;
+  __shared__ typename Scan::TempStorage scan_tmp;
+  const int slots_per_slice = 1 << slice_bits;
+  auto* s_cnt = reinterpret_cast<unsigned*>(s_slice + slots_per_slice * width);
+  unsigned* s_cur = s_cnt + slots_per_slice;
+  auto* s_slot = reinterpret_cast<unsigned short*>(s_cur + slots_per_slice);
+  unsigned short* s_order = s_slot + cap;
+  const std::uint64_t slice = slice0 + blockIdx.x;
+  const std::uint64_t first = slice << slice_bits;
+  unsigned long long* g = slots + first * static_cast<std::uint64_t>(width);
+  const int words = slots_per_slice * width;
+  {
+    constexpr int kU = 8;  // words in flight per thread
+    int j = threadIdx.x;
+    for (; j + (kU - 1) * kSliceThreads < words; j += kU * kSliceThreads) {
+      unsigned long long v[kU];
+#pragma unroll
+      for (int u = 0; u < kU; ++u) v[u] = __ldcg(g + j + u * kSliceThreads);
+#pragma unroll
+      for (int u = 0; u < kU; ++u) s_slice[j + u * kSliceThreads] = v[u];
+    }
+    for (; j < words; j += kSliceThreads) s_slice[j] = __ldcg(g + j);
+  }
+  for (int p = threadIdx.x; p < slots_per_slice; p += kSliceThreads) s_cnt[p] = 0;
+  if (threadIdx.x == 0) s_nspill = 0;
+  __syncthreads();
+  const int n = static_cast<int>(min(static_cast<std::int64_t>(cursor[slice]), cap));
+  const std::int64_t off = static_cast<std::int64_t>(slice) * cap;
+  const std::int64_t* kin = keys + off;
+  const double* xin = x + off;
+  const bool ry = (fields & kSumY) != 0;
+  const double* yin = ry ? y + off : nullptr;
+  // A: every key to its slot.
+#pragma unroll 4
+  for (int i = threadIdx.x; i < n; i += kSliceThreads) {
+    const long long k = kin[i];
+    int hit = -1;
+    for (int p = static_cast<int>((slot_hash(k) & mask) - first); p < slots_per_slice; ++p) {
+      unsigned long long* c = s_slice + p * width;
+      const unsigned long long cur = *reinterpret_cast<volatile unsigned long long*>(c);
+      if (cur == static_cast<unsigned long long>(k)) {
+        hit = p;
+        break;
+      }
+      if (cur == kEmptyKey) {
+        const unsigned long long prev = atomicCAS(c, kEmptyKey, static_cast<unsigned long long>(k));
+        if (prev == kEmptyKey || prev == static_cast<unsigned long long>(k)) {
+          hit = p;
+          break;
+        }
+      }
+    }
+    s_slot[i] = hit < 0 ? 0xFFFFu : static_cast<unsigned short>(hit);
+    if (hit >= 0) {
+      atomicAdd(&s_cnt[hit], 1u);
+    } else {
+      atomicAdd(&s_nspill, 1u);
+    }
+  }
+  __syncthreads();
+  // B: first row of every slot (exclusive scan of the counts).
+  {
+    const int per = slots_per_slice / kSliceThreads;  // 1..kSliceMaxPer (checked on the host)
+    unsigned c[kSliceMaxPer];
+    unsigned sum = 0;
+#pragma unroll
+    for (int e = 0; e < kSliceMaxPer; ++e) {
+      c[e] = e < per ? s_cnt[threadIdx.x * per + e] : 0u;
+      sum += c[e];
+    }
+    unsigned start = 0;
+    Scan(scan_tmp).ExclusiveSum(sum, start);
+#pragma unroll
+    for (int e = 0; e < kSliceMaxPer; ++e) {
+      if (e < per) s_cur[threadIdx.x * per + e] = start;
+      start += c[e];
+    }
+  }
+  __syncthreads();
+  // C: row numbers ordered by slot.
+  for (int i = threadIdx.x; i < n; i += kSliceThreads) {
+    const unsigned p = s_slot[i];
+    if (p != 0xFFFFu) s_order[atomicAdd(&s_cur[p], 1u)] = static_cast<unsigned short>(i);
+  }
+  __syncthreads();
+  // D: one thread per slot folds its rows (s_cur[p] is now the end of slot p's rows).
+  for (int p = threadIdx.x; p < slots_per_slice; p += kSliceThreads) {
+    const unsigned c = s_cnt[p];
+    if (c == 0) continue;
+    const unsigned end = s_cur[p];
+    double sx = 0.0, sy = 0.0, sxx = 0.0, mn = INFINITY, mx = -INFINITY;
+    for (unsigned j = end - c; j < end; ++j) {
+      const int i = s_order[j];
+      const double xv = xin[i];
+      sx += xv;
+      sxx += xv * xv;
+      mn = fmin(mn, xv);
+      mx = fmax(mx, xv);
+      if (ry) sy += yin[i];
+    }
+    unsigned long long* slot = s_slice + p * width;
+    slot[1] += c;
+    int w = 2;
+    auto add = [&](double v) {
+      double* f = reinterpret_cast<double*>(slot + w++);
+      *f += v;
+    };
+    if (fields & kSumX) add(sx);
+    if (fields & kSumY) add(sy);
+    if (fields & kSumSqX) add(sxx);
+    if (fields & kMinX) {
+      double* f = reinterpret_cast<double*>(slot + w++);
+      *f = fmin(*f, mn);
+    }
+    if (fields & kMaxX) {
+      double* f = reinterpret_cast<double*>(slot + w++);
+      *f = fmax(*f, mx);
+    }
+  }
+  __syncthreads();
+  for (int j = threadIdx.x; j < words; j += kSliceThreads) g[j] = s_slice[j];
+  if (threadIdx.x == 0) spilled[slice] = s_nspill;
+}
+
+/// The rows slice_aggregate_kernel could not place, into the global table (one block per
+/// slice; slices without spills return at once). A row spilled exactly when, in the written-back
+/// slice, every slot from its home to the slice's end holds another key (slots only fill up),
+/// so the rows are told apart without a list.
+__global__ void spill_rows_kernel(unsigned long long* __restrict__ slots, std::uint64_t mask,
+                                  int width, unsigned fields, int slice_bits,
+                                  const std::int64_t* __restrict__ keys,
+                                  const double* __restrict__ x, const double* __restrict__ y,
+                                  std::int64_t cap, const unsigned long long* __restrict__ cursor,
+                                  const unsigned long long* __restrict__ spilled, int* overflow,
+                                  unsigned slice0) {
+  const std::int64_t slice = static_cast<std::int64_t>(slice0) + blockIdx.x;
+  if (spilled[slice] == 0) return;
+  const int slots_per_slice = 1 << slice_bits;
+  const std::uint64_t first = static_cast<std::uint64_t>(slice) << slice_bits;
+  const std::int64_t n = min(static_cast<std::int64_t>(cursor[slice]), cap);
+  const bool ry = (fields & kSumY) != 0;
+  for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const std::int64_t o = slice * cap + i;
+    const long long k = keys[o];
+    bool placed = false;
+    for (int p = static_cast<int>((slot_hash(k) & mask) - first); p < slots_per_slice; ++p) {
+      const unsigned long long cur = __ldcg(slots + (first + static_cast<std::uint64_t>(p)) *
+                                                        static_cast<std::uint64_t>(width));
+      if (cur == static_cast<unsigned long long>(k) || cur == kEmptyKey) {
+        placed = true;
+        break;
+      }
+    }
+    if (placed) continue;
+    const double xv = x[o];
+    const double yv = ry ? y[o] : 0.0;
+    unsigned long long* s = upsert_slot(slots, mask, width, k, overflow);
+    if (s != nullptr) accumulate(s, fields, 1ull, xv, yv, xv * xv, xv, xv);
+  }
+}
+
+}  // namespace
+
+std::size_t slice_shared_bytes(int slice_bits, int width, std::int64_t cap) {
+  const std::size_t slots = std::size_t{1} << slice_bits;
+  return slots * static_cast<std::size_t>(width) * 8 + slots * 8 +
+         static_cast<std::size_t>(cap) * 4;
+}
+
+int slice_bits_for(int width) {
+  int b = 0;
+  while ((std::size_t{2} << b) * static_cast<std::size_t>(width) * 8 <= kSliceTableBytes) ++b;
+  return std::clamp(b, 9, 11);
+}
+
+void opt_in_slice_fold(std::size_t smem) {
+  opt_in_shared(reinterpret_cast<const void*>(slice_aggregate_kernel), smem);
+}
+
+void fold_slices(unsigned long long* slots, std::uint64_t mask, int width, unsigned fields,
+                 int slice_bits, const std::int64_t* keys, const double* x, const double* y,
+                 std::int64_t cap, const unsigned long long* cursor, unsigned long long* spilled,
+                 int* overflow, unsigned slice0, unsigned count, std::size_t smem,
+                 cudaStream_t stream) {
+  slice_aggregate_kernel<<<count, kSliceThreads, smem, stream>>>(
+      slots, mask, width, fields, slice_bits, keys, x, y, cap, cursor, spilled, slice0);
+  SB_CUDA_CHECK_LAUNCH();
+  spill_rows_kernel<<<count, 128, 0, stream>>>(slots, mask, width, fields, slice_bits, keys, x, y,
+                                               cap, cursor, spilled, overflow, slice0);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace sb::groupby::gpu::detail

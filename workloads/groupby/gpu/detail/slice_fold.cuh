@@ -1,0 +1,36 @@
+#pragma once
+/// @file slice_fold.cuh
+/// The fold of staged rows into shared-memory slices of a hash table (internal; slice_fold.cu):
+/// one block per slice of 2^slice_bits slots loads the slice, places and folds the rows of the
+/// slice's bucket there and writes it back; rows that do not fit go to the table with global
+/// atomics after it. Used by HashStage's flush and by the row shuffle's owners.
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace sb::groupby::gpu::detail {
+
+/// Dynamic shared memory of the fold for slices of 2^slice_bits slots and buckets of `cap`
+/// rows.
+std::size_t slice_shared_bytes(int slice_bits, int width, std::int64_t cap);
+
+/// Slice size for shared memory: the largest power of two of slots within the slice's share of
+/// shared memory, between one and four slots per thread of the fold.
+int slice_bits_for(int width);
+
+/// Opts the fold in to `smem` bytes of dynamic shared memory on the current device.
+void opt_in_slice_fold(std::size_t smem);
+
+/// Folds slices [slice0, slice0 + count) of the table (slots, mask, width, fields): slice i's
+/// bucket holds min(cursor[i], cap) rows at keys/x/y + i * cap (y null without sum y), and
+/// spilled[i] receives its rows that did not fit the slice, which then go to the table with
+/// global atomics. `smem` = slice_shared_bytes(slice_bits, width, cap), already opted in.
+void fold_slices(unsigned long long* slots, std::uint64_t mask, int width, unsigned fields,
+                 int slice_bits, const std::int64_t* keys, const double* x, const double* y,
+                 std::int64_t cap, const unsigned long long* cursor, unsigned long long* spilled,
+                 int* overflow, unsigned slice0, unsigned count, std::size_t smem,
+                 cudaStream_t stream);
+
+}  // namespace sb::groupby::gpu::detail

@@ -1,0 +1,81 @@
+#pragma once
+/// @file stage_kernels.cuh
+/// The staging kernels of HashStage and the row shuffle (internal; launched by
+/// stage_launch.cu, their only instantiation).
+
+#include <cstdint>
+
+#include "groupby/gpu/detail/device_helpers.cuh"
+
+namespace sb::groupby::gpu::detail {
+
+/// Appends rows to the buckets of their regions, a tile of kStageRows * kStageThreads rows at a
+/// time, the way radix-sort partitions do it: the tile is counted by region in shared memory,
+/// the counts are scanned, the rows are placed region by region in a shared-memory copy of the
+/// tile, each region's run is reserved with one global atomic, and consecutive threads then
+/// write consecutive rows of a run. A warp's stores thus land on a few lines instead of one
+/// line per row (bench_groupby_gpu BM_AggregateByKey, against a direct per-row scatter).
+template <class OutKey>
+__global__ void __launch_bounds__(kStageThreads)
+    stage_rows_kernel(const TileTarget tt, const std::int64_t* __restrict__ keys,
+                      const double* __restrict__ x, const double* __restrict__ y, std::int64_t n,
+                      OutKey* __restrict__ skey, double* __restrict__ sx, double* __restrict__ sy,
+                      std::int64_t rcap, unsigned long long* __restrict__ cursor, int* overflow) {
+  extern __shared__ unsigned char stage_smem[];
+  StageShared& sh = *reinterpret_cast<StageShared*>(stage_smem);
+  constexpr std::int64_t kTile = kStageThreads * kStageRows;
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * kTile; base < n;
+       base += static_cast<std::int64_t>(gridDim.x) * kTile)
+    stage_tile(sh, tt, keys, x, y, n, base, skey, sx, sy, rcap, cursor, overflow);
+}
+
+/// The second level in one launch: every region's bucket (first level; keys of type Key) into
+/// the buckets of its `per` slices. Blocks take tiles of all regions in turn (tile -> region by the
+/// prefix of tiles per region, computed by every block from the first level's cursors). At most
+/// 64 registers, so that two blocks share an SM as with the other staging kernels (unbounded,
+/// it took more and left one block per SM: ncu of bench_groupby_gpu BM_AggregateByKey).
+template <class Key>
+__global__ void __launch_bounds__(kStageThreads, 2)
+    restage_kernel(unsigned long long* __restrict__ slots, std::uint64_t mask, int width,
+                   unsigned fields, int slice_bits, int per, int regions,
+                   const Key* __restrict__ keys, const double* __restrict__ x,
+                   const double* __restrict__ y, std::int64_t rcap,
+                   const unsigned long long* __restrict__ rcursor, std::int64_t* __restrict__ skey,
+                   double* __restrict__ sx, double* __restrict__ sy, std::int64_t scap,
+                   unsigned long long* __restrict__ scursor, int* overflow) {
+  extern __shared__ unsigned char stage_smem[];
+  StageShared& sh = *reinterpret_cast<StageShared*>(stage_smem);
+  constexpr std::int64_t kTile = kStageThreads * kStageRows;
+  if (threadIdx.x == 0) {
+    int t = 0;
+    for (int q = 0; q < regions; ++q) {
+      sh.tile_start[q] = t;
+      const auto rows = min(static_cast<std::int64_t>(rcursor[q]), rcap);
+      t += static_cast<int>((rows + kTile - 1) / kTile);
+    }
+    sh.tile_start[regions] = t;
+  }
+  __syncthreads();
+  const int tiles = sh.tile_start[regions];
+  for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+    int lo = 0, hi = regions - 1;  // the region whose tiles hold t
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (sh.tile_start[mid] <= t)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    const int q = lo;
+    const std::int64_t rows = min(static_cast<std::int64_t>(rcursor[q]), rcap);
+    const std::int64_t in = static_cast<std::int64_t>(q) * rcap;
+    const std::int64_t out = static_cast<std::int64_t>(q) * per * scap;
+    const TileTarget tt = table_target(mask, slice_bits, per, slots, width, fields);
+    stage_tile(sh, tt, keys + in, x + in, y != nullptr ? y + in : nullptr, rows,
+               static_cast<std::int64_t>(t - sh.tile_start[q]) * kTile, skey + out, sx + out,
+               sy != nullptr ? sy + out : nullptr, scap,
+               scursor + static_cast<std::int64_t>(q) * per, overflow);
+  }
+}
+
+}  // namespace sb::groupby::gpu::detail

@@ -1,0 +1,143 @@
+// Partitioned high-cardinality aggregation on a GPU (hash_stage.cuh): buckets by table region,
+// then by shared-memory slice, folded slice by slice.
+#include "groupby/gpu/hash_stage.cuh"
+
+#include <algorithm>
+#include <vector>
+
+#include "groupby/gpu/detail/launch_config.cuh"
+#include "groupby/gpu/detail/slice_fold.cuh"
+#include "groupby/gpu/detail/stage_launch.cuh"
+#include "scalebench/gpu_error.cuh"
+
+namespace sb::groupby::gpu {
+
+using namespace detail;
+
+bool stage_pays(const HashTable& t, const cudaDeviceProp& prop) {
+  const double bytes = static_cast<double>(t.capacity) * t.width * 8.0;
+  return bytes > 4.0 * static_cast<double>(prop.l2CacheSize) && t.capacity >= 1 << 16;
+}
+
+double stage_bytes(std::int64_t rows, bool with_y, bool slices) {
+  // Each level holds every row once (plus headroom); 16 or 24 bytes a row.
+  return (slices ? 2.3 : 1.15) * (with_y ? 24.0 : 16.0) * static_cast<double>(rows) +
+         64.0 * (1 << 20);
+}
+
+HashStage make_stage(const HashTable& t, const cudaDeviceProp& prop, std::int64_t rows,
+                     int region_bits, bool slices, bool narrow_keys) {
+  const int log2cap = log2_capacity(t);
+  const int sb = slice_bits_for(t.width);
+  if (region_bits <= 0 && slices && log2cap > sb) {
+    region_bits = (log2cap - sb + 1) / 2;  // the two levels split the fan-out evenly
+  } else if (region_bits <= 0) {
+    const double bytes = static_cast<double>(t.capacity) * t.width * 8.0;
+    const double region = std::max(1.0, static_cast<double>(prop.l2CacheSize) / 4.0);
+    region_bits = 0;
+    while (bytes / static_cast<double>(std::int64_t{1} << region_bits) > region) ++region_bits;
+  }
+  region_bits = std::min({region_bits, log2cap, 10});
+  HashStage s;
+  s.region_bits = region_bits;
+  const std::int64_t regions = std::int64_t{1} << region_bits;
+  s.region_capacity = rows / regions + rows / regions / 20 + 4096;
+  const auto total = static_cast<std::size_t>(regions * s.region_capacity);
+  alloc_rows(total, (t.fields & kSumY) != 0, s.key, s.x, s.y);
+  SB_CUDA_CHECK(cudaMalloc(&s.cursor, sizeof(unsigned long long) * regions));
+  SB_CUDA_CHECK(cudaMemset(s.cursor, 0, sizeof(unsigned long long) * regions));
+  const int split = log2cap - region_bits - sb;  // log2 of slices per region
+  const std::int64_t count = regions << std::max(split, 0);
+  const std::int64_t scap =
+      split == 0 ? s.region_capacity : rows / count + rows / count / 10 + 1024;
+  if (slices && split >= 0 && split <= 10 && scap <= 0xFFFF &&
+      slice_shared_bytes(sb, t.width, scap) <= 200 * 1024) {
+    s.slice_bits = sb;
+    s.slices_per_region = 1 << split;
+    s.slice_capacity = scap;
+    if (split == 0) {
+      // A region is a slice: the first level's buckets are the slices' buckets.
+      s.skey = s.key;
+      s.sx = s.x;
+      s.sy = s.y;
+      s.scursor = s.cursor;
+    } else {
+      // Only the first level can keep narrow keys: the slices' buckets hold 64-bit keys.
+      s.narrow_keys = narrow_keys;
+      const auto stotal = static_cast<std::size_t>(count * s.slice_capacity);
+      alloc_rows(stotal, (t.fields & kSumY) != 0, s.skey, s.sx, s.sy);
+      SB_CUDA_CHECK(cudaMalloc(&s.scursor, sizeof(unsigned long long) * count));
+      SB_CUDA_CHECK(cudaMemset(s.scursor, 0, sizeof(unsigned long long) * count));
+    }
+    SB_CUDA_CHECK(cudaMalloc(&s.spilled, sizeof(unsigned long long) * count));
+    opt_in_slice_fold(slice_shared_bytes(sb, t.width, scap));
+  }
+  return s;
+}
+
+void free_stage(HashStage& s) {
+  const bool own_slices = s.skey != nullptr && s.skey != s.key;
+  for (void* p : {static_cast<void*>(s.key), static_cast<void*>(s.x), static_cast<void*>(s.y),
+                  static_cast<void*>(s.cursor), static_cast<void*>(s.spilled)})
+    if (p != nullptr) (void)cudaFree(p);
+  if (own_slices)
+    for (void* p : {static_cast<void*>(s.skey), static_cast<void*>(s.sx), static_cast<void*>(s.sy),
+                    static_cast<void*>(s.scursor)})
+      if (p != nullptr) (void)cudaFree(p);
+  s = HashStage{};
+}
+
+void stage_clear(const HashStage& s, cudaStream_t stream) {
+  SB_CUDA_CHECK(cudaMemsetAsync(s.cursor, 0, sizeof(unsigned long long) << s.region_bits, stream));
+  if (s.scursor != nullptr && s.scursor != s.cursor)
+    SB_CUDA_CHECK(
+        cudaMemsetAsync(s.scursor, 0,
+                        sizeof(unsigned long long) *
+                            (static_cast<std::size_t>(s.slices_per_region) << s.region_bits),
+                        stream));
+}
+
+void stage_rows(const HashTable& t, const HashStage& s, const ColumnPtrs& in, std::int64_t n,
+                cudaStream_t stream) {
+  const int log2cap = log2_capacity(t);
+  const TileTarget tt = table_target(
+      static_cast<std::uint64_t>(t.capacity - 1), log2cap - s.region_bits, 1 << s.region_bits,
+      reinterpret_cast<unsigned long long*>(t.slots), t.width, t.fields);
+  launch_stage_rows(tt, in.key, in.x, in.y, n, s.key, s.x, s.y, s.region_capacity, s.cursor,
+                    t.overflow, s.narrow_keys, 0, stream);
+}
+
+void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream) {
+  const int regions = 1 << s.region_bits;
+  std::vector<unsigned long long> cursor(static_cast<std::size_t>(regions));
+  SB_CUDA_CHECK(cudaMemcpyAsync(cursor.data(), s.cursor, sizeof(unsigned long long) * regions,
+                                cudaMemcpyDeviceToHost, stream));
+  SB_CUDA_CHECK(cudaStreamSynchronize(stream));
+  auto* slots = reinterpret_cast<unsigned long long*>(t.slots);
+  const auto mask = static_cast<std::uint64_t>(t.capacity - 1);
+  if (s.slice_bits > 0) {
+    // Second level: every region's rows into its slices' buckets.
+    const auto per = static_cast<std::int64_t>(s.slices_per_region);
+    if (s.skey != s.key) launch_restage(t, s, stream);
+    const auto count = static_cast<unsigned>(per * regions);
+    fold_slices(slots, mask, t.width, t.fields, s.slice_bits, s.skey, s.sx, s.sy, s.slice_capacity,
+                s.scursor, s.spilled, t.overflow, 0u, count,
+                slice_shared_bytes(s.slice_bits, t.width, s.slice_capacity), stream);
+  } else {
+    // Region by region with global atomics, each region's slots hitting in L2.
+    for (int r = 0; r < regions; ++r) {
+      const auto n = static_cast<std::int64_t>(std::min<unsigned long long>(
+          cursor[r], static_cast<unsigned long long>(s.region_capacity)));
+      if (n == 0) continue;
+      const std::int64_t o = static_cast<std::int64_t>(r) * s.region_capacity;
+      ColumnPtrs rows;
+      rows.key = s.key + o;
+      rows.x = s.x + o;
+      rows.y = s.y != nullptr ? s.y + o : nullptr;
+      hash_aggregate(t, rows, n, stream);
+    }
+  }
+  stage_clear(s, stream);
+}
+
+}  // namespace sb::groupby::gpu

@@ -1,0 +1,124 @@
+// The peer exchange's pushes of the row shuffle (row_shuffle.cuh): after each task, the rows
+// its buckets gained are stored into their owners' landing areas, mapped by CUDA IPC.
+#include "groupby/gpu/row_shuffle.cuh"
+
+#include "groupby/gpu/detail/device_helpers.cuh"
+#include "scalebench/gpu_error.cuh"
+
+namespace sb::groupby::gpu {
+
+using namespace detail;
+
+namespace {
+
+/// Elements [lo, hi) of src to dst by one block, 16-byte words in the middle (src + lo and
+/// dst + lo share their alignment modulo 16 bytes).
+template <class T>
+__device__ __forceinline__ void copy_run(const T* __restrict__ src, T* __restrict__ dst,
+                                         std::int64_t lo, std::int64_t hi) {
+  constexpr std::int64_t kV = 16 / sizeof(T);  // elements per 16-byte word
+  const std::int64_t head = min(hi, (lo + kV - 1) / kV * kV);
+  if (threadIdx.x < head - lo) dst[lo + threadIdx.x] = src[lo + threadIdx.x];
+  const std::int64_t words = (hi - head) / kV;
+  const auto* s2 = reinterpret_cast<const ulonglong2*>(src + head);
+  auto* d2 = reinterpret_cast<ulonglong2*>(dst + head);
+  constexpr int kU = 4;
+  std::int64_t j = threadIdx.x;
+  for (; j + (kU - 1) * kStageThreads < words; j += kU * kStageThreads) {
+    ulonglong2 v[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) v[u] = __ldg(s2 + j + u * kStageThreads);
+#pragma unroll
+    for (int u = 0; u < kU; ++u) d2[j + u * kStageThreads] = v[u];
+  }
+  for (; j < words; j += kStageThreads) d2[j] = __ldg(s2 + j);
+  const std::int64_t tail = head + words * kV;
+  if (threadIdx.x < hi - tail) dst[tail + threadIdx.x] = src[tail + threadIdx.x];
+}
+
+/// Where shuffle_push's planes lie, in 8-byte words: the send buckets' key plane is keys_src
+/// words and each value plane rows_src; a landing block's key plane keys_dst words and each
+/// value plane rows_dst (RowShuffle::bucket_key_words, plane_rows, landing_block).
+struct PushPlanes {
+  std::int64_t keys_src, rows_src, keys_dst, rows_dst;
+};
+
+/// The peer exchange's copy (shuffle_push): for every other owner o and region r, rows
+/// [prev, cur) of bucket (o, r) (counts capped at rcap; prev null: 0) in every plane, from this
+/// worker's buckets into block `me` of owner o's landing area (another GPU's memory, mapped;
+/// stores cross NVLink). Each block takes (owner, region, plane) items in turn, the owners in
+/// the order me + 1, me + 2, ... (mod owners): the workers push in step, so at any moment each
+/// owner receives from one source instead of every source starting with owner 0 (the order of
+/// an all-to-all's rounds). Keys are 32-bit words when `narrow`; every plane and bucket starts
+/// 16-byte aligned (rcap is a multiple of 32).
+__global__ void __launch_bounds__(kStageThreads)
+    push_rows_kernel(const std::uint64_t* __restrict__ buckets, std::uint64_t* const* dests,
+                     const unsigned long long* __restrict__ prev,
+                     const unsigned long long* __restrict__ cur, int me, int owners, int regions,
+                     int planes, bool narrow, std::int64_t rcap, std::int64_t block,
+                     PushPlanes pl) {
+  const int items = (owners - 1) * regions * planes;
+  const auto cap = static_cast<unsigned long long>(rcap);
+  for (int it = blockIdx.x; it < items; it += gridDim.x) {
+    const int z = it % planes;
+    const int q = it / planes;  // (round, region)
+    const int o = (me + 1 + q / regions) % owners;
+    const int r = q % regions;
+    const int b = o * regions + r;  // bucket (owner, region)
+    const unsigned long long c1 = cur[b] < cap ? cur[b] : cap;
+    const unsigned long long c0 = prev == nullptr ? 0ull : (prev[b] < cap ? prev[b] : cap);
+    if (c1 <= c0) continue;
+    const auto lo = static_cast<std::int64_t>(c0);
+    const auto hi = static_cast<std::int64_t>(c1);
+    std::uint64_t* dst = dests[o] + block * me;
+    if (z == 0 && narrow) {
+      copy_run(reinterpret_cast<const std::uint32_t*>(buckets) + b * rcap,
+               reinterpret_cast<std::uint32_t*>(dst) + r * rcap, lo, hi);
+    } else if (z == 0) {
+      copy_run(buckets + b * rcap, dst + r * rcap, lo, hi);
+    } else {
+      copy_run(buckets + pl.keys_src + (z - 1) * pl.rows_src + b * rcap,
+               dst + pl.keys_dst + (z - 1) * pl.rows_dst + r * rcap, lo, hi);
+    }
+  }
+}
+
+}  // namespace
+
+void alloc_landing(RowShuffle& s) {
+  if (s.landing == nullptr)
+    SB_CUDA_CHECK(cudaMalloc(&s.landing,
+                             sizeof(std::uint64_t) * static_cast<std::size_t>(s.landing_words())));
+}
+
+void shuffle_set_landings(RowShuffle& s, const std::vector<void*>& landings) {
+  if (static_cast<int>(landings.size()) != s.owners)
+    throw Error("groupby: shuffle_set_landings needs one landing area per owner");
+  if (s.dests == nullptr) SB_CUDA_CHECK(cudaMalloc(&s.dests, sizeof(void*) * landings.size()));
+  SB_CUDA_CHECK(cudaMemcpy(s.dests, landings.data(), sizeof(void*) * landings.size(),
+                           cudaMemcpyHostToDevice));
+  if (s.snaps == nullptr)
+    SB_CUDA_CHECK(cudaMalloc(
+        &s.snaps, sizeof(unsigned long long) * kSnapSlots * static_cast<std::size_t>(s.buckets())));
+}
+
+void shuffle_snapshot(const RowShuffle& s, int slot, cudaStream_t stream) {
+  SB_CUDA_CHECK(cudaMemcpyAsync(s.snaps + static_cast<std::size_t>(slot) * s.buckets(), s.cursor,
+                                sizeof(unsigned long long) * s.buckets(), cudaMemcpyDeviceToDevice,
+                                stream));
+}
+
+void shuffle_push(const RowShuffle& s, int me, int prev_slot, int slot, int ctas,
+                  cudaStream_t stream) {
+  const unsigned long long* prev =
+      prev_slot < 0 ? nullptr : s.snaps + static_cast<std::size_t>(prev_slot) * s.buckets();
+  const std::int64_t landing_rows = static_cast<std::int64_t>(s.regions()) * s.rcap;
+  push_rows_kernel<<<ctas, kStageThreads, 0, stream>>>(
+      reinterpret_cast<const std::uint64_t*>(s.key), s.dests, prev,
+      s.snaps + static_cast<std::size_t>(slot) * s.buckets(), me, s.owners, s.regions(), s.planes(),
+      s.narrow_keys, s.rcap, s.landing_block(),
+      PushPlanes{s.bucket_key_words(), s.plane_rows(), s.key_words(landing_rows), landing_rows});
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace sb::groupby::gpu
