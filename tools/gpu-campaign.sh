@@ -3,6 +3,12 @@
 #   tools/gpu-campaign.sh [full|runs|bykey]   full: build everything, GPU tests, then the runs;
 #                                             runs: build scalebench only, then the runs;
 #                                             bykey: build scalebench only, then the by-key runs
+#   tools/gpu-campaign.sh build [OTHER]       build everything (and OTHER's scalebench: another
+#                                             source tree, e.g. `git archive COMMIT` unpacked)
+#   tools/gpu-campaign.sh tests               the GPU tests of the build (ctest -L gpu)
+#   tools/gpu-campaign.sh ab OTHER [PRESET..] seed and large (or PRESET..) on gpu1,gpuN, this
+#                                             tree and OTHER alternating, twice each; medians
+#                                             side by side (both built by `build OTHER`)
 # Runs: seed preset and large preset on the single-gpu and multi-gpu paths (every visible GPU),
 # each writing an HDF5 report, plus its markdown table. bykey: groupby by-key large on one GPU
 # and on every visible GPU twice, the multi-GPU case with its exchange timeline (run --trace),
@@ -18,6 +24,67 @@ mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 nvidia-smi -L | tee "$out/gpus.txt"
+export LD_LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+case "$mode" in
+  build)
+    t0=$(date +%s)
+    other=${2:-}
+    if [ -n "$other" ]; then
+      (cd "$other" && SB_TARGETS="scalebench scalebench-rank" timeout 500 tools/device-build.sh \
+        "$OLDPWD/.deps" build-gpu >"$out/build-other.log" 2>&1) &
+    fi
+    timeout 500 tools/device-build.sh .deps build-gpu >"$out/build.log" 2>&1
+    rc=$?
+    wait
+    [ $rc -eq 0 ] || { grep -E "error" "$out/build.log" | head -30; tail -20 "$out/build.log"; }
+    [ -z "$other" ] || [ -x "$other/build-gpu/scalebench" ] || tail -20 "$out/build-other.log"
+    echo "build: rc=$rc in $(( $(date +%s) - t0 )) s"
+    exit $rc ;;
+  tests)
+    (cd build-gpu && timeout 500 ctest -L gpu --output-on-failure >"$out/gpu-tests.log" 2>&1)
+    grep -E "\*\*\*Failed|Failed  |tests passed|tests failed" "$out/gpu-tests.log" | tail -15
+    exit 0 ;;
+  ab)
+    other=${2:?usage: tools/gpu-campaign.sh ab OTHER [PRESET..]}
+    shift 2
+    presets=("$@")
+    [ ${#presets[@]} -gt 0 ] || presets=(seed large)
+    for preset in "${presets[@]}"; do
+      for round in 1 2; do
+        for side in new old; do
+          exe=build-gpu/scalebench
+          [ "$side" = old ] && exe=$other/build-gpu/scalebench
+          timeout 240 "$exe" run --preset "$preset" --paths gpu1,gpuN --repeats 7 \
+            --out "$out/$preset-$side-$round.h5" >"$out/$preset-$side-$round.txt" \
+            2>"$out/$preset-$side-$round.err" || echo "$preset $side $round: rc=$?"
+          build-gpu/scalebench report "$out/$preset-$side-$round.h5" --format csv \
+            >"$out/$preset-$side-$round.csv" 2>/dev/null
+        done
+      done
+    done
+    python3 - "$out" "${presets[@]}" <<'PY'
+import csv, sys, os
+out, presets = sys.argv[1], sys.argv[2:]
+def medians(path):
+    rows = {}
+    if os.path.exists(path):
+        for r in csv.DictReader(open(path)):
+            rows[r["case"]] = (r["status"], float(r["median_s"] or "nan"))
+    return rows
+for p in presets:
+    runs = {(side, k): medians(f"{out}/{p}-{side}-{k}.csv") for side in ("new", "old") for k in (1, 2)}
+    print(f"== {p}: median ms (new 1, new 2 | old 1, old 2)")
+    for case in runs[("new", 1)]:
+        cells = []
+        for side in ("new", "old"):
+            for k in (1, 2):
+                st, m = runs[(side, k)].get(case, ("-", float("nan")))
+                cells.append(f"{m * 1e3:9.3f}" if st == "ok" else f"{st:>9}")
+        short = case.replace("cardinality=10000000,", "").replace(",seed=42", "")
+        print(f"{short[:70]:70} {cells[0]} {cells[1]} | {cells[2]} {cells[3]}")
+PY
+    exit 0 ;;
+esac
 t0=$(date +%s)
 targets=""
 [ "$mode" != full ] && targets="scalebench scalebench-rank"
@@ -26,7 +93,6 @@ if ! SB_TARGETS="$targets" timeout 330 tools/device-build.sh .deps build-gpu >"$
   grep -E "error|Error" "$out/build.log" | head -30; tail -20 "$out/build.log"; exit 1
 fi
 echo "build: $(( $(date +%s) - t0 )) s"
-export LD_LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 sb=build-gpu/scalebench
 summary=("build $(( $(date +%s) - t0 )) s")
 if [ "$mode" = full ]; then

@@ -16,8 +16,7 @@ std::string explain_no_gpu(NoGpu kind, const std::string& cuda_text,
   switch (kind) {
     case NoGpu::no_driver:
       if (!driver_loaded)
-        return "no NVIDIA GPU driver on this machine (" + driver_version_file +
-               " does not exist): GPU paths need an NVIDIA GPU and its driver";
+        return "no NVIDIA GPU driver on this machine (no " + driver_version_file + ")";
       return fmt::format(
           "the NVIDIA driver is too old for this CUDA runtime ({}; {}): update the driver",
           cuda_text, first_line.substr(0, 120));

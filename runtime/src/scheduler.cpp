@@ -184,9 +184,8 @@ class Scheduler {
       } else {
         std::string why;
         const int vis = visible_gpu_count(&why);
-        gpu_skip_reason_ = vis == 0
-                               ? "no GPU visible to the workers" + (why.empty() ? "" : ": " + why)
-                               : "no worker is bound to a GPU";
+        gpu_skip_reason_ = vis == 0 ? (why.empty() ? "no GPU visible to the workers" : why)
+                                    : "no worker is bound to a GPU";
       }
     }
     topology_probe.join();
