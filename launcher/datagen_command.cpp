@@ -24,6 +24,7 @@
 #include "case_plan.hpp"
 #include "input_export.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/h5_handle.hpp"
 #include "scalebench/version.hpp"
 
 namespace sb {
@@ -31,38 +32,7 @@ namespace {
 
 using json = nlohmann::json;
 
-/// Owns an HDF5 identifier.
-class H5Id {
- public:
-  using Closer = herr_t (*)(hid_t);
-  H5Id(hid_t id, Closer closer) : id_(id), closer_(closer) {}
-  H5Id(const H5Id&) = delete;
-  H5Id& operator=(const H5Id&) = delete;
-  H5Id(H5Id&& o) noexcept : id_(std::exchange(o.id_, -1)), closer_(o.closer_) {}
-  H5Id& operator=(H5Id&& o) noexcept {
-    if (this != &o) {
-      reset();
-      id_ = std::exchange(o.id_, -1);
-      closer_ = o.closer_;
-    }
-    return *this;
-  }
-  ~H5Id() { reset(); }
-  void reset() noexcept {
-    if (id_ >= 0) closer_(id_);
-    id_ = -1;
-  }
-  /// Closes now, reporting failure (the file: its data reaches the disk).
-  void close() {
-    const hid_t id = std::exchange(id_, -1);
-    if (id >= 0) SB_HDF5_CHECK(closer_(id));
-  }
-  [[nodiscard]] hid_t get() const { return id_; }
-
- private:
-  hid_t id_;
-  Closer closer_;
-};
+using H5Id = results::h5::Handle;
 
 H5Id scalar_space() {
   return {SB_HDF5_CHECK(H5Screate(H5S_SCALAR)), H5Sclose};

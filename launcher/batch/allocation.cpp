@@ -240,4 +240,11 @@ Allocation detect_allocation(const Environment& env, int local_cpus, int local_g
   return a;
 }
 
+std::vector<RankPlacement> place_ranks(const Allocation& alloc) {
+  std::vector<NodeShape> shapes;
+  shapes.reserve(alloc.nodes.size());
+  for (const auto& n : alloc.nodes) shapes.push_back({n.cpus, n.gpus});
+  return sb::place_ranks(shapes);
+}
+
 }  // namespace sb::batch

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "scalebench/placement.hpp"
+
 namespace sb::batch {
 
 using Environment = std::map<std::string, std::string>;
@@ -52,20 +54,13 @@ struct Allocation {
 [[nodiscard]] Allocation detect_allocation(const Environment& env, int local_cpus, int local_gpus,
                                            const std::string& local_host);
 
-/// Role and resources of one MPI rank.
-struct RankPlacement {
-  int rank = 0;
-  int node = 0;  ///< index into Allocation::nodes
-  bool scheduler = false;
-  int worker = -1;     ///< 0..W-1 for workers, -1 for the scheduler
-  int local_rank = 0;  ///< rank among the ranks on its node
-  int gpu = -1;        ///< GPU ordinal on its node, -1 for none
-  int threads = 1;     ///< CPU threads the worker may use
-  int first_core = 0;  ///< first of `threads` consecutive cores on the node (for binding)
-};
+// The placement of ranks is the launcher-to-rank protocol's (scalebench/placement.hpp).
+using sb::decode_placement;
+using sb::encode_placement;
+using sb::RankPlacement;
 
-/// Rank 0 is the scheduler, on node 0, holding no GPU. Workers: one per GPU on every node; on a
-/// node without GPUs, one worker per node. Cores of a node are shared evenly among its workers.
+/// place_ranks (scalebench/placement.hpp) of the allocation's nodes: rank 0 the scheduler, one
+/// worker per GPU on every node, one per node without GPUs, cores shared evenly.
 [[nodiscard]] std::vector<RankPlacement> place_ranks(const Allocation& alloc);
 
 /// A file the launcher must write before it starts the job (host files; see write_launch_files).
@@ -119,11 +114,5 @@ struct LaunchOptions {
 /// folder: nothing is created that the launcher would not remove). Throws sb::EnvironmentError
 /// when a file cannot be written. Call it before starting plan.argv.
 void write_launch_files(const LaunchPlan& plan);
-
-/// Placement as one environment-variable-safe string, and back: "v2:96.8*64" (node shapes
-/// cpus.gpus, when place_ranks of them gives exactly `placement`) or "v1:" with one record per
-/// rank. decode_placement throws sb::EnvironmentError on malformed text.
-[[nodiscard]] std::string encode_placement(const std::vector<RankPlacement>& placement);
-[[nodiscard]] std::vector<RankPlacement> decode_placement(const std::string& text);
 
 }  // namespace sb::batch

@@ -19,40 +19,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scalebench/h5_handle.hpp"
+
 namespace sb::results::h5 {
 
 using json = nlohmann::json;
-
-/// Owns one HDF5 identifier and closes it with the matching H5?close function.
-class Handle {
- public:
-  using Closer = herr_t (*)(hid_t);
-  Handle() noexcept = default;
-  Handle(hid_t id, Closer closer) noexcept : id_(id), closer_(closer) {}
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-  Handle(Handle&& o) noexcept : id_(std::exchange(o.id_, -1)), closer_(o.closer_) {}
-  Handle& operator=(Handle&& o) noexcept {
-    if (this != &o) {
-      reset();
-      id_ = std::exchange(o.id_, -1);
-      closer_ = o.closer_;
-    }
-    return *this;
-  }
-  ~Handle() { reset(); }
-  void reset() noexcept {
-    if (id_ >= 0 && closer_ != nullptr) closer_(id_);
-    id_ = -1;
-  }
-  /// Closes now and throws sb::LibraryError when closing fails (files: data reaches the disk).
-  void close();
-  [[nodiscard]] hid_t get() const noexcept { return id_; }
-
- private:
-  hid_t id_ = -1;
-  Closer closer_ = nullptr;
-};
 
 /// Turns off HDF5's automatic error printing (once per process); errors become exceptions.
 void quiet_errors();

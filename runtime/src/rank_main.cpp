@@ -18,11 +18,11 @@
 
 #include <fmt/format.h>
 
-#include "batch/allocation.hpp"
 #include "gpu_isolation.hpp"
 #include "rank.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/placement.hpp"
 #include "scalebench/rank_protocol.hpp"
 #include "scalebench/settings.hpp"
 #include "scalebench/system_info.hpp"
@@ -57,7 +57,7 @@ void place(sb::detail::RankContext& ctx) {
   if (const auto enc =
           sb::settings::environment_variable(std::string(sb::protocol::kPlacementVariable).c_str());
       enc && !enc->empty()) {
-    const auto all = sb::batch::decode_placement(*enc);
+    const auto all = sb::decode_placement(*enc);
     if (static_cast<int>(all.size()) != ctx.size)
       throw sb::EnvironmentError(fmt::format(
           "SCALEBENCH_PLACEMENT describes {} ranks but the job has {}", all.size(), ctx.size));
@@ -116,14 +116,14 @@ bool early_gpu_allowed() noexcept {
 
 /// This rank's placement when the launcher's placement (SCALEBENCH_PLACEMENT) and the rank are
 /// known before MPI_Init; nullopt otherwise (place() decides later, as it always does).
-std::optional<sb::batch::RankPlacement> early_placement() noexcept {
+std::optional<sb::RankPlacement> early_placement() noexcept {
   try {
     const auto enc =
         sb::settings::environment_variable(std::string(sb::protocol::kPlacementVariable).c_str());
     if (!enc || enc->empty()) return std::nullopt;
     const int rank = sb::protocol::starter_rank();
     if (rank < 0) return std::nullopt;
-    const auto all = sb::batch::decode_placement(*enc);
+    const auto all = sb::decode_placement(*enc);
     if (rank >= static_cast<int>(all.size())) return std::nullopt;
     return all[static_cast<std::size_t>(rank)];
   } catch (...) {
@@ -134,7 +134,7 @@ std::optional<sb::batch::RankPlacement> early_placement() noexcept {
 /// Before anything in this process starts CUDA: a worker placed on a GPU narrows
 /// CUDA_VISIBLE_DEVICES to that GPU alone (gpu_isolation.hpp). Returns the CUDA ordinal the
 /// worker will drive (0 when narrowed, the placement's ordinal when not), -1 for none.
-int isolate_gpu(const std::optional<sb::batch::RankPlacement>& p,
+int isolate_gpu(const std::optional<sb::RankPlacement>& p,
                 sb::detail::RankContext& ctx) noexcept {
   if (!p || p->scheduler || p->gpu < 0) return -1;
   if (!sb::detail::gpu_isolation_enabled()) return p->gpu;

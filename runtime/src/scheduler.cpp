@@ -19,6 +19,7 @@
 #include "scalebench/error.hpp"
 #include "scalebench/lifeline.hpp"
 #include "scalebench/nvml_probe.hpp"
+#include "scalebench/stats.hpp"
 #include "scalebench/system_info.hpp"
 #include "scalebench/workload.hpp"
 
@@ -38,13 +39,6 @@ struct CaseFailure {
   std::string message;
   bool restart = false;
 };
-
-double median(std::vector<double> v) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 class Scheduler {
  public:
@@ -461,10 +455,10 @@ class Scheduler {
                      {"bytes", work.bytes},
                      {"flops", work.flops},
                      {"bound", work.bound == Work::Bound::bytes ? "bytes" : "flops"}};
-      const double med = median(totals);
+      const double med = results::median(totals);
       std::vector<double> computes;
       for (const auto& rr : repeats) computes.push_back(rr.at("compute").get<double>());
-      const double med_compute = median(computes);
+      const double med_compute = results::median(computes);
       rec["metrics"] = {{"median_s", med},
                         {"throughput", work.units / med},
                         {"throughput_unit", work.unit + "/s"},

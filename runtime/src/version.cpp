@@ -1,5 +1,7 @@
 #include "scalebench/version.hpp"
 
+#include "scalebench_git_sha.h"  // generated at build time (cmake/ScalebenchVersion.cmake)
+
 namespace sb {
 const char* version() noexcept {
   return SCALEBENCH_VERSION;

@@ -13,6 +13,12 @@ double Config::flops() const {
   return 6.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(n);
 }
 
+double Config::algorithm_flops(Device device) const {
+  const bool sketch = device == Device::gpu ? gpu_sketch() : cpu_sketch();
+  return (sketch ? 4.0 : 6.0) * static_cast<double>(m) * static_cast<double>(n) *
+         static_cast<double>(n);
+}
+
 const std::vector<std::pair<std::string, std::string>>& keys() {
   static const std::vector<std::pair<std::string, std::string>> k = {
       {"m", "rows of A"},

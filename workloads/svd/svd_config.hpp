@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "scalebench/exec_path.hpp"
 #include "scalebench/params.hpp"
 
 namespace sb::svd {
@@ -58,9 +59,16 @@ struct Config {
   }
 
   [[nodiscard]] std::int64_t blocks() const { return m / chunk; }
-  /// Flops counted per repeat (docs/specification.md §4.2): 2mn^2 (QR) + 2mn^2 (forming Q) + 2mn^2
-  /// (U).
+  /// The problem's nominal work per repeat, the unit of svd's throughput and speedups
+  /// (docs/specification.md §4.2): 6mn^2, a Householder TSQR's 2mn^2 (QR) + 2mn^2 (forming Q) +
+  /// 2mn^2 (U), whatever algorithm runs, so that every path of a case counts the same work.
   [[nodiscard]] double flops() const;
+  /// The flops the algorithm that runs on `device` does per repeat, for its efficiency against
+  /// the fp64 GEMM ceiling (docs/workloads.md): its terms in m n^2 only, the n^3 terms of the
+  /// final factorisations left out (a lower bound): sketch-preconditioned Cholesky QR 4mn^2
+  /// (A R_s^-1, its Gram, U as one product of 2mn^2); Householder TSQR 6mn^2 (QR 2mn^2, U from
+  /// the reflectors 4mn^2).
+  [[nodiscard]] double algorithm_flops(Device device) const;
   /// Whether the scheduler also checks against LAPACK dgesvd of the whole matrix.
   [[nodiscard]] bool reference_check() const { return m <= 20000 && n <= 1000; }
 };

@@ -18,9 +18,6 @@ enum class Device { cpu, gpu };
 [[nodiscard]] constexpr Device device_of(ExecPath p) noexcept {
   return (p == ExecPath::single_gpu || p == ExecPath::multi_gpu) ? Device::gpu : Device::cpu;
 }
-[[nodiscard]] constexpr bool is_multi(ExecPath p) noexcept {
-  return p == ExecPath::multi_cpu || p == ExecPath::multi_gpu;
-}
 [[nodiscard]] const std::vector<ExecPath>& all_exec_paths() noexcept;
 
 }  // namespace sb

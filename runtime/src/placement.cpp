@@ -1,18 +1,16 @@
-/// @file placement.cpp
-/// Rank placement and its encoding in SCALEBENCH_PLACEMENT (see allocation.hpp).
-
-#include "batch/allocation.hpp"
-
-#include <scalebench/error.hpp>
+// Rank placement and its encoding in SCALEBENCH_PLACEMENT (placement.hpp).
+#include "scalebench/placement.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <system_error>
 
-namespace sb::batch {
+#include "scalebench/error.hpp"
 
-std::vector<RankPlacement> place_ranks(const Allocation& alloc) {
-  if (alloc.nodes.empty()) throw EnvironmentError("the allocation has no node");
+namespace sb {
+
+std::vector<RankPlacement> place_ranks(const std::vector<NodeShape>& nodes) {
+  if (nodes.empty()) throw EnvironmentError("the allocation has no node");
   std::vector<RankPlacement> out;
   RankPlacement sched;
   sched.rank = 0;
@@ -25,8 +23,8 @@ std::vector<RankPlacement> place_ranks(const Allocation& alloc) {
   sched.first_core = 0;
   out.push_back(sched);
   int worker = 0;
-  for (std::size_t n = 0; n < alloc.nodes.size(); ++n) {
-    const NodeResources& node = alloc.nodes[n];
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    const NodeShape& node = nodes[n];
     const int cpus = std::max(1, node.cpus);
     const int workers = node.gpus > 0 ? node.gpus : 1;
     int local = n == 0 ? 1 : 0;
@@ -76,11 +74,11 @@ bool same_placement(const std::vector<RankPlacement>& a, const std::vector<RankP
 }
 
 /// The nodes whose place_ranks is `placement`, when there are such nodes; else empty.
-std::vector<NodeResources> nodes_of(const std::vector<RankPlacement>& placement) {
+std::vector<NodeShape> nodes_of(const std::vector<RankPlacement>& placement) {
   int last = -1;
   for (const auto& p : placement) last = std::max(last, p.node);
   if (last < 0) return {};
-  std::vector<NodeResources> nodes(static_cast<std::size_t>(last) + 1);
+  std::vector<NodeShape> nodes(static_cast<std::size_t>(last) + 1);
   std::vector<int> workers(nodes.size(), 0), sum(nodes.size(), 0), top(nodes.size(), 0);
   std::vector<bool> gpu(nodes.size(), false);
   for (const auto& p : placement) {
@@ -97,9 +95,7 @@ std::vector<NodeResources> nodes_of(const std::vector<RankPlacement>& placement)
     // Enough cores: they are split exactly; fewer cores than workers: first_core wraps.
     nodes[n].cpus = sum[n] > workers[n] || top[n] == workers[n] ? sum[n] : top[n];
   }
-  Allocation a;
-  a.nodes = nodes;
-  if (!same_placement(place_ranks(a), placement)) return {};
+  if (!same_placement(place_ranks(nodes), placement)) return {};
   return nodes;
 }
 
@@ -140,7 +136,7 @@ std::vector<RankPlacement> decode_placement(const std::string& text) {
   };
   if (text.rfind("v2:", 0) == 0) {
     // cpus.gpus[*count] runs, separated by ';'.
-    Allocation a;
+    std::vector<NodeShape> a;
     std::size_t pos = 3;
     while (pos <= text.size()) {
       std::size_t end = text.find(';', pos);
@@ -150,21 +146,21 @@ std::vector<RankPlacement> decode_placement(const std::string& text) {
       const char* e = text.data() + end;
       for (int k = 0; k < 3 && q < e; ++k) {
         const auto r = std::from_chars(q, e, f[k]);
-        if (r.ec != std::errc{}) throw bad("run " + std::to_string(a.nodes.size()));
+        if (r.ec != std::errc{}) throw bad("run " + std::to_string(a.size()));
         q = r.ptr;
         const char sep = k == 0 ? '.' : '*';
         if (q < e && k < 2) {
-          if (*q != sep) throw bad("run " + std::to_string(a.nodes.size()));
+          if (*q != sep) throw bad("run " + std::to_string(a.size()));
           ++q;
         }
-        if (k == 0 && q >= e) throw bad("run " + std::to_string(a.nodes.size()));
+        if (k == 0 && q >= e) throw bad("run " + std::to_string(a.size()));
       }
       if (end > pos && (text[end - 1] == '*' || text[end - 1] == '.'))
-        throw bad("run " + std::to_string(a.nodes.size()));
+        throw bad("run " + std::to_string(a.size()));
       if (q != e || f[0] < 1 || f[1] < 0 || f[1] > 4096 || f[2] < 1 ||
-          a.nodes.size() + static_cast<std::size_t>(f[2]) > (1u << 20))
-        throw bad("run " + std::to_string(a.nodes.size()));
-      a.nodes.insert(a.nodes.end(), static_cast<std::size_t>(f[2]), {"", f[0], f[1]});
+          a.size() + static_cast<std::size_t>(f[2]) > (1u << 20))
+        throw bad("run " + std::to_string(a.size()));
+      a.insert(a.end(), static_cast<std::size_t>(f[2]), NodeShape{f[0], f[1]});
       pos = end + 1;
     }
     return place_ranks(a);
@@ -207,4 +203,4 @@ std::vector<RankPlacement> decode_placement(const std::string& text) {
   return out;
 }
 
-}  // namespace sb::batch
+}  // namespace sb
