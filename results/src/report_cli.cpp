@@ -118,19 +118,33 @@ void add_compare_command(CLI::App& app, int& exit_code) {
     std::string current;
     std::string threshold = "5%";
     double alpha = 0.01;
+    std::string on_noisy = "warn";
+    bool allow_missing = false;
+    bool strict = false;
     std::string format = "table";
     std::string out;
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
-      "compare", "Regression gate: compare CURRENT with BASELINE (exit code 1 on a regression)");
+      "compare",
+      "Regression gate: compare CURRENT with BASELINE (docs/ci.md). Exit 0 pass, 1 regression, "
+      "2 bad usage (or --strict and different hardware), 4 incomplete (a baseline case missing "
+      "or nothing compared), 5 inconclusive (noisy or busy-machine cases, --on-noisy warn)");
   sub->add_option("baseline", o->baseline, "baseline report (.h5)")->required();
   sub->add_option("current", o->current, "current report (.h5)")->required();
   sub->add_option("--threshold", o->threshold,
-                  "median slow-down that counts as a regression, e.g. 5% or 0.05")
+                  "slow-down of the fastest third of the repeats that counts as a regression, "
+                  "e.g. 5% or 0.05")
       ->capture_default_str();
-  sub->add_option("--alpha", o->alpha, "significance level of the Mann-Whitney U test")
+  sub->add_option("--alpha", o->alpha,
+                  "1 - confidence of the bootstrap interval; level of the Mann-Whitney U test")
       ->capture_default_str();
+  sub->add_option("--on-noisy", o->on_noisy,
+                  "noisy or inconclusive cases: pass (exit 0), warn (exit 5), fail (exit 1)")
+      ->capture_default_str();
+  sub->add_flag("--allow-missing", o->allow_missing,
+                "pass when baseline cases are missing from current or nothing was compared");
+  sub->add_flag("--strict", o->strict, "refuse (exit 2) reports from different hardware");
   sub->add_option("--format", o->format, "output format: table|markdown|junit")
       ->capture_default_str();
   sub->add_option("--out", o->out, "write to this file instead of standard output");
@@ -140,6 +154,9 @@ void add_compare_command(CLI::App& app, int& exit_code) {
     opts.alpha = o->alpha;
     if (!(opts.alpha > 0 && opts.alpha < 1))
       throw UsageError(fmt::format("--alpha {} must lie between 0 and 1", o->alpha));
+    opts.on_noisy = parse_noisy_policy(o->on_noisy);
+    opts.allow_missing = o->allow_missing;
+    opts.strict = o->strict;
     if (o->format != "table" && o->format != "markdown" && o->format != "junit")
       throw UsageError(
           fmt::format("unknown compare format '{}'; use one of table, markdown, junit", o->format));
