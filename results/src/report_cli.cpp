@@ -18,6 +18,7 @@
 
 #include "scalebench/compare.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/history.hpp"
 #include "scalebench/report.hpp"
 
 namespace sb::results {
@@ -167,6 +168,69 @@ void add_compare_command(CLI::App& app, int& exit_code) {
     emit(format_comparison(c, o->format, to_stdout ? output_width(STDOUT_FILENO) : 0), o->out);
     exit_code = comparison_exit_code(c);
   });
+}
+
+void add_history_command(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string store;
+    std::vector<std::string> reports;
+    std::string commit;
+    std::string pattern;
+    std::string format = "table";
+    std::string out;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* hist = app.add_subcommand(
+      "history",
+      "Runs over time: a store of reports, each case's trend and the runs where it "
+      "stepped up or down (docs/ci.md)");
+  hist->require_subcommand(1);
+
+  CLI::App* add = hist->add_subcommand("add", "Append reports to a store (created if missing)");
+  add->add_option("store", o->store, "history store (.h5)")->required();
+  add->add_option("reports", o->reports, "reports (.h5) written by `scalebench run`")->required();
+  add->add_option("--commit", o->commit,
+                  "commit under test (default: the report's git_sha); one report only");
+  add->callback([o, &exit_code] {
+    if (!o->commit.empty() && o->reports.size() != 1)
+      throw UsageError("history add --commit takes one report");
+    std::vector<HistoryRun> runs;
+    for (const auto& r : o->reports)
+      runs.push_back(history_run(read_report_isolated(r), r, o->commit));
+    HistoryStore store =
+        std::filesystem::exists(o->store) ? read_history(o->store) : HistoryStore{};
+    std::string text;
+    for (auto& run : runs) {
+      const std::string what = fmt::format("{} (commit {}, {}, {}, machine {})", run.report,
+                                           run.commit, run.time_utc, run.host, run.machine);
+      text += (add_history_run(store, std::move(run)) ? "added " : "already in the store: ") +
+              what + '\n';
+    }
+    write_history(store, o->store);
+    std::cout << text << fmt::format("{}: {} run(s)\n", o->store, store.runs.size());
+    exit_code = kExitOk;
+  });
+
+  const auto view = [&](const char* name, const char* help, const char* default_format) {
+    CLI::App* v = hist->add_subcommand(name, help);
+    v->add_option("store", o->store, "history store (.h5)")->required();
+    v->add_option("--case", o->pattern, "only cases whose id matches this shell pattern");
+    v->add_option("--format", o->format,
+                  fmt::format("output format: {}", fmt::join(history_formats(), "|")))
+        ->default_str(default_format);
+    v->add_option("--out", o->out, "write to this file instead of standard output");
+    v->callback([o, &exit_code, default_format] {
+      if (o->format.empty()) o->format = default_format;
+      const HistoryStore store = read_history(o->store);
+      const std::string text = format_history(store, history_trends(store, o->pattern), o->format);
+      emit(text, o->out);
+      exit_code = kExitOk;
+    });
+    return v;
+  };
+  view("show", "Print each case's trend and its steps", "table");
+  view("report", "Render the trends: html (charts), openmetrics, markdown or table", "html");
+  o->format.clear();
 }
 
 }  // namespace sb::results
