@@ -8,7 +8,9 @@
 #   history   eight runs, the last four held to one core, added to a history store: the change
 #             point must be named at the fifth run (and the HTML page checked in Chromium)
 #   cleanup   removes DIR
-# Exit 77: skipped (no taskset / python3).
+# Exit 77: skipped (no taskset / python3), or other processes took more than a quarter of the
+# machine while a step measured (a shared development machine): then timing verdicts say
+# nothing about the gate, which would itself call such runs busy.
 set -u
 sb=$1 py=$2 dir=$3 step=$4
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,10 +21,44 @@ gate=(--threshold 5%)  # docs/ci.md: the recommended gate (default --on-noisy wa
 mkdir -p "$dir"
 log="$dir/$step.log"
 
+cpu_ticks() {  # "busy total own": the machine's busy and total CPU ticks, and this script's
+  local _ u n s i w q sq st rest own
+  read -r _ u n s i w q sq st rest </proc/stat
+  # utime, stime, cutime, cstime of this shell: its waited-for children (runs, hog) included
+  own=$(sed 's/.*) //' /proc/$$/stat | awk '{print $12 + $13 + $14 + $15}')
+  echo "$((u + n + s + q + sq + st)) $((u + n + s + i + w + q + sq + st)) $own"
+}
+
+others_share() {  # others_share "MARK": percent of the machine other processes used since MARK
+  local b0 t0 o0 b1 t1 o1
+  read -r b0 t0 o0 <<<"$1"
+  read -r b1 t1 o1 <<<"$(cpu_ticks)"
+  local total=$((t1 - t0))
+  [ "$total" -gt 0 ] || { echo 0; return; }
+  local other=$((b1 - b0 - (o1 - o0)))
+  [ "$other" -gt 0 ] || other=0
+  echo $((100 * other / total))
+}
+
+require_quiet() {  # require_quiet PERCENT WHAT: skip when others took over 25% of the machine
+  echo "$2: other processes used $1% of the machine"
+  if [ "$1" -gt 25 ]; then
+    echo "SKIP: the machine was busy with other work ($1% of its CPU time) while $2 measured"
+    exit 77
+  fi
+}
+
 measure() {  # measure OUT [launcher prefix...]: one run of the gate's case, 15 repeats
   local out=$1; shift
+  local mark; mark=$(cpu_ticks)
   "$@" "$sb" "${run[@]}" --repeats 15 --out "$out" >>"$log" 2>&1 ||
     { echo "FAIL: scalebench run failed:"; cat "$log"; exit 1; }
+  share=$(others_share "$mark")
+}
+
+baseline_quiet() {  # skip when the baseline itself was measured on a busy machine
+  [ -f "$dir/base.h5" ] || { echo "FAIL: no baseline (gate.baseline)"; exit 1; }
+  require_quiet "$(cat "$dir/base.others" 2>/dev/null || echo 0)" "the baseline"
 }
 
 compare() {  # compare CURRENT: prints the gate's table, returns its exit code
@@ -34,9 +70,11 @@ case $step in
   baseline)
     rm -f "$dir/base.h5"
     measure "$dir/base.h5"
-    echo "baseline written: $dir/base.h5" ;;
+    echo "$share" >"$dir/base.others"
+    echo "baseline written: $dir/base.h5 (other processes used $share% of the machine)" ;;
   busy)
     [ -n "$py" ] || { echo "SKIP: needs python3"; exit 77; }
+    baseline_quiet
     # another job on the runner: one core burnt 40% of the time in bursts of 0.1-0.6 s
     "$py" "$here/bursty_hog.py" 0.4 0.1 0.6 120 7 &
     hog=$!
@@ -44,6 +82,7 @@ case $step in
     measure "$dir/busy.h5"
     kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null
     trap - EXIT
+    require_quiet "$share" "the run beside the hog"  # the hog is this script's: not counted
     compare "$dir/busy.h5"; rc=$?
     case $rc in
       0|5) echo "PASS: the gate exited $rc with a bursty hog on the machine" ;;
@@ -51,7 +90,9 @@ case $step in
     esac ;;
   one-core)
     command -v taskset >/dev/null || { echo "SKIP: needs taskset"; exit 77; }
+    baseline_quiet
     measure "$dir/one-core.h5" taskset -c 0
+    require_quiet "$share" "the one-core run"
     compare "$dir/one-core.h5"; rc=$?
     [ "$rc" -eq 1 ] || { echo "FAIL: the gate exited $rc for a run held to one core"; exit 1; }
     echo "PASS: a run held to one core fails the gate" ;;
@@ -59,6 +100,7 @@ case $step in
     command -v taskset >/dev/null || { echo "SKIP: needs taskset"; exit 77; }
     store="$dir/history.h5"
     rm -f "$store"
+    mark=$(cpu_ticks)
     for k in 1 2 3 4 5 6 7 8; do
       prefix=()
       [ "$k" -ge 5 ] && prefix=(taskset -c 0)
@@ -68,6 +110,7 @@ case $step in
     done
     out=$("$sb" history show "$store" --case 'subset-mean/*') || exit 1
     echo "$out"
+    require_quiet "$(others_share "$mark")" "the eight runs"
     echo "$out" | grep -q "at #5 (commit commit-5," ||
       { echo "FAIL: no change point at the fifth run"; exit 1; }
     [ "$(echo "$out" | grep -c '<- step')" -eq 1 ] || { echo "FAIL: not exactly one step"; exit 1; }
