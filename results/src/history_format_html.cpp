@@ -120,7 +120,7 @@ std::string steps(const HistoryStore& store, const Trend& t, const Frame& f) {
     s += fmt::format(
         "<line class=\"change-point\" data-point=\"{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" "
         "stroke=\"{}\" stroke-width=\"3\" stroke-dasharray=\"6 3\" shape-rendering=\"crispEdges\"/>"
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"{}\" fill=\"{}\">{}</text>\n",
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"{}\" style=\"fill:{}\">{}</text>\n",
         c.index + 1, x, kTop - 18, x, kHeight - kBottom, kStepColor, left ? x - 5 : x + 5,
         k % 2 == 0 ? kTop - 22 : kTop - 8, left ? "end" : "start", kStepColor, html_escape(label));
   }
