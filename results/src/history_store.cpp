@@ -1,5 +1,4 @@
 // The history store: one HDF5 file of flat tables (docs/report-schema.md, "History store").
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "h5_image.hpp"
 #include "h5_tree.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/history.hpp"
@@ -199,16 +199,6 @@ HistoryStore read_tables(hid_t file, const std::string& path) {
   return store;
 }
 
-void fsync_path(const std::string& p, bool directory) {
-  const int fd = ::open(p.c_str(), directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY);
-  if (fd < 0) return;
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0 && !directory)
-    throw UsageError(fmt::format("cannot write {}: fsync failed: {}", p, std::strerror(err)));
-}
-
 }  // namespace
 
 HistoryStore read_history(const std::string& path) {
@@ -243,32 +233,12 @@ void write_history(const HistoryStore& store, const std::string& path) {
   const fs::file_status st = fs::status(path, ec);
   if (fs::exists(st) && !fs::is_regular_file(st))
     throw UsageError(fmt::format("cannot write history store {}: not a regular file", path));
-  fs::path dir = fs::path(path).parent_path();
-  if (dir.empty()) dir = ".";
-  const std::string tmp = fmt::format("{}.tmp-{}", path, ::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw UsageError(fmt::format("cannot write history store {}: {}", path, std::strerror(errno)));
-  ::close(fd);
-  try {
-    {
-      Handle fapl{SB_HDF5_CHECK(H5Pcreate(H5P_FILE_ACCESS)), H5Pclose};
-      SB_HDF5_CHECK(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V18));
-      Handle file{SB_HDF5_CHECK(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get())),
-                  H5Fclose};
-      write_tables(file.get(), store);
-      SB_HDF5_CHECK(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
-      file.close();
-    }
-    fsync_path(tmp, false);
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
-      throw UsageError(
-          fmt::format("cannot write history store {}: {}", path, std::strerror(errno)));
-    fsync_path(dir.string(), true);
-  } catch (...) {
-    std::remove(tmp.c_str());
-    throw;
-  }
+  const std::vector<char> image = h5::file_image([&](hid_t file) { write_tables(file, store); });
+  const h5::WriteFailure f =
+      h5::write_durably(fmt::format("{}.tmp-{}", path, ::getpid()), path, image);
+  if (f.err != 0)
+    throw EnvironmentError(fmt::format("cannot write history store {}: {}: {} (errno {})", path,
+                                       f.step, std::strerror(f.err), f.err));
 }
 
 HistoryRun history_run(const json& report, const std::string& report_name,
