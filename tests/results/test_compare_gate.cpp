@@ -317,6 +317,16 @@ TEST(CompareGate, CommandLineExitCodes) {
   EXPECT_EQ(run_cli({"compare", killed, busy_h5, "--allow-missing", "--on-noisy", "pass"}), 0);
   EXPECT_EQ(run_cli({"compare", killed, busy_h5, "--allow-missing", "--on-noisy", "fail"}), 1);
   EXPECT_THROW(run_cli({"compare", b, b, "--on-noisy", "ignore"}), sb::UsageError);
+
+  // throttled flags survive the HDF5 report: three slow throttled repeats are left out
+  json throttled = case_("w0", {1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 3.0, 3.1, 2.9});
+  for (int i = 6; i < 9; ++i) throttled["repeats"][i]["throttled"] = true;
+  const std::string th = dir.file("throttled.h5"), out = dir.file("out.txt");
+  sb::results::write_report(model_of({throttled}), th);
+  EXPECT_EQ(run_cli({"compare", killed, th, "--allow-missing", "--out", out}), 0);
+  std::ifstream in(out);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("3 throttled repeat(s) left out"), std::string::npos) << text;
   EXPECT_EQ(run_cli({"compare", b, b, "--strict"}), 0);
 }
 
