@@ -113,8 +113,8 @@ case $step in
     out=$("$sb" history show "$store" --case 'subset-mean/*') || exit 1
     echo "$out"
     require_quiet "$(others_share "$mark")" "the eight runs"
-    echo "$out" | grep -q "at #5 (commit commit-5," ||
-      { echo "FAIL: no change point at the fifth run"; exit 1; }
+    echo "$out" | grep -q "step +[0-9.]*% ([^)]*) at #5 (commit commit-5," ||
+      { echo "FAIL: no step up at the fifth run"; exit 1; }
     [ "$(echo "$out" | grep -c '<- step')" -eq 1 ] || { echo "FAIL: not exactly one step"; exit 1; }
     "$sb" history report "$store" --format html --out "$dir/history.html" || exit 1
     for b in chromium chromium-browser google-chrome; do
