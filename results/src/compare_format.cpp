@@ -120,10 +120,39 @@ std::vector<std::string> system_lines(const Comparison& c) {
   return out;
 }
 
-std::string text_footer(const Comparison& c, const char* bullet) {
+/// `text` on lines of at most `width` columns (0: one line), each ending in a newline.
+std::string wrapped(const std::string& text, std::size_t width, const std::string& indent = "") {
   std::string out;
-  for (const auto& l : system_lines(c)) out += bullet + l + '\n';
-  for (const auto& l : legend(c)) out += bullet + l + '\n';
+  for (const auto& l : detail::wrap_words(text, width, indent)) out += l + '\n';
+  return out;
+}
+
+std::string text_footer(const Comparison& c, const std::string& bullet, std::size_t width = 0) {
+  std::string out;
+  const std::string indent(bullet.size(), ' ');
+  for (const auto& l : system_lines(c)) out += wrapped(bullet + l, width, indent);
+  for (const auto& l : legend(c)) out += wrapped(bullet + l, width, indent);
+  return out;
+}
+
+/// The table at `width`: numbers are never cut; the p-value (reference only) and the repeat
+/// counts go first, then the case ids and details are cut.
+std::string table(const Comparison& c, std::size_t width) {
+  detail::AlignedLayout layout;
+  layout.right = right();
+  layout.drop = {0, 0, 0, 0, 0, 0, 1, 2, 0};
+  layout.elide = {true, false, false, false, false, false, false, false, true};
+  layout.width = width;
+  layout.cheap_drops = 2;
+  layout.hard_floor = 10;  // nine columns, seven of numbers, in 80
+  std::vector<std::string> dropped;
+  std::string out = detail::render_aligned(cells(c), layout, &dropped);
+  if (!dropped.empty()) {
+    std::string names;
+    for (const auto& d : dropped) names += (names.empty() ? "" : ", ") + d;
+    out +=
+        wrapped("(not shown at this width: " + names + "; --out FILE or a pipe shows all)", width);
+  }
   return out;
 }
 
@@ -197,8 +226,8 @@ std::string junit(const Comparison& c) {
 
 std::string format_comparison(const Comparison& c, const std::string& format, std::size_t width) {
   if (format == "table")
-    return detail::render_aligned(cells(c), right(), width) + '\n' + tally(c) + '\n' + rule(c) +
-           '\n' + text_footer(c, "");
+    return table(c, width) + '\n' + wrapped(tally(c), width) + wrapped(rule(c), width) +
+           text_footer(c, "", width);
   if (format == "markdown")
     return "## scalebench compare\n\n" + detail::render_markdown(cells(c), right()) + "\n**" +
            tally(c) + "**\n\n" + rule(c) + "\n\n" + text_footer(c, "- ");
