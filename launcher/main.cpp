@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   sb::batch::add_submit_command(app, exit_code);
   sb::results::add_report_command(app, exit_code);
   sb::results::add_compare_command(app, exit_code);
+  sb::results::add_history_command(app, exit_code);
   sb::add_recover_command(app, exit_code);
   sb::add_info_command(app, exit_code);
   sb::add_datagen_command(app, exit_code, command_line);

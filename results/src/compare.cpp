@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "scalebench/error.hpp"
-#include "scalebench/mann_whitney.hpp"
+#include "scalebench/interference.hpp"
 #include "scalebench/stats.hpp"
 #include "summary_util.hpp"
 
@@ -42,11 +42,131 @@ std::string failure_text(const json& c) {
   return msg.empty() ? why : why + ": " + msg;
 }
 
+std::string with_message(const std::string& what, const json& c) {
+  const std::string msg = str(c, "message");
+  return msg.empty() ? what : what + ": " + msg;
+}
+
 void describe(CaseComparison& r, const json& c) {
   r.name = detail::case_label(c);
   r.workload = str(c, "workload");
   r.path = detail::canonical_path(str(c, "path"));
   r.params = sub(c, "params");
+}
+
+/// The timed repeats' totals, without those the runtime marked throttled.
+struct Timed {
+  std::vector<double> totals;
+  std::size_t throttled = 0;
+  [[nodiscard]] double sum() const {
+    double s = 0;
+    for (double t : totals) s += t;
+    return s;
+  }
+};
+
+bool flag_set(const json& r, const char* key) {
+  if (!r.is_object()) return false;
+  const auto it = r.find(key);
+  if (it == r.end()) return false;
+  if (it->is_boolean()) return it->get<bool>();
+  return it->is_number() && it->get<double>() != 0.0;
+}
+
+Timed timed_repeats(const json& c) {
+  Timed t;
+  const json& reps = sub(c, "repeats");
+  if (!reps.is_array()) return t;
+  for (const auto& r : reps) {
+    const double v = detail::num(r, "total");
+    if (!std::isfinite(v)) continue;
+    if (flag_set(r, "throttled")) {
+      ++t.throttled;
+      continue;
+    }
+    t.totals.push_back(v);
+  }
+  return t;
+}
+
+/// Turns a slower / faster / noisy verdict into `inconclusive` when the run that looks slower
+/// measured on a busier machine and that explains the change (interference.hpp).
+void apply_interference(CaseComparison& r, const json& b, const json& c, const Timed& bt,
+                        const Timed& ct) {
+  if (!is_compared(r.verdict) || r.verdict == Verdict::same || !std::isfinite(r.change)) return;
+  const Interference ib = read_interference(b, bt.sum());
+  const Interference ic = read_interference(c, ct.sum());
+  const bool current_slower = r.change > 0;
+  const Busier busy = current_slower ? busier_than(ic, ib) : busier_than(ib, ic);
+  if (!busy.busy) return;
+  const double size = current_slower ? r.change : 1.0 / (1.0 + r.change) - 1.0;
+  const char* run = current_slower ? "current" : "baseline";
+  if (size <= busy.explains) {
+    r.verdict = Verdict::inconclusive;
+    r.detail =
+        fmt::format("the machine was busy ({}) in the {} run, which explains up to {:+.0f}%; {}",
+                    busy.reason, run, busy.explains * 100.0, r.detail);
+  } else {
+    r.detail += fmt::format("; the {} run's machine was busy ({}), which explains only {:+.0f}%",
+                            run, busy.reason, busy.explains * 100.0);
+  }
+}
+
+CaseComparison compare_pair(const json& b, const json& c, const CompareOptions& o) {
+  const Timed bt = timed_repeats(b);
+  const Timed ct = timed_repeats(c);
+  CaseComparison r = compare_samples(bt.totals, ct.totals, o);
+  r.throttled_left_out = bt.throttled + ct.throttled;
+  apply_interference(r, b, c, bt, ct);
+  if (r.throttled_left_out > 0)
+    r.detail += fmt::format("; {} throttled repeat(s) left out ({} baseline, {} current)",
+                            r.throttled_left_out, bt.throttled, ct.throttled);
+  return r;
+}
+
+/// The verdict of a case present in CURRENT; `b` is the baseline case or null.
+void judge_current(CaseComparison& r, const json& c, const json* b) {
+  const std::string status = str(c, "status", "ok");
+  const std::string base_status = b != nullptr ? str(*b, "status", "ok") : "";
+  if (status == "skipped") {
+    if (base_status == "ok") {
+      r.verdict = Verdict::missing;
+      r.detail = with_message("ok in baseline, skipped in current", c);
+    } else {
+      r.verdict = Verdict::skipped;
+      r.detail = with_message(b == nullptr ? "skipped in current, not in baseline"
+                              : base_status == "skipped"
+                                  ? "skipped in both"
+                                  : "skipped in current, " + base_status + " in baseline",
+                              c);
+    }
+  } else if (current_failed(c)) {
+    r.verdict = Verdict::failed;
+    r.detail = failure_text(c);
+  } else if (b == nullptr) {
+    r.verdict = Verdict::new_case;
+    r.detail = "not in baseline";
+  } else if (base_status != "ok") {
+    r.verdict = Verdict::new_case;
+    r.detail = fmt::format("baseline case did not finish ok ({})", base_status);
+  }
+}
+
+CaseComparison baseline_only(const json& b) {
+  CaseComparison r;
+  describe(r, b);
+  const Timed bt = timed_repeats(b);
+  r.baseline_repeats = bt.totals.size();
+  r.baseline_median_s = median(bt.totals);
+  r.baseline_fast_s = fastest_third_mean(bt.totals);
+  if (str(b, "status", "ok") == "skipped") {
+    r.verdict = Verdict::skipped;
+    r.detail = with_message("skipped in baseline, not in current", b);
+  } else {
+    r.verdict = Verdict::missing;
+    r.detail = "not in current";
+  }
+  return r;
 }
 
 }  // namespace
@@ -61,10 +181,14 @@ std::string_view to_string(Verdict v) noexcept {
       return "slower";
     case Verdict::noisy:
       return "noisy";
+    case Verdict::inconclusive:
+      return "inconclusive";
     case Verdict::new_case:
       return "new";
     case Verdict::missing:
       return "missing";
+    case Verdict::skipped:
+      return "skipped";
     case Verdict::too_few_repeats:
       return "too-few-repeats";
     case Verdict::failed:
@@ -73,43 +197,60 @@ std::string_view to_string(Verdict v) noexcept {
   return "unknown";
 }
 
+std::string_view to_string(NoisyPolicy p) noexcept {
+  switch (p) {
+    case NoisyPolicy::pass:
+      return "pass";
+    case NoisyPolicy::warn:
+      return "warn";
+    case NoisyPolicy::fail:
+      return "fail";
+  }
+  return "unknown";
+}
+
+NoisyPolicy parse_noisy_policy(const std::string& text) {
+  if (text == "pass") return NoisyPolicy::pass;
+  if (text == "warn") return NoisyPolicy::warn;
+  if (text == "fail") return NoisyPolicy::fail;
+  throw UsageError(fmt::format("--on-noisy '{}': use pass, warn or fail", text));
+}
+
+std::size_t Comparison::count(Verdict v) const noexcept {
+  std::size_t n = 0;
+  for (const auto& c : cases) n += c.verdict == v ? 1 : 0;
+  return n;
+}
+
+std::size_t Comparison::compared() const noexcept {
+  std::size_t n = 0;
+  for (const auto& c : cases) n += is_compared(c.verdict) ? 1 : 0;
+  return n;
+}
+
 bool Comparison::regressed() const noexcept {
   for (const auto& c : cases)
-    if (is_regression(c.verdict)) return true;
+    if (is_regression(c.verdict) ||
+        (options.on_noisy == NoisyPolicy::fail && is_undecided(c.verdict)))
+      return true;
+  return false;
+}
+
+bool Comparison::incomplete() const noexcept {
+  return !options.allow_missing && (count(Verdict::missing) > 0 || compared() == 0);
+}
+
+bool Comparison::undecided() const noexcept {
+  for (const auto& c : cases)
+    if (is_undecided(c.verdict)) return true;
   return false;
 }
 
 int comparison_exit_code(const Comparison& c) noexcept {
-  return c.regressed() ? kExitFailed : kExitOk;
-}
-
-CaseComparison compare_samples(std::span<const double> baseline, std::span<const double> current,
-                               const CompareOptions& o) {
-  CaseComparison r;
-  r.baseline_repeats = baseline.size();
-  r.current_repeats = current.size();
-  r.baseline_median_s = median(baseline);
-  r.current_median_s = median(current);
-  if (r.baseline_median_s > 0) r.change = r.current_median_s / r.baseline_median_s - 1.0;
-  if (baseline.size() < o.min_repeats || current.size() < o.min_repeats) {
-    r.verdict = Verdict::too_few_repeats;
-    r.detail = fmt::format("{} vs {} repeats; the gate needs {} on each side (--repeats)",
-                           baseline.size(), current.size(), o.min_repeats);
-    return r;
-  }
-  r.p_value = mann_whitney_u(baseline, current).p_value;
-  const bool significant = r.p_value < o.alpha;
-  const bool big = std::isfinite(r.change) && std::abs(r.change) > o.threshold;
-  if (significant && big) {
-    r.verdict = r.change > 0 ? Verdict::slower : Verdict::faster;
-  } else if (big) {
-    r.verdict = Verdict::noisy;
-  } else {
-    r.verdict = Verdict::same;
-  }
-  r.detail = fmt::format("median {:+.1f}% (threshold {:.1f}%), p = {:.3g} (alpha {:g})",
-                         r.change * 100.0, o.threshold * 100.0, r.p_value, o.alpha);
-  return r;
+  if (c.regressed()) return kExitFailed;
+  if (c.incomplete()) return kExitIncomplete;
+  if (c.undecided() && c.options.on_noisy == NoisyPolicy::warn) return kExitInconclusive;
+  return kExitOk;
 }
 
 Comparison compare_reports(const json& baseline, const json& current, const CompareOptions& o) {
@@ -118,6 +259,16 @@ Comparison compare_reports(const json& baseline, const json& current, const Comp
   SB_EXPECTS(o.alpha > 0 && o.alpha < 1, "compare: --alpha must lie in (0, 1)");
   Comparison out;
   out.options = o;
+  out.system = system_differences(baseline, current);
+  if (o.strict) {
+    std::string hw;
+    for (const auto& d : out.system)
+      if (d.hardware)
+        hw +=
+            fmt::format("{}{} '{}' vs '{}'", hw.empty() ? "" : "; ", d.what, d.baseline, d.current);
+    if (!hw.empty())
+      throw UsageError("compare --strict: the reports ran on different hardware: " + hw);
+  }
   const json& bcases = sub(baseline, "cases");
   const json& ccases = sub(current, "cases");
   std::map<std::string, const json*> base;
@@ -131,30 +282,17 @@ Comparison compare_reports(const json& baseline, const json& current, const Comp
     seen[key] = true;
     const auto it = base.find(key);
     const json* b = it != base.end() ? it->second : nullptr;
-    const std::vector<double> ct = detail::phase_times(c, "total");
     CaseComparison r;
     if (b != nullptr) {
-      const std::vector<double> bt = detail::phase_times(*b, "total");
-      r = compare_samples(bt, ct, o);
+      r = compare_pair(*b, c, o);
     } else {
-      r.current_repeats = ct.size();
-      r.current_median_s = median(ct);
+      const Timed ct = timed_repeats(c);
+      r.current_repeats = ct.totals.size();
+      r.current_median_s = median(ct.totals);
+      r.current_fast_s = fastest_third_mean(ct.totals);
     }
     describe(r, c);
-    const std::string status = str(c, "status", "ok");
-    if (status == "skipped") {
-      r.verdict = Verdict::missing;
-      r.detail = "skipped in current" + (str(c, "message").empty() ? "" : ": " + str(c, "message"));
-    } else if (current_failed(c)) {
-      r.verdict = Verdict::failed;
-      r.detail = failure_text(c);
-    } else if (b == nullptr) {
-      r.verdict = Verdict::new_case;
-      r.detail = "not in baseline";
-    } else if (str(*b, "status", "ok") != "ok") {
-      r.verdict = Verdict::new_case;
-      r.detail = fmt::format("baseline case did not finish ok ({})", str(*b, "status"));
-    }
+    judge_current(r, c, b);
     out.cases.push_back(std::move(r));
   }
   if (bcases.is_array()) {
@@ -162,14 +300,7 @@ Comparison compare_reports(const json& baseline, const json& current, const Comp
       const std::string key = match_key(b);
       if (seen.count(key) != 0) continue;
       seen[key] = true;
-      CaseComparison r;
-      describe(r, b);
-      const std::vector<double> bt = detail::phase_times(b, "total");
-      r.baseline_repeats = bt.size();
-      r.baseline_median_s = median(bt);
-      r.verdict = Verdict::missing;
-      r.detail = "not in current";
-      out.cases.push_back(std::move(r));
+      out.cases.push_back(baseline_only(b));
     }
   }
   return out;

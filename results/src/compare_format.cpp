@@ -17,25 +17,55 @@ std::string pct(double change) {
   return std::isfinite(change) ? fmt::format("{:+.1f}%", change * 100.0) : "-";
 }
 
+std::string interval(const CaseComparison& r) {
+  return std::isfinite(r.change_low) && std::isfinite(r.change_high)
+             ? fmt::format("[{}, {}]", pct(r.change_low), pct(r.change_high))
+             : "-";
+}
+
 std::string pval(double p) {
   return std::isfinite(p) ? fmt::format("{:.3g}", p) : "-";
 }
 
 std::vector<std::vector<std::string>> cells(const Comparison& c) {
-  std::vector<std::vector<std::string>> rows{
-      {"case", "verdict", "baseline", "current", "change", "p-value", "repeats", "detail"}};
+  std::vector<std::vector<std::string>> rows{{"case", "verdict", "baseline", "current", "change",
+                                              "interval", "p-value", "repeats", "detail"}};
   for (const auto& r : c.cases) {
-    rows.push_back({r.name, std::string(to_string(r.verdict)),
-                    detail::human_seconds(r.baseline_median_s),
-                    detail::human_seconds(r.current_median_s), pct(r.change), pval(r.p_value),
-                    fmt::format("{}/{}", r.baseline_repeats, r.current_repeats), r.detail});
+    rows.push_back(
+        {r.name, std::string(to_string(r.verdict)), detail::human_seconds(r.baseline_fast_s),
+         detail::human_seconds(r.current_fast_s), pct(r.change), interval(r), pval(r.p_value),
+         fmt::format("{}/{}", r.baseline_repeats, r.current_repeats), r.detail});
   }
   return rows;
 }
 
 const std::vector<bool>& right() {
-  static const std::vector<bool> r{false, false, true, true, true, true, true, false};
+  static const std::vector<bool> r{false, false, true, true, true, true, true, true, false};
   return r;
+}
+
+/// The gate's outcome in one word and why: REGRESSION, INCOMPLETE, INCONCLUSIVE or PASS.
+std::string outcome(const Comparison& c) {
+  const int code = comparison_exit_code(c);
+  const std::size_t missing = c.count(Verdict::missing);
+  const std::size_t undecided = c.count(Verdict::noisy) + c.count(Verdict::inconclusive);
+  if (code == kExitFailed) return fmt::format("REGRESSION (exit {})", code);
+  if (code == kExitIncomplete) {
+    if (missing > 0)
+      return fmt::format(
+          "INCOMPLETE (exit {}): {} baseline case(s) missing from current "
+          "(--allow-missing lets that pass)",
+          code, missing);
+    return fmt::format(
+        "INCOMPLETE (exit {}): no case was compared (--allow-missing lets that pass)", code);
+  }
+  if (code == kExitInconclusive)
+    return fmt::format("INCONCLUSIVE (exit {}): {} case(s) noisy or inconclusive (--on-noisy warn)",
+                       code, undecided);
+  if (undecided > 0)
+    return fmt::format("no regression; {} case(s) noisy or inconclusive (--on-noisy {})", undecided,
+                       to_string(c.options.on_noisy));
+  return "no regression";
 }
 
 std::string tally(const Comparison& c) {
@@ -43,17 +73,105 @@ std::string tally(const Comparison& c) {
   for (const auto& r : c.cases) ++n[std::string(to_string(r.verdict))];
   std::string parts;
   for (const auto& [k, v] : n) parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", v, k);
-  return fmt::format("{} case(s): {}; threshold {:.1f}%, alpha {:g}: {}", c.cases.size(),
-                     parts.empty() ? "none" : parts, c.options.threshold * 100.0, c.options.alpha,
-                     c.regressed() ? "REGRESSION" : "no regression");
+  return fmt::format("{} case(s): {}; {} compared: {}", c.cases.size(),
+                     parts.empty() ? "none" : parts, c.compared(), outcome(c));
+}
+
+std::string rule(const Comparison& c) {
+  return fmt::format(
+      "times and change: mean of the fastest third of each case's repeats; interval: {:g}% "
+      "bootstrap; threshold {:.1f}%",
+      100.0 * (1.0 - c.options.alpha), c.options.threshold * 100.0);
+}
+
+/// One line per verdict present that needs saying what it means.
+std::vector<std::string> legend(const Comparison& c) {
+  std::vector<std::string> out;
+  const std::string level = fmt::format("{:g}%", 100.0 * (1.0 - c.options.alpha));
+  const std::string policy =
+      c.options.on_noisy == NoisyPolicy::fail   ? "it fails the gate (--on-noisy fail)"
+      : c.options.on_noisy == NoisyPolicy::warn ? "exit 5 unless something fails (--on-noisy warn)"
+                                                : "it passes (--on-noisy pass)";
+  if (c.count(Verdict::noisy) > 0)
+    out.push_back(fmt::format(
+        "noisy: the fastest third moved by more than the threshold but its {} interval includes "
+        "no change; more repeats decide it; {}",
+        level, policy));
+  if (c.count(Verdict::inconclusive) > 0)
+    out.push_back(
+        "inconclusive: the run that looks slower measured while other processes, the cgroup "
+        "quota or a lower clock took enough of the machine to explain the change; rerun on a "
+        "quiet machine; " +
+        policy);
+  if (c.count(Verdict::missing) > 0)
+    out.push_back("missing: in the baseline (or ok there) but not measured in current; " +
+                  std::string(c.options.allow_missing ? "allowed (--allow-missing)" : "exit 4"));
+  if (c.count(Verdict::skipped) > 0)
+    out.push_back("skipped: not run in either report (e.g. GPU paths without a GPU); passes");
+  return out;
+}
+
+std::vector<std::string> system_lines(const Comparison& c) {
+  std::vector<std::string> out;
+  for (const auto& d : c.system)
+    out.push_back(fmt::format("{}{}: '{}' (baseline) vs '{}' (current)",
+                              d.hardware ? "hardware differs: " : "differs: ", d.what, d.baseline,
+                              d.current));
+  return out;
+}
+
+/// `text` on lines of at most `width` columns (0: one line), each ending in a newline.
+std::string wrapped(const std::string& text, std::size_t width, const std::string& indent = "") {
+  std::string out;
+  for (const auto& l : detail::wrap_words(text, width, indent)) out += l + '\n';
+  return out;
+}
+
+std::string text_footer(const Comparison& c, const std::string& bullet, std::size_t width = 0) {
+  std::string out;
+  const std::string indent(bullet.size(), ' ');
+  for (const auto& l : system_lines(c)) out += wrapped(bullet + l, width, indent);
+  for (const auto& l : legend(c)) out += wrapped(bullet + l, width, indent);
+  return out;
+}
+
+/// The table at `width`: numbers are never cut; the p-value (reference only) and the repeat
+/// counts go first, then the case ids and details are cut.
+std::string table(const Comparison& c, std::size_t width) {
+  detail::AlignedLayout layout;
+  layout.right = right();
+  layout.drop = {0, 0, 0, 0, 0, 0, 1, 2, 0};
+  layout.elide = {true, false, false, false, false, false, false, false, true};
+  layout.width = width;
+  layout.cheap_drops = 2;
+  layout.hard_floor = 10;  // nine columns, seven of numbers, in 80
+  std::vector<std::string> dropped;
+  std::string out = detail::render_aligned(cells(c), layout, &dropped);
+  if (!dropped.empty()) {
+    std::string names;
+    for (const auto& d : dropped) names += (names.empty() ? "" : ", ") + d;
+    out +=
+        wrapped("(not shown at this width: " + names + "; --out FILE or a pipe shows all)", width);
+  }
+  return out;
 }
 
 std::string junit(const Comparison& c) {
   using detail::xml_escape;
+  const bool missing_fails = !c.options.allow_missing;
+  const bool undecided_fails = c.options.on_noisy == NoisyPolicy::fail;
+  const auto fails = [&](Verdict v) {
+    return is_regression(v) || (missing_fails && v == Verdict::missing) ||
+           (undecided_fails && is_undecided(v));
+  };
+  const auto skips = [&](Verdict v) {
+    return !fails(v) && (v == Verdict::missing || v == Verdict::skipped ||
+                         v == Verdict::too_few_repeats || is_undecided(v));
+  };
   int failures = 0, skipped = 0;
   for (const auto& r : c.cases) {
-    if (is_regression(r.verdict)) ++failures;
-    if (r.verdict == Verdict::missing || r.verdict == Verdict::too_few_repeats) ++skipped;
+    if (fails(r.verdict)) ++failures;
+    if (skips(r.verdict)) ++skipped;
   }
   const auto n = c.cases.size();
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
@@ -65,24 +183,35 @@ std::string junit(const Comparison& c) {
       "    <properties>\n"
       "      <property name=\"threshold\" value=\"{3:g}\"/>\n"
       "      <property name=\"alpha\" value=\"{4:g}\"/>\n"
-      "    </properties>\n",
-      n, failures, skipped, c.options.threshold, c.options.alpha);
+      "      <property name=\"on_noisy\" value=\"{5}\"/>\n"
+      "      <property name=\"outcome\" value=\"{6}\"/>\n",
+      n, failures, skipped, c.options.threshold, c.options.alpha, to_string(c.options.on_noisy),
+      xml_escape(outcome(c)));
+  for (const auto& l : system_lines(c))
+    out += fmt::format("      <property name=\"system\" value=\"{}\"/>\n", xml_escape(l));
+  out += "    </properties>\n";
   for (const auto& r : c.cases) {
     const std::string verdict(to_string(r.verdict));
-    const double t = std::isfinite(r.current_median_s) ? r.current_median_s : 0.0;
+    const double t = std::isfinite(r.current_fast_s) ? r.current_fast_s : 0.0;
     out +=
         fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.6f}\">\n",
                     xml_escape("scalebench." + r.workload + "." + r.path), xml_escape(r.name), t);
-    const std::string line = fmt::format("{}: {}", verdict, r.detail);
+    const std::string line =
+        is_compared(r.verdict)
+            ? fmt::format("{}: {}; fastest third {} {} (threshold {:.1f}%)", verdict, r.detail,
+                          pct(r.change), interval(r), c.options.threshold * 100.0)
+            : fmt::format("{}: {}", verdict, r.detail);
     const std::string body = fmt::format(
-        "baseline median {} ({} repeats), current median {} ({} repeats), change {}, p-value {}",
-        detail::human_seconds(r.baseline_median_s), r.baseline_repeats,
-        detail::human_seconds(r.current_median_s), r.current_repeats, pct(r.change),
+        "fastest-third mean: baseline {} ({} repeats), current {} ({} repeats), change {} {}; "
+        "medians {} and {}; p-value {}",
+        detail::human_seconds(r.baseline_fast_s), r.baseline_repeats,
+        detail::human_seconds(r.current_fast_s), r.current_repeats, pct(r.change), interval(r),
+        detail::human_seconds(r.baseline_median_s), detail::human_seconds(r.current_median_s),
         pval(r.p_value));
-    if (is_regression(r.verdict)) {
+    if (fails(r.verdict)) {
       out += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
                          xml_escape(line), verdict, xml_escape(body));
-    } else if (r.verdict == Verdict::missing || r.verdict == Verdict::too_few_repeats) {
+    } else if (skips(r.verdict)) {
       out += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(line));
     } else {
       out += fmt::format("      <system-out>{}</system-out>\n", xml_escape(line + "; " + body));
@@ -97,10 +226,11 @@ std::string junit(const Comparison& c) {
 
 std::string format_comparison(const Comparison& c, const std::string& format, std::size_t width) {
   if (format == "table")
-    return detail::render_aligned(cells(c), right(), width) + '\n' + tally(c) + '\n';
+    return table(c, width) + '\n' + wrapped(tally(c), width) + wrapped(rule(c), width) +
+           text_footer(c, "", width);
   if (format == "markdown")
     return "## scalebench compare\n\n" + detail::render_markdown(cells(c), right()) + "\n**" +
-           tally(c) + "**\n";
+           tally(c) + "**\n\n" + rule(c) + "\n\n" + text_footer(c, "- ");
   if (format == "junit") return junit(c);
   throw UsageError(
       fmt::format("unknown compare format '{}'; use one of table, markdown, junit", format));

@@ -18,6 +18,7 @@
 
 #include "scalebench/compare.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/history.hpp"
 #include "scalebench/report.hpp"
 
 namespace sb::results {
@@ -118,19 +119,33 @@ void add_compare_command(CLI::App& app, int& exit_code) {
     std::string current;
     std::string threshold = "5%";
     double alpha = 0.01;
+    std::string on_noisy = "warn";
+    bool allow_missing = false;
+    bool strict = false;
     std::string format = "table";
     std::string out;
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
-      "compare", "Regression gate: compare CURRENT with BASELINE (exit code 1 on a regression)");
+      "compare",
+      "Regression gate: compare CURRENT with BASELINE (docs/ci.md). Exit 0 pass, 1 regression, "
+      "2 bad usage (or --strict and different hardware), 4 incomplete (a baseline case missing "
+      "or nothing compared), 5 inconclusive (noisy or busy-machine cases, --on-noisy warn)");
   sub->add_option("baseline", o->baseline, "baseline report (.h5)")->required();
   sub->add_option("current", o->current, "current report (.h5)")->required();
   sub->add_option("--threshold", o->threshold,
-                  "median slow-down that counts as a regression, e.g. 5% or 0.05")
+                  "slow-down of the fastest third of the repeats that counts as a regression, "
+                  "e.g. 5% or 0.05")
       ->capture_default_str();
-  sub->add_option("--alpha", o->alpha, "significance level of the Mann-Whitney U test")
+  sub->add_option("--alpha", o->alpha,
+                  "1 - confidence of the bootstrap interval; level of the Mann-Whitney U test")
       ->capture_default_str();
+  sub->add_option("--on-noisy", o->on_noisy,
+                  "noisy or inconclusive cases: pass (exit 0), warn (exit 5), fail (exit 1)")
+      ->capture_default_str();
+  sub->add_flag("--allow-missing", o->allow_missing,
+                "pass when baseline cases are missing from current or nothing was compared");
+  sub->add_flag("--strict", o->strict, "refuse (exit 2) reports from different hardware");
   sub->add_option("--format", o->format, "output format: table|markdown|junit")
       ->capture_default_str();
   sub->add_option("--out", o->out, "write to this file instead of standard output");
@@ -140,6 +155,9 @@ void add_compare_command(CLI::App& app, int& exit_code) {
     opts.alpha = o->alpha;
     if (!(opts.alpha > 0 && opts.alpha < 1))
       throw UsageError(fmt::format("--alpha {} must lie between 0 and 1", o->alpha));
+    opts.on_noisy = parse_noisy_policy(o->on_noisy);
+    opts.allow_missing = o->allow_missing;
+    opts.strict = o->strict;
     if (o->format != "table" && o->format != "markdown" && o->format != "junit")
       throw UsageError(
           fmt::format("unknown compare format '{}'; use one of table, markdown, junit", o->format));
@@ -150,6 +168,69 @@ void add_compare_command(CLI::App& app, int& exit_code) {
     emit(format_comparison(c, o->format, to_stdout ? output_width(STDOUT_FILENO) : 0), o->out);
     exit_code = comparison_exit_code(c);
   });
+}
+
+void add_history_command(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string store;
+    std::vector<std::string> reports;
+    std::string commit;
+    std::string pattern;
+    std::string format = "table";
+    std::string out;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* hist = app.add_subcommand(
+      "history",
+      "Runs over time: a store of reports, each case's trend and the runs where it "
+      "stepped up or down (docs/ci.md)");
+  hist->require_subcommand(1);
+
+  CLI::App* add = hist->add_subcommand("add", "Append reports to a store (created if missing)");
+  add->add_option("store", o->store, "history store (.h5)")->required();
+  add->add_option("reports", o->reports, "reports (.h5) written by `scalebench run`")->required();
+  add->add_option("--commit", o->commit,
+                  "commit under test (default: the report's git_sha); one report only");
+  add->callback([o, &exit_code] {
+    if (!o->commit.empty() && o->reports.size() != 1)
+      throw UsageError("history add --commit takes one report");
+    std::vector<HistoryRun> runs;
+    for (const auto& r : o->reports)
+      runs.push_back(history_run(read_report_isolated(r), r, o->commit));
+    HistoryStore store =
+        std::filesystem::exists(o->store) ? read_history(o->store) : HistoryStore{};
+    std::string text;
+    for (auto& run : runs) {
+      const std::string what = fmt::format("{} (commit {}, {}, {}, machine {})", run.report,
+                                           run.commit, run.time_utc, run.host, run.machine);
+      text += (add_history_run(store, std::move(run)) ? "added " : "already in the store: ") +
+              what + '\n';
+    }
+    write_history(store, o->store);
+    std::cout << text << fmt::format("{}: {} run(s)\n", o->store, store.runs.size());
+    exit_code = kExitOk;
+  });
+
+  const auto view = [&](const char* name, const char* help, const char* default_format) {
+    CLI::App* v = hist->add_subcommand(name, help);
+    v->add_option("store", o->store, "history store (.h5)")->required();
+    v->add_option("--case", o->pattern, "only cases whose id matches this shell pattern");
+    v->add_option("--format", o->format,
+                  fmt::format("output format: {}", fmt::join(history_formats(), "|")))
+        ->default_str(default_format);
+    v->add_option("--out", o->out, "write to this file instead of standard output");
+    v->callback([o, &exit_code, default_format] {
+      if (o->format.empty()) o->format = default_format;
+      const HistoryStore store = read_history(o->store);
+      const std::string text = format_history(store, history_trends(store, o->pattern), o->format);
+      emit(text, o->out);
+      exit_code = kExitOk;
+    });
+    return v;
+  };
+  view("show", "Print each case's trend and its steps", "table");
+  view("report", "Render the trends: html (charts), openmetrics, markdown or table", "html");
+  o->format.clear();
 }
 
 }  // namespace sb::results

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "h5_image.hpp"
 #include "h5_tree.hpp"
 #include "report_layout.hpp"
 #include "scalebench/error.hpp"
@@ -128,73 +129,6 @@ void write_model(hid_t file, const json& model) {
   }
 }
 
-/// Whether HDF5 opens `image` (read-only, in memory): nothing reaches the disk unchecked.
-bool image_opens(std::vector<char>& image) {
-  Handle fapl{SB_HDF5_CHECK(H5Pcreate(H5P_FILE_ACCESS)), H5Pclose};
-  SB_HDF5_CHECK(H5Pset_fapl_core(fapl.get(), std::size_t{1} << 20, /*backing_store=*/0));
-  SB_HDF5_CHECK(H5Pset_file_image(fapl.get(), image.data(), image.size()));
-  const hid_t f = H5Fopen("scalebench-report-check", H5F_ACC_RDONLY, fapl.get());
-  if (f < 0) return false;
-  H5Fclose(f);
-  return true;
-}
-
-/// The whole file as bytes: HDF5 writes into memory (the core driver, no backing store) and
-/// never touches the disk, so a full disk or a folder turned read-only fails in our own write()
-/// with its errno, and HDF5's exit-time cleanup has no half-flushed file to trip over.
-std::vector<char> report_image(const json& model) {
-  static std::atomic<unsigned> serial{0};
-  Handle fapl{SB_HDF5_CHECK(H5Pcreate(H5P_FILE_ACCESS)), H5Pclose};
-  // 1.8 file format: dense attribute storage, readable by every HDF5 >= 1.8 (h5py, h5dump).
-  SB_HDF5_CHECK(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V18));
-  SB_HDF5_CHECK(H5Pset_fapl_core(fapl.get(), std::size_t{1} << 20, /*backing_store=*/0));
-  const std::string name = fmt::format("scalebench-report-{}-{}", ::getpid(), serial++);
-  Handle file{SB_HDF5_CHECK(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get())),
-              H5Fclose};
-  write_model(file.get(), model);
-  SB_HDF5_CHECK(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
-  const ssize_t size = SB_HDF5_CHECK(H5Fget_file_image(file.get(), nullptr, 0));
-  std::vector<char> image(static_cast<std::size_t>(size));
-  SB_HDF5_CHECK(H5Fget_file_image(file.get(), image.data(), image.size()));
-  file.close();
-  if (!image_opens(image)) {
-    // HDF5 1.10 clears the version-2 superblock's status flags in the image without updating
-    // its checksum; readers ignore these flags in version 2, so restore the byte it summed.
-    constexpr std::size_t kStatusFlags = 11;
-    if (image.size() > kStatusFlags && image[8] == 2) image[kStatusFlags] = 0x01;
-    if (!image_opens(image))
-      throw Error("internal error: HDF5 gave a file image it cannot open again");
-  }
-  return image;
-}
-
-[[noreturn]] void fail(const std::string& path, const std::string& step, int err) {
-  throw ReportWriteError(path, step, err);
-}
-
-/// Writes `bytes` to a new file `tmp` and makes them durable; removes `tmp` on failure.
-void write_durably(const std::string& tmp, const std::string& path,
-                   const std::vector<char>& bytes) {
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail(path, "cannot create " + tmp, errno);
-  std::size_t done = 0;
-  int err = 0;
-  while (done < bytes.size() && err == 0) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n > 0) {
-      done += static_cast<std::size_t>(n);
-    } else if (n < 0 && errno != EINTR) {
-      err = errno;
-    }
-  }
-  if (err == 0 && ::fsync(fd) != 0) err = errno;
-  if (::close(fd) != 0 && err == 0) err = errno;
-  if (err != 0) {
-    ::unlink(tmp.c_str());
-    fail(path, "cannot write " + tmp, err);
-  }
-}
-
 }  // namespace
 
 ReportWriteError::ReportWriteError(const std::string& path, const std::string& step, int err)
@@ -221,24 +155,14 @@ void write_report(const nlohmann::json& model, const std::string& path,
   if (fs::exists(st) && !fs::is_regular_file(st))
     throw UsageError(
         fmt::format("cannot write report {}: it exists and is not a regular file", path));
-  fs::path dir = fs::path(target).parent_path();
-  if (dir.empty()) dir = ".";
   const std::string tmp =
       temp_dir.empty() ? fmt::format("{}.tmp-{}", target, ::getpid())
                        : (fs::path(temp_dir) / fmt::format("report-{}.tmp", ::getpid())).string();
 
-  const std::vector<char> image = report_image(model);  // before touching the disk
-  write_durably(tmp, path, image);
-  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    fail(path, "cannot rename " + tmp + " into place", err);
-  }
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    (void)::fsync(dfd);  // some file systems refuse fsync on folders; the rename is done
-    ::close(dfd);
-  }
+  // The file is built in memory before the disk is touched.
+  const std::vector<char> image = h5::file_image([&](hid_t file) { write_model(file, model); });
+  const h5::WriteFailure f = h5::write_durably(tmp, target, image);
+  if (f.err != 0) throw ReportWriteError(path, f.step, f.err);
 }
 
 }  // namespace sb::results

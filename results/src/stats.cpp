@@ -44,4 +44,18 @@ double max_of(std::span<const double> xs) {
   return xs.empty() ? kNaN : *std::max_element(xs.begin(), xs.end());
 }
 
+std::size_t fastest_third_count(std::size_t n) noexcept {
+  return (n + 2) / 3;
+}
+
+double fastest_third_mean(std::span<const double> xs) {
+  if (xs.empty()) return kNaN;
+  std::vector<double> v(xs.begin(), xs.end());
+  const auto k = static_cast<std::ptrdiff_t>(fastest_third_count(v.size()));
+  std::nth_element(v.begin(), v.begin() + (k - 1), v.end());
+  double s = 0.0;
+  for (std::ptrdiff_t i = 0; i < k; ++i) s += v[static_cast<std::size_t>(i)];
+  return s / static_cast<double>(k);
+}
+
 }  // namespace sb::results

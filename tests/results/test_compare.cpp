@@ -80,7 +80,7 @@ TEST(Compare, Verdicts) {
   EXPECT_EQ(verdict_of(c, "noisy"), Verdict::noisy);
   EXPECT_EQ(verdict_of(c, "few"), Verdict::too_few_repeats);
   EXPECT_EQ(verdict_of(c, "w", "multi-gpu"), Verdict::failed);
-  EXPECT_EQ(verdict_of(c, "w", "single-gpu"), Verdict::missing);  // skipped in current
+  EXPECT_EQ(verdict_of(c, "w", "single-gpu"), Verdict::missing);  // ok in baseline, skipped now
   EXPECT_EQ(verdict_of(c, "fresh"), Verdict::new_case);
   EXPECT_EQ(verdict_of(c, "gone"), Verdict::missing);
   EXPECT_EQ(verdict_of(c, "w", "path-x"), Verdict::new_case);  // baseline timed out
@@ -168,7 +168,8 @@ TEST(Compare, JunitXmlIsWellFormed) {
   const auto c = compare_reports(base, cur);
   const std::string xml = sb::results::format_comparison(c, "junit");
   EXPECT_EQ(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>", 0), 0u);
-  EXPECT_NE(xml.find("failures=\"2\""), std::string::npos) << xml;
+  // failed, slower, and the two missing cases (--allow-missing not given)
+  EXPECT_NE(xml.find("failures=\"4\""), std::string::npos) << xml;
   EXPECT_NE(xml.find("tests=\"10\""), std::string::npos) << xml;
   EXPECT_NE(xml.find("odd &lt;name&gt; &amp; &quot;quotes&quot; "), std::string::npos);
 
@@ -184,7 +185,7 @@ TEST(Compare, JunitXmlIsWellFormed) {
       "assert r.tag == 'testsuites', r.tag\n"
       "assert len(cases) == int(r.get('tests')) == 10\n"
       "assert sum(1 for c in cases if c.find('failure') is not None) == int(r.get('failures')) == "
-      "2\n"
+      "4\n"
       "assert sum(1 for c in cases if c.find('skipped') is not None) == int(r.get('skipped'))\n";
   const std::string py = dir.file("check.py");
   std::ofstream(py) << script;

@@ -1,17 +1,30 @@
 #pragma once
 /// @file compare.hpp
-/// The regression gate (docs/specification.md §8): `scalebench compare BASELINE.h5 CURRENT.h5`.
+/// The regression gate (docs/specification.md §8): `scalebench compare BASELINE.h5 CURRENT.h5`
+/// (docs/ci.md).
 ///
-/// Cases are matched by (workload, path, params). For a pair with at least `min_repeats`
-/// repeats on both sides, the per-repeat total times are compared with a two-sided
-/// Mann-Whitney U test (mann_whitney.hpp) and the relative change of the medians:
-///   p < alpha and change >  threshold -> slower (a regression)
-///   p < alpha and change < -threshold -> faster
-///   p >= alpha and |change| > threshold -> noisy (not proven either way)
-///   otherwise                           -> same
+/// Cases are matched by (workload, path, params). Interference on a shared machine only adds
+/// time, in bursts, so the gate judges the fast repeats: for a pair with at least `min_repeats`
+/// repeats on both sides (repeats marked `throttled` left out), the change is
+/// fastest_third_mean(current) / fastest_third_mean(baseline) - 1 (stats.hpp) with its
+/// (1 - alpha) bootstrap interval (bootstrap.hpp):
+///   change >  threshold and interval above 0 -> slower (a regression)
+///   change < -threshold and interval below 0 -> faster
+///   |change| > threshold otherwise            -> noisy (not proven either way)
+///   otherwise                                 -> same
+/// The medians and a two-sided Mann-Whitney U test (mann_whitney.hpp) are reported beside.
+/// When the run that looks slower (or faster) measured on a busier machine and that explains
+/// the change (interference.hpp), the verdict is `inconclusive` instead.
+///
 /// A case that failed (validation, error or timeout) in CURRENT is `failed`, a regression.
-/// Cases only in CURRENT are `new` (also when the baseline case did not finish ok), cases only
-/// in BASELINE (or skipped in CURRENT) are `missing`; neither fails the gate.
+/// Cases only in CURRENT are `new` (also when the baseline case did not finish ok). A baseline
+/// case absent from CURRENT, or ok in the baseline but skipped in CURRENT, is `missing`; a case
+/// skipped in both (or skipped on one side and absent on the other) is `skipped`.
+///
+/// Exit codes (comparison_exit_code): 1 a regression (failed, slower; noisy and inconclusive
+/// too with --on-noisy fail); else 4 "incomplete" when a baseline case is missing or nothing
+/// was compared (unless --allow-missing); else 5 "inconclusive" when a case is noisy or
+/// inconclusive and --on-noisy is warn (the default); else 0.
 
 #include <cstddef>
 #include <limits>
@@ -22,52 +35,103 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scalebench/system_identity.hpp"
+
 namespace sb::results {
 
-enum class Verdict { faster, same, slower, noisy, new_case, missing, too_few_repeats, failed };
+/// `compare` found no regression but a baseline case is missing, or nothing was compared.
+inline constexpr int kExitIncomplete = 4;
+/// `compare` could not decide: a case is noisy or inconclusive (--on-noisy warn).
+inline constexpr int kExitInconclusive = 5;
 
-/// "faster", "same", "slower", "noisy", "new", "missing", "too-few-repeats", "failed".
+enum class Verdict {
+  faster,
+  same,
+  slower,
+  noisy,
+  inconclusive,
+  new_case,
+  missing,
+  skipped,
+  too_few_repeats,
+  failed
+};
+
+/// "faster", "same", "slower", "noisy", "inconclusive", "new", "missing", "skipped",
+/// "too-few-repeats", "failed".
 [[nodiscard]] std::string_view to_string(Verdict v) noexcept;
-/// slower and failed are regressions; every other verdict passes the gate.
+/// slower and failed are regressions whatever the policy.
 [[nodiscard]] constexpr bool is_regression(Verdict v) noexcept {
   return v == Verdict::slower || v == Verdict::failed;
 }
+/// The verdicts --on-noisy decides: the gate could not tell.
+[[nodiscard]] constexpr bool is_undecided(Verdict v) noexcept {
+  return v == Verdict::noisy || v == Verdict::inconclusive;
+}
+/// The verdicts that come from comparing two timing samples.
+[[nodiscard]] constexpr bool is_compared(Verdict v) noexcept {
+  return v == Verdict::faster || v == Verdict::same || v == Verdict::slower ||
+         v == Verdict::noisy || v == Verdict::inconclusive;
+}
+
+/// What a noisy or inconclusive case does to the exit code.
+enum class NoisyPolicy { pass, warn, fail };
+/// "pass", "warn", "fail".
+[[nodiscard]] std::string_view to_string(NoisyPolicy p) noexcept;
+/// Throws sb::UsageError for another word.
+[[nodiscard]] NoisyPolicy parse_noisy_policy(const std::string& text);
 
 struct CompareOptions {
-  double threshold = 0.05;      ///< relative change of the median that matters (0.05 = 5%)
-  double alpha = 0.01;          ///< significance level of the U test
+  double threshold = 0.05;      ///< relative change that matters (0.05 = 5%)
+  double alpha = 0.01;          ///< 1 - confidence of the interval; level of the U test
   std::size_t min_repeats = 5;  ///< fewer repeats on either side: too-few-repeats
+  NoisyPolicy on_noisy = NoisyPolicy::warn;
+  bool allow_missing = false;  ///< missing cases and an empty comparison pass
+  bool strict = false;         ///< refuse (sb::UsageError) reports of different hardware
 };
 
 /// The outcome for one case.
 struct CaseComparison {
+  static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   std::string name;  ///< case id (current's, else baseline's)
   std::string workload;
   std::string path;
   nlohmann::json params = nlohmann::json::object();
   Verdict verdict = Verdict::same;
-  std::size_t baseline_repeats = 0;
+  std::size_t baseline_repeats = 0;  ///< timed repeats used (throttled ones left out)
   std::size_t current_repeats = 0;
-  double baseline_median_s = std::numeric_limits<double>::quiet_NaN();
-  double current_median_s = std::numeric_limits<double>::quiet_NaN();
-  double change = std::numeric_limits<double>::quiet_NaN();   ///< current/baseline median - 1
-  double p_value = std::numeric_limits<double>::quiet_NaN();  ///< U test, two-sided
-  std::string detail;                                         ///< one line for people
+  std::size_t throttled_left_out = 0;  ///< repeats marked throttled, both sides
+  double baseline_fast_s = kNaN;       ///< mean of the fastest third of the repeats
+  double current_fast_s = kNaN;
+  double change = kNaN;       ///< current/baseline fastest-third mean - 1
+  double change_low = kNaN;   ///< (1 - alpha) bootstrap interval of `change`
+  double change_high = kNaN;  ///<
+  double baseline_median_s = kNaN;
+  double current_median_s = kNaN;
+  double median_change = kNaN;  ///< current/baseline median - 1
+  double p_value = kNaN;        ///< U test, two-sided
+  std::string detail;           ///< one line for people
 };
 
 struct Comparison {
   CompareOptions options;
-  std::vector<CaseComparison> cases;  ///< CURRENT's order, then cases missing from CURRENT
-  [[nodiscard]] bool regressed() const noexcept;
+  std::vector<CaseComparison> cases;     ///< CURRENT's order, then cases missing from CURRENT
+  std::vector<SystemDifference> system;  ///< what differs between the two runs' machines
+  [[nodiscard]] bool regressed() const noexcept;        ///< a case fails the gate (exit 1)
+  [[nodiscard]] bool incomplete() const noexcept;       ///< exit 4 (see the file comment)
+  [[nodiscard]] bool undecided() const noexcept;        ///< a noisy or inconclusive case
+  [[nodiscard]] std::size_t compared() const noexcept;  ///< cases with a timing verdict
+  [[nodiscard]] std::size_t count(Verdict v) const noexcept;
 };
 
-/// Judges two samples of total times (seconds); fills medians, change, p_value and verdict
-/// (never new/missing/failed).
+/// Judges two samples of total times (seconds); fills the statistics, detail and verdict
+/// (faster, same, slower, noisy or too-few-repeats).
 [[nodiscard]] CaseComparison compare_samples(std::span<const double> baseline,
                                              std::span<const double> current,
                                              const CompareOptions& options = {});
 
-/// Compares two report models (read_report). Throws sb::UsageError for bad options.
+/// Compares two report models (read_report). Throws sb::UsageError for bad options, and with
+/// options.strict when the hardware differs.
 [[nodiscard]] Comparison compare_reports(const nlohmann::json& baseline,
                                          const nlohmann::json& current,
                                          const CompareOptions& options = {});
@@ -78,7 +142,7 @@ struct Comparison {
 [[nodiscard]] std::string format_comparison(const Comparison& c, const std::string& format,
                                             std::size_t width = 0);
 
-/// The process exit code of `scalebench compare`: 1 when a case regressed, else 0.
+/// The process exit code of `scalebench compare`: 1, 4, 5 or 0 (see the file comment).
 [[nodiscard]] int comparison_exit_code(const Comparison& c) noexcept;
 
 /// Parses a threshold: "5%" -> 0.05, "0.05" -> 0.05. Throws sb::UsageError otherwise.

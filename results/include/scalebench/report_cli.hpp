@@ -5,10 +5,14 @@
 ///   scalebench report  FILE.h5.. [--format table|markdown|csv|json|gbench-json|html] [--out F]
 ///                      [--wide]
 ///   scalebench compare BASELINE.h5 CURRENT.h5 [--threshold 5%] [--alpha 0.01]
+///                      [--on-noisy pass|warn|fail] [--allow-missing] [--strict]
 ///                      [--format table|markdown|junit] [--out F]
+///   scalebench history add STORE.h5 REPORT.h5.. [--commit SHA]
+///   scalebench history show STORE.h5 [--case PATTERN] [--format table|markdown|html|openmetrics]
+///   scalebench history report STORE.h5 [--case PATTERN] [--format ...] [--out F]
 ///
 /// Each adds a subcommand to `app` whose callback does the work and sets `exit_code`
-/// (report: 0; compare: 1 when a case regressed, else 0). Errors are thrown as sb::Error
+/// (report, history: 0; compare: 0, 1, 4 or 5, see compare.hpp). Errors are thrown as sb::Error
 /// subclasses (bad file or option: sb::UsageError, exit code 2); the caller prints what().
 /// `exit_code` must outlive app.parse().
 
@@ -20,5 +24,6 @@ namespace sb::results {
 
 void add_report_command(CLI::App& app, int& exit_code);
 void add_compare_command(CLI::App& app, int& exit_code);
+void add_history_command(CLI::App& app, int& exit_code);
 
 }  // namespace sb::results

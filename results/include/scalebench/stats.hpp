@@ -3,6 +3,7 @@
 /// Order statistics of repeat samples (seconds). Every function takes the samples by value or
 /// span and never reorders the caller's data. Empty input gives NaN.
 
+#include <cstddef>
 #include <span>
 
 namespace sb::results {
@@ -16,5 +17,11 @@ namespace sb::results {
 /// Smallest / largest sample; NaN when empty.
 [[nodiscard]] double min_of(std::span<const double> xs);
 [[nodiscard]] double max_of(std::span<const double> xs);
+
+/// How many of n repeats make the "fastest third": ceil(n / 3), at least 1 (0 for n = 0).
+[[nodiscard]] std::size_t fastest_third_count(std::size_t n) noexcept;
+/// Mean of the fastest third of the repeats: the regression gate's statistic (docs/ci.md).
+/// Interference only adds time, so the fast repeats show what the code costs; NaN when empty.
+[[nodiscard]] double fastest_third_mean(std::span<const double> xs);
 
 }  // namespace sb::results

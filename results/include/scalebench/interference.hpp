@@ -1,0 +1,48 @@
+#pragma once
+/// @file interference.hpp
+/// How busy the machine was while a case measured, and how much slowdown that explains: the
+/// regression gate's verdict policy (docs/ci.md, "Verdicts").
+///
+/// A case record may carry (written by the runtime; absent in older reports):
+///   "interference": {"other_cpu_fraction": f,     share of the node's cores used by other
+///                                                 processes while the timed repeats ran (0..1)
+///                    "cpu_mhz": {"median": ...},  CPU clock while it ran ("mean" also read)
+///                    "cgroup_throttled_s": s}     time the cgroup's CPU quota held it back
+///
+/// Other processes holding a share d of the cores more than in the baseline can slow a case by
+/// up to 1/(1 - 2d) - 1: a parallel case waits at every barrier for its slowest thread, so a
+/// core it shares costs it about twice that core's share (tests/gate: busy_machine).
+/// A throttled share t of the timed wall time explains t/(1 - t); a clock lower by a factor c
+/// explains c - 1. The explanation is the largest of the three.
+
+#include <limits>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace sb::results {
+
+/// The interference record of one case, read leniently (missing members are NaN).
+struct Interference {
+  bool recorded = false;  ///< the case carried an "interference" object
+  double other_cpu_fraction = std::numeric_limits<double>::quiet_NaN();
+  double cpu_mhz = std::numeric_limits<double>::quiet_NaN();
+  double throttled_share = std::numeric_limits<double>::quiet_NaN();  ///< of the timed wall time
+};
+
+/// Reads case["interference"]; `timed_s` is the sum of the timed repeats (for the throttled
+/// share).
+[[nodiscard]] Interference read_interference(const nlohmann::json& case_record, double timed_s);
+
+/// How much busier the machine was in one run than in the other.
+struct Busier {
+  bool busy = false;      ///< enough to matter: +5% of the cores, +2% throttled, or -5% clock
+  double explains = 0.0;  ///< the relative slowdown it can explain (0.4 = +40%)
+  std::string reason;     ///< "40% of the cores taken by other processes", ...
+};
+
+/// How much busier `run` was than `reference` (both of the same case). Not busy when `run`
+/// has no record.
+[[nodiscard]] Busier busier_than(const Interference& run, const Interference& reference);
+
+}  // namespace sb::results

@@ -1,0 +1,78 @@
+#include "scalebench/interference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "summary_util.hpp"
+
+namespace sb::results {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr double kBusyCores = 0.05;      ///< +5% of the node's cores taken by others
+constexpr double kBusyThrottled = 0.02;  ///< +2% of the wall time throttled by the cgroup
+constexpr double kBusyClock = 0.05;      ///< clock 5% lower
+
+double clock_of(const json& mhz) {
+  if (mhz.is_number()) return mhz.get<double>();
+  for (const char* k : {"median", "mean", "avg", "average"}) {
+    const double v = detail::num(mhz, k);
+    if (std::isfinite(v)) return v;
+  }
+  return detail::kNaN;
+}
+
+double or_zero(double v) {
+  return std::isfinite(v) ? v : 0.0;
+}
+
+}  // namespace
+
+Interference read_interference(const json& c, double timed_s) {
+  Interference out;
+  const json& rec = detail::sub(c, "interference");
+  if (!rec.is_object() || rec.empty()) return out;
+  out.recorded = true;
+  out.other_cpu_fraction = detail::num(rec, "other_cpu_fraction");
+  if (std::isfinite(out.other_cpu_fraction))
+    out.other_cpu_fraction = std::clamp(out.other_cpu_fraction, 0.0, 1.0);
+  if (const auto it = rec.find("cpu_mhz"); it != rec.end()) out.cpu_mhz = clock_of(*it);
+  const double thr = detail::num(rec, "cgroup_throttled_s");
+  if (std::isfinite(thr) && timed_s > 0) out.throttled_share = std::clamp(thr / timed_s, 0.0, 1.0);
+  return out;
+}
+
+Busier busier_than(const Interference& run, const Interference& ref) {
+  Busier b;
+  if (!run.recorded) return b;
+  std::vector<std::string> why;
+
+  const double cores = or_zero(run.other_cpu_fraction) - or_zero(ref.other_cpu_fraction);
+  if (cores >= kBusyCores) {
+    b.busy = true;
+    b.explains = std::max(b.explains, 1.0 / (1.0 - std::min(0.9, 2.0 * cores)) - 1.0);
+    why.push_back(fmt::format("{:.0f}% of the cores taken by other processes",
+                              100.0 * run.other_cpu_fraction));
+  }
+  const double thr = or_zero(run.throttled_share) - or_zero(ref.throttled_share);
+  if (thr >= kBusyThrottled) {
+    b.busy = true;
+    b.explains = std::max(b.explains, thr / (1.0 - std::min(0.9, thr)));
+    why.push_back(
+        fmt::format("the cgroup CPU quota held it back {:.0f}% of the time", 100.0 * thr));
+  }
+  if (run.cpu_mhz > 0 && ref.cpu_mhz > 0 && run.cpu_mhz < (1.0 - kBusyClock) * ref.cpu_mhz) {
+    b.busy = true;
+    b.explains = std::max(b.explains, ref.cpu_mhz / run.cpu_mhz - 1.0);
+    why.push_back(fmt::format("CPU clock {:.0f} MHz against {:.0f} MHz", run.cpu_mhz, ref.cpu_mhz));
+  }
+  for (const auto& w : why) b.reason += (b.reason.empty() ? "" : ", ") + w;
+  return b;
+}
+
+}  // namespace sb::results
