@@ -1,0 +1,34 @@
+#pragma once
+/// @file startup_gather.hpp
+/// The scheduler's first step (runtime internals): every worker's start-up record, gathered
+/// into the job's system description (nodes, GPUs, versions, ceilings, NVML topology) and its
+/// start-up figures (/system/startup), plus who the workers are.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rank.hpp"
+
+namespace sb::detail {
+
+/// A worker as the scheduler knows it.
+struct WorkerInfo {
+  int rank = 0;
+  int threads = 1;
+  bool gpu = false;
+  std::string host;
+};
+
+struct StartupInfo {
+  std::vector<WorkerInfo> workers;      ///< by rank
+  std::vector<WorkerInfo> gpu_workers;  ///< the workers bound to a GPU, by rank
+  std::string gpu_skip_reason;          ///< why GPU cases are skipped (no GPU worker)
+  nlohmann::json record;                ///< the stream's "start" record
+};
+
+/// Receives one start-up record from every worker rank (collective with their start-up).
+[[nodiscard]] StartupInfo gather_startup(RankContext& ctx);
+
+}  // namespace sb::detail
