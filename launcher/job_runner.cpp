@@ -118,6 +118,7 @@ batch::LaunchPlan prepare_job(int job, const std::vector<CaseSpec>& remaining,
   plan.case_timeout_s = opt.case_timeout_s;
   plan.measure_ceilings = opt.measure_ceilings;
   plan.trace = opt.trace;
+  plan.fresh_ceilings = opt.fresh_ceilings;
   plan.lifeline_path = opt.lifeline_path;
   plan.stream_path = fmt::format("{}/stream-{}.jsonl", opt.workdir, job);
   plan.stop_path = fmt::format("{}/stop", opt.workdir);

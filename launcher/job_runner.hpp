@@ -25,7 +25,8 @@ struct JobRunnerOptions {
   std::string lifeline_path;  ///< the launcher's lifeline, watched by the scheduler
   double case_timeout_s = 0;  ///< 0: none
   bool measure_ceilings = true;
-  bool trace = false;  ///< `run --trace`, passed to every case's workers
+  bool trace = false;           ///< `run --trace`, passed to every case's workers
+  bool fresh_ceilings = false;  ///< `run --fresh-ceilings`
   /// Called for every record (start, progress, case) as it arrives, on the launcher's thread.
   /// An exception it throws (a report that cannot be written) ends the job and propagates.
   std::function<void(const nlohmann::json&)> on_record;

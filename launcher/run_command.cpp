@@ -65,6 +65,7 @@ struct RunOptions {
   bool trace = false;
   bool list = false;
   bool wide = false;
+  bool fresh_ceilings = false;
   // Which options were given on the command line (they override a suite file).
   CLI::Option* o_preset = nullptr;
   CLI::Option* o_workloads = nullptr;
@@ -298,6 +299,7 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   jo.case_timeout_s = o.case_timeout;
   jo.measure_ceilings = !o.no_ceilings;
   jo.trace = o.trace;
+  jo.fresh_ceilings = o.fresh_ceilings;
   jo.launch.mpiexec = settings::mpiexec();
   jo.launch.extra = settings::mpiexec_args();
   jo.launch.allow_run_as_root = geteuid() == 0;
@@ -428,6 +430,8 @@ void add_run_command(CLI::App& app, int& exit_code, const std::vector<std::strin
                   "runs one case per value (repeatable)");
   run->add_flag("--require-gpu", o->require_gpu, "Exit with code 3 when no GPU is available");
   run->add_flag("--no-ceilings", o->no_ceilings, "Skip measuring the bandwidth/GEMM ceilings");
+  run->add_flag("--fresh-ceilings", o->fresh_ceilings,
+                "Measure the ceilings anew instead of taking this machine's cached ones");
   run->add_flag("--trace", o->trace,
                 "Workloads print a timeline of their steps to stderr (diagnostics)");
   run->add_flag("--wide", o->wide,

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -142,17 +143,35 @@ std::string ceilings_used(const json& model, const json& summary) {
     if (!k.empty()) used.emplace(k, str(r, "ceiling_unit"));
   }
   std::vector<std::string> parts;
+  std::string cached;  // the oldest date of a cached ceiling
   for (const char* k : {"stream_triad", "dgemm", "copy_bandwidth", "fp64_gemm"}) {
     const auto it = used.find(k);
     if (it == used.end()) continue;
     const bool gpu = std::string(k) == "copy_bandwidth" || std::string(k) == "fp64_gemm";
-    parts.push_back(fmt::format("{} {} per {}", k,
-                                human_rate(ceiling_median(ceilings, k), it->second),
-                                gpu ? "GPU" : "CPU worker"));
+    std::set<int> threads;
+    for (const auto& c : ceilings.is_array() ? ceilings : json::array()) {
+      if (str(c, "kind") != k) continue;
+      if (!gpu && num(c, "threads") > 0) threads.insert(static_cast<int>(num(c, "threads")));
+      if (str(c, "source") == "cached" && (cached.empty() || str(c, "measured_utc") < cached))
+        cached = str(c, "measured_utc");
+    }
+    if (gpu || threads.size() < 2) {
+      parts.push_back(fmt::format("{} {} per {}", k,
+                                  human_rate(ceiling_median(ceilings, k), it->second),
+                                  gpu ? "GPU" : "CPU worker"));
+      continue;
+    }
+    std::string per;
+    for (const int t : threads)
+      per += fmt::format("{}{} ({} thread{})", per.empty() ? "" : ", ",
+                         human_rate(ceiling_median(ceilings, k, t), it->second), t,
+                         t == 1 ? "" : "s");
+    parts.push_back(fmt::format("{} {}", k, per));
   }
   if (parts.empty()) return {};
   std::string out = "ceilings used: ";
   for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
+  if (!cached.empty()) out += fmt::format(" (cached, measured {})", cached.substr(0, 10));
   return out;
 }
 

@@ -145,11 +145,18 @@ double rate_unit_scale(const std::string& unit) {
   return it != prefixes.end() ? it->second : 1.0;
 }
 
-double ceiling_median(const json& ceilings, const std::string& kind) {
+double ceiling_median(const json& ceilings, const std::string& kind, int threads) {
   std::vector<double> v;
   if (!ceilings.is_array()) return kNaN;
+  // CPU ceilings are measured per thread count: a case is held to the ones of its threads when
+  // the report has them (older reports have one thread count per worker).
+  bool have_threads = false;
+  if (threads > 0)
+    for (const auto& c : ceilings)
+      have_threads = have_threads || (str(c, "kind") == kind && num(c, "threads") == threads);
   for (const auto& c : ceilings) {
     if (str(c, "kind") != kind) continue;
+    if (have_threads && num(c, "threads") != threads) continue;
     const double x = num(c, "value") * rate_unit_scale(str(c, "unit"));
     if (std::isfinite(x) && x > 0) v.push_back(x);
   }
@@ -203,7 +210,8 @@ Efficiency efficiency_of(const json& c, const json& ceilings, double median_s, d
   const bool gpu = detail::case_device(c) == "gpu";
   const std::string kind =
       gpu ? (by_bytes ? "copy_bandwidth" : "fp64_gemm") : (by_bytes ? "stream_triad" : "dgemm");
-  const double per_device = detail::ceiling_median(ceilings, kind);
+  const int threads = gpu ? 0 : static_cast<int>(num(c, "threads_per_worker", 0.0));
+  const double per_device = detail::ceiling_median(ceilings, kind, threads);
   if (!std::isfinite(per_device)) return {};
   const double ceiling = per_device * std::max(1.0, workers);
   return {amount / median_s / ceiling, kind, per_device, ceiling, by_bytes ? "B/s" : "flop/s"};

@@ -81,7 +81,8 @@ std::vector<std::string> split_notes(const std::string& notes);
 /// True when any validation entry of the case has pass == false.
 bool validation_failed(const json& c);
 /// Median of the /system/ceilings rows of one kind, in base units per second; NaN when none.
-double ceiling_median(const json& ceilings, const std::string& kind);
+/// With threads > 0, only the rows measured with that many threads when there are any.
+double ceiling_median(const json& ceilings, const std::string& kind, int threads = 0);
 /// Scale of a rate unit to base units per second: "GB/s" -> 1e9, "TFLOP/s" -> 1e12, "GiB/s".
 double rate_unit_scale(const std::string& unit);
 

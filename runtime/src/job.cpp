@@ -49,7 +49,8 @@ nlohmann::json JobPlan::to_json() const {
           {"measure_ceilings", measure_ceilings},
           {"stop_path", stop_path},
           {"trace", trace},
-          {"lifeline", lifeline_path}};
+          {"lifeline", lifeline_path},
+          {"fresh_ceilings", fresh_ceilings}};
 }
 
 JobPlan JobPlan::from_json(const nlohmann::json& j) {
@@ -61,6 +62,7 @@ JobPlan JobPlan::from_json(const nlohmann::json& j) {
   p.stop_path = j.value("stop_path", std::string());
   p.trace = j.value("trace", false);
   p.lifeline_path = j.value("lifeline", std::string());
+  p.fresh_ceilings = j.value("fresh_ceilings", false);
   return p;
 }
 

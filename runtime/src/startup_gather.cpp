@@ -93,21 +93,11 @@ StartupInfo gather_startup(RankContext& ctx) {
       }
     }
     if (w.contains("cpu_ceilings")) {
-      const auto& c = w.at("cpu_ceilings");
-      ceilings.push_back({{"scope", "cpu"},
-                          {"host", wi.host},
-                          {"worker_rank", wi.rank},
-                          {"kind", "stream_triad"},
-                          {"unit", "B/s"},
-                          {"value", c.at("stream_triad_bytes_per_s")},
-                          {"threads", c.at("threads")}});
-      ceilings.push_back({{"scope", "cpu"},
-                          {"host", wi.host},
-                          {"worker_rank", wi.rank},
-                          {"kind", "dgemm"},
-                          {"unit", "flop/s"},
-                          {"value", c.at("dgemm_flop_per_s")},
-                          {"threads", c.at("threads")}});
+      for (auto c : w.at("cpu_ceilings")) {
+        c["host"] = wi.host;
+        c["worker_rank"] = wi.rank;
+        ceilings.push_back(c);
+      }
     }
   }
   std::sort(info.workers.begin(), info.workers.end(),

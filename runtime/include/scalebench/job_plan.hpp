@@ -27,6 +27,7 @@ struct JobPlan {
   std::string stop_path;         ///< when this file exists, stop before the next case
   bool trace = false;            ///< `run --trace`: workloads print their step timelines
   std::string lifeline_path;     ///< the launcher's lifeline (lifeline.hpp); empty: none
+  bool fresh_ceilings = false;   ///< measure the ceilings anew (not from the cache)
 
   [[nodiscard]] nlohmann::json to_json() const;
   static JobPlan from_json(const nlohmann::json& j);

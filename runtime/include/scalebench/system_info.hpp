@@ -20,7 +20,7 @@ namespace sb {
 
 /// STREAM triad (a = b + s*c, 24 bytes per element) and DGEMM rates with `threads` threads,
 /// in well under a second: {"stream_triad_bytes_per_s", "dgemm_flop_per_s", "threads"}.
-[[nodiscard]] nlohmann::json measure_cpu_ceilings(int threads);
+[[nodiscard]] nlohmann::json measure_cpu_ceilings(int threads);  // ceiling records (array)
 
 /// Host name of this process.
 [[nodiscard]] std::string host_name();
