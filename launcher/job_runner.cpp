@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "batch/node_health.hpp"
 #include "console.hpp"
 #include "file_tail.hpp"
 #include "job_process.hpp"
@@ -81,9 +82,11 @@ void tune_single_node_job(batch::LaunchPlan& lp, const JobRunnerOptions& opt) {
 
 /// What one job did.
 struct JobEnd {
-  int status = 0;                    ///< wait status of mpiexec/srun
-  bool end_seen = false;             ///< the scheduler wrote its "end ok" record
-  int running_index = -1;            ///< the case that was running when the job ended, or -1
+  int status = 0;          ///< wait status of mpiexec/srun
+  bool end_seen = false;   ///< the scheduler wrote its "end ok" record
+  int running_index = -1;  ///< the case that was running when the job ended, or -1
+  int running_repeat = 0;  ///< its repeat then (of its timed repeats)
+  bool running_warmup = false;
   std::deque<std::string> log_tail;  ///< the job's last output lines
   [[nodiscard]] bool clean() const {
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 && end_seen;
@@ -157,9 +160,12 @@ JobEnd follow_job(const batch::LaunchPlan& lp, const JobPlan& plan, int job,
         if (result.start.is_null()) result.start = rec;
       } else if (type == "progress") {
         end.running_index = -1;
+        end.running_repeat = rec.value("repeat", 0);
+        end.running_warmup = rec.value("warmup", false);
         for (const auto& s : remaining)
           if (s.id == rec.value("id", "")) end.running_index = s.index;
       } else if (type == "case") {
+        if (!result.lost_nodes.empty()) rec["nodes_lost"] = result.lost_nodes;
         // The scheduler numbers cases within its job; map back to the run's index by id.
         for (const auto& s : remaining)
           if (s.id == rec.value("id", "")) rec["index"] = s.index;
@@ -212,7 +218,19 @@ JobEnd follow_job(const batch::LaunchPlan& lp, const JobPlan& plan, int job,
 
 }  // namespace
 
-JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions& opt) {
+/// "node3 stopped answering during repeat 2" for the case that ran when `lost` were lost.
+std::string lost_message(const std::vector<std::string>& lost, const JobEnd& end,
+                         const std::string& diagnosis) {
+  std::string names;
+  for (const auto& n : lost) names += (names.empty() ? "" : ", ") + n;
+  return fmt::format("{} stopped answering during {} ({})", names,
+                     end.running_warmup ? std::string("the warm-up")
+                                        : fmt::format("repeat {}", end.running_repeat + 1),
+                     diagnosis);
+}
+
+JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions& options) {
+  JobRunnerOptions opt = options;  // a lost node leaves the allocation
   JobRunResult result;
   std::map<int, nlohmann::json> done;  // by case index
   std::vector<CaseSpec> remaining = cases;
@@ -235,13 +253,30 @@ JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions
     const JobEnd end = follow_job(lp, plan, job, remaining, opt, done, result);
     const std::string diagnosis = diagnose(end);
     const bool stopped = result.stop_signal != 0;
+    std::vector<std::string> lost;
+    if (!end.clean() && !stopped) {
+      lost = batch::lost_nodes(opt.allocation);
+      // The launcher's own node (the first) cannot be lost and leave the launcher running.
+      if (!lost.empty() && (lost.size() >= opt.allocation.nodes.size() ||
+                            lost.front() == opt.allocation.nodes.front().host))
+        lost.clear();
+    }
     if (!end.clean() && end.running_index >= 0 && done.count(end.running_index) == 0) {
       for (const auto& s : remaining)
         if (s.index == end.running_index)
           record(s, "failed",
                  stopped ? fmt::format("interrupted by {} while running ({})",
                                        signal_name(result.stop_signal), diagnosis)
-                         : fmt::format("failed: the job ended while it ran ({})", diagnosis));
+                 : !lost.empty()
+                     ? lost_message(lost, end, diagnosis)
+                     : fmt::format("failed: the job ended while it ran ({})", diagnosis));
+    }
+    if (!lost.empty()) {
+      result.lost_nodes.insert(result.lost_nodes.end(), lost.begin(), lost.end());
+      opt.allocation = batch::without_nodes(opt.allocation, lost);
+      opt.placement = batch::place_ranks(opt.allocation);
+      say(stderr, fmt::format("scalebench: {}; the remaining cases run on {} node(s)\n",
+                              lost_message(lost, end, diagnosis), opt.allocation.nodes.size()));
     }
     if (!end.clean() && !stopped && WIFEXITED(end.status) && WEXITSTATUS(end.status) == 127)
       throw EnvironmentError(fmt::format(
@@ -251,7 +286,8 @@ JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions
     std::vector<CaseSpec> next;
     for (const auto& s : remaining)
       if (done.count(s.index) == 0) next.push_back(s);
-    if (!end.clean() && next.size() == remaining.size() && end.running_index < 0 && !stopped) {
+    if (!end.clean() && next.size() == remaining.size() && end.running_index < 0 && !stopped &&
+        lost.empty()) {
       // The job died before running anything: retrying would loop.
       if (result.start.is_null())
         throw EnvironmentError(fmt::format("the MPI job failed to start: {}", diagnosis));

@@ -37,10 +37,14 @@ struct JobRunResult {
   std::vector<nlohmann::json> cases;  ///< one record per planned case, in plan order
   int jobs = 0;                       ///< MPI jobs started
   int stop_signal = 0;                ///< the signal that stopped the run, or 0
+  std::vector<std::string> lost_nodes;  ///< nodes the batch system reported lost mid-run
 };
 
 /// Runs every case; never throws for a failed job (its cases are recorded as failed). Throws
-/// sb::EnvironmentError when the MPI launcher cannot be started at all.
+/// sb::EnvironmentError when the MPI launcher cannot be started at all. When a job ends badly
+/// and the batch system reports nodes of a multi-node allocation lost (batch/node_health.hpp),
+/// the running case's message names them and the next job runs on the nodes that are left;
+/// every case record from then on carries `nodes_lost`.
 JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions& options);
 
 }  // namespace sb

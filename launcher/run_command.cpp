@@ -363,6 +363,11 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
     if (!to_run.empty()) res = run_jobs(to_run, jo);
     progress.finish();
     for (const auto& c : res.cases) report.add_case(c);
+    if (!res.lost_nodes.empty()) {
+      std::string lost;
+      for (const auto& n : res.lost_nodes) lost += (lost.empty() ? "" : ",") + n;
+      report.set_attr("lost_nodes", lost);
+    }
     const bool failed = report.any_failed();
     report.finish(res.stop_signal != 0 ? "stopped by " + signal_name(res.stop_signal)
                   : failed             ? "failed"

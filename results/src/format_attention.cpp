@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,19 @@ std::vector<std::string> problem_lines(const json& model) {
     it->cases.push_back(&c);
   }
   for (const auto& g : groups) out.push_back(group_line(g));
+  // Cases that ran after a node of the allocation was lost ran on the nodes left.
+  std::map<std::string, int> fewer;  // lost nodes -> cases
+  for (const auto& c : cases) {
+    const json& lost = sub(c, "nodes_lost");
+    if (!lost.is_array() || lost.empty()) continue;
+    std::string names;
+    for (const auto& n : lost)
+      names += (names.empty() ? "" : ", ") + (n.is_string() ? n.get<std::string>() : n.dump());
+    ++fewer[names];
+  }
+  for (const auto& [names, n] : fewer)
+    out.push_back(
+        fmt::format("{} case(s) ran on fewer nodes: {} lost earlier in the run", n, names));
   for (const auto& c : cases) {
     const json& v = sub(c, "validation");
     if (!v.is_array()) continue;

@@ -22,8 +22,7 @@ namespace sb {
 namespace {
 
 double epoch_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 /// An exclusive flock on `path` for the scope of the object (no lock when it cannot be made).

@@ -134,8 +134,7 @@ std::optional<sb::RankPlacement> early_placement() noexcept {
 /// Before anything in this process starts CUDA: a worker placed on a GPU narrows
 /// CUDA_VISIBLE_DEVICES to that GPU alone (gpu_isolation.hpp). Returns the CUDA ordinal the
 /// worker will drive (0 when narrowed, the placement's ordinal when not), -1 for none.
-int isolate_gpu(const std::optional<sb::RankPlacement>& p,
-                sb::detail::RankContext& ctx) noexcept {
+int isolate_gpu(const std::optional<sb::RankPlacement>& p, sb::detail::RankContext& ctx) noexcept {
   if (!p || p->scheduler || p->gpu < 0) return -1;
   if (!sb::detail::gpu_isolation_enabled()) return p->gpu;
   const auto current = sb::settings::environment_variable("CUDA_VISIBLE_DEVICES");

@@ -230,17 +230,16 @@ nlohmann::json measure_cpu_ceilings(int threads) {
   volatile double sink = a[n / 2] + z[0];  // keep both kernels observable
   (void)sink;
   const double triad_bytes = 3.0 * 8.0 * static_cast<double>(n);
-  return nlohmann::json::array(
-      {{{"scope", "cpu"},
-        {"kind", "stream_triad"},
-        {"unit", "B/s"},
-        {"value", triad_bytes / best_triad},
-        {"threads", threads}},
-       {{"scope", "cpu"},
-        {"kind", "dgemm"},
-        {"unit", "flop/s"},
-        {"value", 2.0 * m * static_cast<double>(m) * m / best_gemm},
-        {"threads", threads}}});
+  return nlohmann::json::array({{{"scope", "cpu"},
+                                 {"kind", "stream_triad"},
+                                 {"unit", "B/s"},
+                                 {"value", triad_bytes / best_triad},
+                                 {"threads", threads}},
+                                {{"scope", "cpu"},
+                                 {"kind", "dgemm"},
+                                 {"unit", "flop/s"},
+                                 {"value", 2.0 * m * static_cast<double>(m) * m / best_gemm},
+                                 {"threads", threads}}});
 }
 
 }  // namespace sb

@@ -27,7 +27,8 @@ struct CaseAborted {};
 
 /// The CPU ceilings for this worker's thread count and for one thread (single-cpu cases), from
 /// the per-machine cache when it holds them (ceiling_cache.hpp).
-nlohmann::json cpu_ceilings(const JobPlan& plan, const RankContext& ctx, const nlohmann::json& node) {
+nlohmann::json cpu_ceilings(const JobPlan& plan, const RankContext& ctx,
+                            const nlohmann::json& node) {
   nlohmann::json out = nlohmann::json::array();
   const std::string file = ceiling_cache_file();
   // More threads must not measure less than one: when they do, another process took the cores

@@ -159,7 +159,7 @@ TEST(Submit, SlurmScriptLineByLine) {
                 "#SBATCH --job-name=scalebench", "#SBATCH --nodes=16", "#SBATCH --ntasks=16",
                 "#SBATCH --exclusive", "#SBATCH --gpus-per-node=4", "#SBATCH --time=02:00:00",
                 "#SBATCH --output='logs/sb-%j.out'", "#SBATCH --signal=B:USR1@120",
-                "#SBATCH --partition='gpu'", "#SBATCH --account='proj.42'",
+                "#SBATCH --no-kill", "#SBATCH --partition='gpu'", "#SBATCH --account='proj.42'",
                 "#SBATCH --qos='normal'", "#SBATCH --dependency=afterany:1234"}));
   EXPECT_EQ(l.at(0), "#!/bin/bash");
   const auto has = [&](const std::string& line) {
@@ -191,11 +191,11 @@ TEST(Submit, SlurmCpusAndShortTime) {
   std::vector<std::string> directives;
   for (const auto& line : l)
     if (line.rfind("#SBATCH", 0) == 0) directives.push_back(line);
-  EXPECT_EQ(directives,
-            (std::vector<std::string>{
-                "#SBATCH --job-name=scalebench", "#SBATCH --nodes=1", "#SBATCH --ntasks=1",
-                "#SBATCH --cpus-per-task=8", "#SBATCH --time=00:05:00",
-                "#SBATCH --output='scalebench-%j.out'", "#SBATCH --signal=B:USR1@60"}));
+  EXPECT_EQ(directives, (std::vector<std::string>{
+                            "#SBATCH --job-name=scalebench", "#SBATCH --nodes=1",
+                            "#SBATCH --ntasks=1", "#SBATCH --cpus-per-task=8",
+                            "#SBATCH --time=00:05:00", "#SBATCH --output='scalebench-%j.out'",
+                            "#SBATCH --signal=B:USR1@60", "#SBATCH --no-kill"}));
   EXPECT_NE(std::find(l.begin(), l.end(), "\"$SCALEBENCH\" run  &"), l.end());
 }
 

@@ -43,10 +43,12 @@ TEST(CeilingCache, OldDamagedOrImplausibleEntriesAreMeasured) {
   const std::string file = (dir.path / "ceilings.json").string();
   int measured = 0;
   auto measure = [&] { return record(++measured * 1e9); };
-  std::ofstream(file) << nlohmann::json{
-      {"version", 1},
-      {"entries",
-       {{"k", {{"epoch", 1.0}, {"measured_utc", "1970-01-01"}, {"ceilings", record(5e9)}}}}}}
+  std::ofstream(file) << nlohmann::json{{"version", 1},
+                                        {"entries",
+                                         {{"k",
+                                           {{"epoch", 1.0},
+                                            {"measured_utc", "1970-01-01"},
+                                            {"ceilings", record(5e9)}}}}}}
                              .dump();
   EXPECT_EQ(sb::cached_ceilings(file, "k", false, measure)[0]["source"], "measured");
   std::ofstream(file) << "{ not json";
