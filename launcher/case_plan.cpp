@@ -172,6 +172,20 @@ std::vector<std::string> sweep_values(const std::string& value, const std::strin
 std::vector<CaseSpec> plan_cases(const RunRequest& req, std::vector<std::string>* notes) {
   SB_EXPECTS(req.repeats >= 1 && req.repeats <= kMaxRepeats,
              fmt::format("--repeats must lie between 1 and {} (got {})", kMaxRepeats, req.repeats));
+  if (req.auto_repeats) {
+    SB_EXPECTS(req.max_repeats >= 2 && req.max_repeats <= kMaxRepeats,
+               fmt::format("--max-repeats must lie between 2 and {} (got {})", kMaxRepeats,
+                           req.max_repeats));
+    SB_EXPECTS(req.min_repeats >= 2 && req.min_repeats <= req.max_repeats,
+               fmt::format("--min-repeats must lie between 2 and --max-repeats ({}) (got {})",
+                           req.max_repeats, req.min_repeats));
+    SB_EXPECTS(std::isfinite(req.max_time_s) && req.max_time_s > 0 && req.max_time_s <= 1e7,
+               "--max-time must be a positive number of seconds, at most 1e7");
+    SB_EXPECTS(std::isfinite(req.target_spread) && req.target_spread > 0 && req.target_spread < 1,
+               fmt::format("--target-spread must lie between 0 and 1 (a fraction: 0.01 is 1%; "
+                           "got {})",
+                           req.target_spread));
+  }
   SB_EXPECTS(req.warmup >= 0 && req.warmup <= kMaxWarmup,
              fmt::format("--warmup must lie between 0 and {} (got {})", kMaxWarmup, req.warmup));
   check_preset(req.preset);
@@ -235,8 +249,13 @@ std::vector<CaseSpec> plan_cases(const RunRequest& req, std::vector<std::string>
           s.path = path;
           s.params = variant;
           s.preset = preset;
-          s.repeats = req.repeats;
+          s.repeats = req.auto_repeats ? req.max_repeats : req.repeats;
           s.warmup = req.warmup;
+          if (req.auto_repeats && req.min_repeats < req.max_repeats) {
+            s.min_repeats = req.min_repeats;
+            s.max_time_s = req.max_time_s;
+            s.target_spread = req.target_spread;
+          }
           s.id = case_id(w.name, path, variant);
           if (!seen.insert(s.id).second) continue;  // the same case listed twice runs once
           out.push_back(std::move(s));

@@ -26,8 +26,15 @@ struct RunRequest {
   std::vector<ExecPath> paths;            ///< empty: all four
   std::vector<std::string> suite_params;  ///< a suite file's [params]: "workload.key=value"
   std::vector<std::string> params;        ///< --param workload.key=value (over suite_params)
-  int repeats = 5;
+  int repeats = 5;                        ///< the fixed count (not under auto_repeats)
   int warmup = 1;
+  /// `--repeats auto` (repeat_rule.hpp): each case takes min_repeats..max_repeats repeats,
+  /// stopping once the median's spread is under target_spread or max_time_s has passed.
+  bool auto_repeats = false;
+  int min_repeats = kAutoMinRepeats;
+  int max_repeats = kAutoMaxRepeats;
+  double max_time_s = kAutoMaxTime;
+  double target_spread = kAutoTargetSpread;
   std::vector<CaseRequest> cases;  ///< a suite file's [[case]] tables, after `workloads`
 };
 

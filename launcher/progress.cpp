@@ -44,6 +44,11 @@ void Progress::on_progress(const nlohmann::json& p) {
   const int repeats = std::max(1, p.value("repeats", 1));
   const bool warm = p.value("warmup", false);
   const int r = p.value("repeat", 0);
+  const bool adaptive = p.value("auto", false);  // `--repeats auto`: `repeats` is the most
+  const auto repeat_text = [&](int k) {
+    return adaptive ? fmt::format("repeat {} (auto, at most {})", k + 1, repeats)
+                    : fmt::format("repeat {}/{}", k + 1, repeats);
+  };
   const double t = now();
   const bool new_case = id != current_;
   // The repeat that just ended, when this record starts the next one of the same case.
@@ -65,8 +70,7 @@ void Progress::on_progress(const nlohmann::json& p) {
   const double done = finished_ + frac;
   const double eta = done > 0 ? elapsed / done * (total_ - done) : NAN;
   if (tty_) {
-    const std::string step =
-        warm ? std::string("warm-up") : fmt::format("repeat {}/{}", r + 1, repeats);
+    const std::string step = warm ? std::string("warm-up") : repeat_text(r);
     say(out_, fmt::format("\r\033[K{} {}  elapsed {}  ETA {}", what, step, seconds(elapsed),
                           seconds(eta)));
     line_open_ = true;
@@ -76,10 +80,9 @@ void Progress::on_progress(const nlohmann::json& p) {
     sayf(out_, "scalebench: {} started (elapsed {})\n", what, seconds(elapsed));
   } else if (last_repeat > kSlowRepeatS) {
     const double case_eta = last_repeat * (repeats - r);
-    sayf(
-        out_, "scalebench: {} {} done in {} (case ETA {})\n", what,
-        last_was_warmup ? std::string("warm-up") : fmt::format("repeat {}/{}", last_r + 1, repeats),
-        seconds(last_repeat), seconds(case_eta));
+    sayf(out_, "scalebench: {} {} done in {} (case ETA {})\n", what,
+         last_was_warmup ? std::string("warm-up") : repeat_text(last_r), seconds(last_repeat),
+         seconds(case_eta));
   }
 }
 
@@ -95,6 +98,11 @@ void Progress::on_record(const nlohmann::json& rec) {
     if (m.contains("median_s"))
       figures = fmt::format("  median {}  {:.3g} {}", seconds(m.value("median_s", 0.0)),
                             m.value("throughput", 0.0), m.value("throughput_unit", ""));
+    if (const auto st = rec.find("repeat_stop");
+        st != rec.end() && st->is_object() && st->value("reason", "count") != "count")
+      figures += fmt::format("  ({} repeats, stopped by {}; median within +-{:.1f}%)",
+                             st->value("repeats", 0), st->value("reason", ""),
+                             100.0 * st->value("spread", 0.0));
     const std::string status = rec.value("status", "?");
     const std::string msg = rec.value("message", "");
     sayf(out_, "scalebench: [{}/{}] {:<7} {}{}{}\n", finished_, total_, status,

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -54,8 +56,12 @@ struct RunOptions {
   std::string workloads;
   std::string paths;
   std::string suite;
-  int repeats = 5;
+  std::string repeats = "5";
   int warmup = 1;
+  int min_repeats = kAutoMinRepeats;
+  int max_repeats = kAutoMaxRepeats;
+  double max_time = kAutoMaxTime;
+  double target_spread = kAutoTargetSpread;
   std::string out;
   double case_timeout = 0;
   std::string resume;
@@ -72,7 +78,39 @@ struct RunOptions {
   CLI::Option* o_paths = nullptr;
   CLI::Option* o_repeats = nullptr;
   CLI::Option* o_warmup = nullptr;
+  CLI::Option* o_min_repeats = nullptr;
+  CLI::Option* o_max_repeats = nullptr;
+  CLI::Option* o_max_time = nullptr;
+  CLI::Option* o_target_spread = nullptr;
 };
+
+/// `--repeats N` or `--repeats auto` with its limits (the command line's over a suite file's).
+void resolve_repeats(const RunOptions& o, RunRequest& req) {
+  if (o.suite.empty() || o.o_repeats->count() > 0) {
+    if (o.repeats == "auto") {
+      req.auto_repeats = true;
+    } else {
+      char* end = nullptr;
+      errno = 0;
+      const long v = std::strtol(o.repeats.c_str(), &end, 10);
+      SB_EXPECTS(!o.repeats.empty() && *end == '\0' && errno == 0 && v >= 1 && v <= kMaxRepeats,
+                 fmt::format("--repeats must be 'auto' or a count between 1 and {} (got '{}')",
+                             kMaxRepeats, o.repeats));
+      req.auto_repeats = false;
+      req.repeats = static_cast<int>(v);
+    }
+  }
+  const bool limits = o.o_min_repeats->count() + o.o_max_repeats->count() + o.o_max_time->count() +
+                          o.o_target_spread->count() >
+                      0;
+  SB_EXPECTS(!limits || req.auto_repeats,
+             "--min-repeats, --max-repeats, --max-time and --target-spread apply to "
+             "--repeats auto only");
+  if (o.o_min_repeats->count() > 0) req.min_repeats = o.min_repeats;
+  if (o.o_max_repeats->count() > 0) req.max_repeats = o.max_repeats;
+  if (o.o_max_time->count() > 0) req.max_time_s = o.max_time;
+  if (o.o_target_spread->count() > 0) req.target_spread = o.target_spread;
+}
 
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
@@ -94,7 +132,7 @@ RunRequest resolve_request(const RunOptions& o) {
   RunRequest req;
   if (!o.suite.empty()) load_suite(o.suite, req);
   if (o.suite.empty() || o.o_preset->count() > 0) req.preset = o.preset;
-  if (o.suite.empty() || o.o_repeats->count() > 0) req.repeats = o.repeats;
+  resolve_repeats(o, req);
   if (o.suite.empty() || o.o_warmup->count() > 0) req.warmup = o.warmup;
   if (o.o_workloads->count() > 0) {
     req.workloads = split_list(o.workloads);
@@ -185,10 +223,15 @@ void print_plan(const std::vector<CaseSpec>& cases, const Layout& l, const RunRe
     if (kept != nullptr && kept->kept(c.id)) how = "kept from the resumed report";
     sayf(stdout, "{:>4}  {}  (preset {}; {})\n", c.index, c.id, c.preset, how);
   }
+  const std::string repeats =
+      cases.empty() ? "0"
+      : cases.front().repeat_rule().adaptive()
+          ? fmt::format("{}-{} (auto)", cases.front().repeat_rule().min_repeats,
+                        cases.front().repeats)
+          : std::to_string(cases.front().repeats);
   sayf(stdout, "{} case(s), {} repeats + {} warm-up each, on {} ({} node(s), {} worker(s))\n",
-       cases.size(), cases.empty() ? 0 : cases.front().repeats,
-       cases.empty() ? 0 : cases.front().warmup, l.alloc.scheduler, l.alloc.nodes.size(),
-       l.workers);
+       cases.size(), repeats, cases.empty() ? 0 : cases.front().warmup, l.alloc.scheduler,
+       l.alloc.nodes.size(), l.workers);
 }
 
 /// The distinct presets of the run, in plan order ("small, seed").
@@ -418,9 +461,27 @@ void add_run_command(CLI::App& app, int& exit_code, const std::vector<std::strin
                                "Comma-separated paths: single-cpu,multi-cpu,single-gpu,multi-gpu "
                                "(aliases cpu1,cpuN,gpu1,gpuN; default: all)");
   run->add_option("--suite", o->suite, "Suite file (TOML, docs/suite-files.md)");
-  o->o_repeats =
-      run->add_option("--repeats", o->repeats,
-                      fmt::format("Timed repeats per case, 1-{} (default 5)", kMaxRepeats));
+  o->o_repeats = run->add_option(
+      "--repeats", o->repeats,
+      fmt::format("Timed repeats per case, 1-{} (default 5), or 'auto': as many as the median "
+                  "needs (docs/ci.md)",
+                  kMaxRepeats));
+  o->o_min_repeats = run->add_option(
+      "--min-repeats", o->min_repeats,
+      fmt::format("--repeats auto: the fewest timed repeats (default {})", kAutoMinRepeats));
+  o->o_max_repeats = run->add_option(
+      "--max-repeats", o->max_repeats,
+      fmt::format("--repeats auto: the most timed repeats (default {})", kAutoMaxRepeats));
+  o->o_max_time = run->add_option(
+      "--max-time", o->max_time,
+      fmt::format("--repeats auto: seconds of timed repeats a case may take once it has "
+                  "--min-repeats (default {:g})",
+                  kAutoMaxTime));
+  o->o_target_spread = run->add_option(
+      "--target-spread", o->target_spread,
+      fmt::format("--repeats auto: stop when the median's 95% interval is within this fraction "
+                  "(default {:g})",
+                  kAutoTargetSpread));
   o->o_warmup = run->add_option(
       "--warmup", o->warmup,
       fmt::format("Untimed warm-up repeats per case, 0-{} (default 1)", kMaxWarmup));

@@ -54,10 +54,17 @@ int int_value(const std::string& name, const toml::node& n, const std::string& k
   return static_cast<int>(v);
 }
 
+double number_value(const std::string& name, const toml::node& n, const std::string& key) {
+  if (!n.is_number())
+    throw UsageError(fmt::format("{}: '{}' must be a number", where(name, n), key));
+  return *n.value<double>();
+}
+
 }  // namespace
 
 void load_suite_text(const std::string& text, const std::string& name, RunRequest& req) {
   toml::table tbl;
+  bool auto_limits = false;  // min_repeats, max_repeats, max_time, target_spread
   try {
     tbl = toml::parse(text, name);
   } catch (const toml::parse_error& e) {
@@ -70,7 +77,22 @@ void load_suite_text(const std::string& text, const std::string& name, RunReques
         throw UsageError(fmt::format("{}: 'preset' must be a string", where(name, node)));
       req.preset = *node.value<std::string>();
     } else if (key == "repeats") {
-      req.repeats = int_value(name, node, key);
+      if (node.is_string() && *node.value<std::string>() == "auto") {
+        req.auto_repeats = true;
+      } else {
+        if (!node.is_integer())
+          throw UsageError(
+              fmt::format("{}: 'repeats' must be an integer or \"auto\"", where(name, node)));
+        req.repeats = int_value(name, node, key);
+        req.auto_repeats = false;
+      }
+    } else if (key == "min_repeats" || key == "max_repeats" || key == "max_time" ||
+               key == "target_spread") {
+      auto_limits = true;
+      if (key == "min_repeats") req.min_repeats = int_value(name, node, key);
+      if (key == "max_repeats") req.max_repeats = int_value(name, node, key);
+      if (key == "max_time") req.max_time_s = number_value(name, node, key);
+      if (key == "target_spread") req.target_spread = number_value(name, node, key);
     } else if (key == "warmup") {
       req.warmup = int_value(name, node, key);
     } else if (key == "paths") {
@@ -116,11 +138,16 @@ void load_suite_text(const std::string& text, const std::string& name, RunReques
       }
     } else {
       throw UsageError(
-          fmt::format("{}: unknown key '{}' (known: preset, repeats, warmup, paths, "
-                      "workloads, params, case)",
+          fmt::format("{}: unknown key '{}' (known: preset, repeats, min_repeats, max_repeats, "
+                      "max_time, target_spread, warmup, paths, workloads, params, case)",
                       where(name, node), key));
     }
   }
+  if (auto_limits && !req.auto_repeats)
+    throw UsageError(fmt::format(
+        "{}: min_repeats, max_repeats, max_time and target_spread apply to repeats = \"auto\" "
+        "only",
+        name));
 }
 
 void load_suite(const std::string& path, RunRequest& req) {

@@ -3,7 +3,8 @@
 /// Suite files (TOML) describe a run that people keep in version control (docs/suite-files.md):
 ///
 ///   preset  = "small"                 # tiny | small | seed | large: every case starts from it
-///   repeats = 5
+///   repeats = 5                       # or "auto", with optional min_repeats, max_repeats,
+///                                     # max_time (s) and target_spread (docs/ci.md)
 ///   warmup  = 1
 ///   paths   = ["single-cpu", "multi-cpu", "single-gpu", "multi-gpu"]
 ///   workloads = ["subset-mean", "svd"]  # cases of these workloads with the settings above

@@ -21,7 +21,10 @@ nlohmann::json case_spec_to_json(const CaseSpec& s) {
           {"preset", s.preset},
           {"repeats", s.repeats},
           {"warmup", s.warmup},
-          {"workers", s.workers}};
+          {"workers", s.workers},
+          {"min_repeats", s.min_repeats},
+          {"max_time_s", s.max_time_s},
+          {"target_spread", s.target_spread}};
 }
 
 CaseSpec case_spec_from_json(const nlohmann::json& j) {
@@ -37,6 +40,9 @@ CaseSpec case_spec_from_json(const nlohmann::json& j) {
   s.repeats = j.at("repeats").get<int>();
   s.warmup = j.at("warmup").get<int>();
   s.workers = j.value("workers", 1);
+  s.min_repeats = j.value("min_repeats", 0);
+  s.max_time_s = j.value("max_time_s", 0.0);
+  s.target_spread = j.value("target_spread", 0.0);
   return s;
 }
 

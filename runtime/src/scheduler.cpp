@@ -146,7 +146,7 @@ class Scheduler {
       const Workload& wl = find_workload(run.spec.workload);
       run.sc = wl.make_scheduler(run.spec);
       begin_case(run);
-      for (int r = 0; r < run.spec.warmup + run.spec.repeats; ++r) run_repeat(run, r, k, n);
+      rec["repeat_stop"] = run_repeats(run, k, n);
       rec["repeats"] = run.repeats;
       rec["results"] = run.results;
       rec["result"] = run.results.empty() ? nlohmann::json::object() : run.results.back();
@@ -212,6 +212,29 @@ class Scheduler {
     }
   }
 
+  /// The warm-up repeats, then timed ones until the case's repeat rule says stop; returns why
+  /// it stopped and the median's spread then (the case record's `repeat_stop`).
+  nlohmann::json run_repeats(CaseRun& run, int k, int n) {
+    for (int r = 0; r < run.spec.warmup; ++r) run_repeat(run, r, k, n);
+    const RepeatRule rule = run.spec.repeat_rule();
+    const double t0 = now();
+    RepeatStop stop;
+    for (int r = run.spec.warmup; !stop.stop; ++r) {
+      run_repeat(run, r, k, n);
+      stop = repeat_stop(rule, run.totals, now() - t0);
+    }
+    nlohmann::json out = {{"reason", stop.reason},
+                          {"repeats", static_cast<int>(run.totals.size())},
+                          {"spread", std::isfinite(stop.spread) ? stop.spread : 0.0}};
+    if (rule.adaptive()) {
+      out["min_repeats"] = rule.min_repeats;
+      out["max_repeats"] = rule.max_repeats;
+      out["max_time_s"] = rule.max_time_s;
+      out["target_spread"] = rule.target_spread;
+    }
+    return out;
+  }
+
   /// Repeat r (warm-up repeats first): hands out the tasks as the workers ask for them, folds
   /// their outcomes and times the repeat from its begin to the last worker's done.
   void run_repeat(CaseRun& run, int r, int k, int n) {
@@ -225,6 +248,7 @@ class Scheduler {
                 {"path", std::string(to_string(spec.path))},
                 {"repeat", r - spec.warmup},
                 {"repeats", spec.repeats},
+                {"auto", spec.repeat_rule().adaptive()},
                 {"warmup", !measured}},
                false);
     run.sc->begin_repeat();

@@ -2,6 +2,7 @@
 
 #include "case_plan.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/job_plan.hpp"
 #include "suite_file.hpp"
 
 namespace {
@@ -32,6 +33,39 @@ params = { chunk = 1000 }
   EXPECT_EQ(cases[0].params.str("n"), "4000");
   EXPECT_EQ(cases[0].params.str("chunk"), "1000");
   EXPECT_EQ(cases[0].repeats, 7);
+}
+
+TEST(SuiteFile, AutoRepeatsWithTheirLimits) {
+  sb::RunRequest r;
+  r.preset = "tiny";
+  sb::load_suite_text("repeats = \"auto\"\nmax_repeats = 30\nmin_repeats = 4\nmax_time = 2.5\n"
+                      "target_spread = 0.02\nworkloads = [\"subset-mean\"]\npaths = [\"cpu1\"]\n",
+                      "auto.toml", r);
+  EXPECT_TRUE(r.auto_repeats);
+  const auto cases = sb::plan_cases(r);
+  ASSERT_EQ(cases.size(), 1u);
+  const sb::RepeatRule rule = cases[0].repeat_rule();
+  EXPECT_TRUE(rule.adaptive());
+  EXPECT_EQ(rule.min_repeats, 4);
+  EXPECT_EQ(rule.max_repeats, 30);
+  EXPECT_DOUBLE_EQ(rule.max_time_s, 2.5);
+  EXPECT_DOUBLE_EQ(rule.target_spread, 0.02);
+  // The job plan carries the rule to the ranks.
+  const sb::CaseSpec back = sb::case_spec_from_json(sb::case_spec_to_json(cases[0]));
+  EXPECT_EQ(back.repeat_rule().min_repeats, 4);
+  EXPECT_DOUBLE_EQ(back.repeat_rule().target_spread, 0.02);
+
+  // Limits without "auto", and out-of-range limits, are refused.
+  sb::RunRequest fixed;
+  EXPECT_THROW(sb::load_suite_text("repeats = 5\nmax_time = 3\n", "f.toml", fixed),
+               sb::UsageError);
+  for (const char* bad : {"min_repeats = 1", "min_repeats = 50\nmax_repeats = 10",
+                          "target_spread = 1.5", "max_time = 0"}) {
+    sb::RunRequest b;
+    b.preset = "tiny";
+    sb::load_suite_text(std::string("repeats = \"auto\"\n") + bad, "b.toml", b);
+    EXPECT_THROW((void)sb::plan_cases(b), sb::UsageError) << bad;
+  }
 }
 
 TEST(SuiteFile, RejectsTyposAndBadTypes) {

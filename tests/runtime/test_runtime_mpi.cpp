@@ -154,6 +154,47 @@ TEST(RuntimeMpi, LauncherRunsTinySuiteAndWritesAValidReport) {
     EXPECT_EQ(e.path().filename().string().rfind(".scalebench-", 0), std::string::npos);
 }
 
+TEST(RuntimeMpi, AutoRepeatsStopByTheRuleAndSayWhy) {
+  TempDir dir;
+  const fs::path out = dir.path / "auto.h5";
+  // A loose target stops at the minimum; an impossible one at --max-repeats; a tiny time limit
+  // right after the minimum. Each case records why.
+  const auto run_auto = [&](const std::string& name, const std::string& flags) {
+    const std::string cmd = fmt::format(
+        "{} run --preset tiny --workloads subset-mean --paths cpu1 --warmup 0 --no-ceilings "
+        "--repeats auto {} --out {}/{}.h5 > {}/{}.out 2>&1",
+        SB_LAUNCHER_EXE, flags, dir.path.string(), name, dir.path.string(), name);
+    EXPECT_EQ(run(cmd), 0) << cmd << "\n" << slurp(dir.path / (name + ".out"));
+    const auto model = sb::results::read_report((dir.path / (name + ".h5")).string());
+    return model.at("cases").at(0);
+  };
+  const auto loose = run_auto("loose", "--min-repeats 3 --target-spread 0.99");
+  EXPECT_EQ(loose.at("repeat_stop").at("reason"), "spread");
+  EXPECT_EQ(loose.at("repeat_stop").at("repeats"), 3);
+  EXPECT_EQ(loose.at("repeats").size(), 3u);
+  EXPECT_LE(loose.at("repeat_stop").at("spread").get<double>(), 0.99);
+
+  const auto capped = run_auto("capped", "--min-repeats 2 --max-repeats 7 --target-spread 1e-9");
+  EXPECT_EQ(capped.at("repeat_stop").at("reason"), "max-repeats");
+  EXPECT_EQ(capped.at("repeats").size(), 7u);
+  EXPECT_EQ(capped.at("repeat_stop").at("max_repeats"), 7);
+
+  const auto timed =
+      run_auto("timed", "--min-repeats 4 --max-time 1e-6 --target-spread 1e-9");
+  EXPECT_EQ(timed.at("repeat_stop").at("reason"), "max-time");
+  EXPECT_EQ(timed.at("repeats").size(), 4u);
+  EXPECT_NE(slurp(dir.path / "timed.out").find("stopped by max-time"), std::string::npos);
+
+  // A fixed count says so; the limits need --repeats auto (exit 2, nothing started).
+  const std::string fixed = fmt::format(
+      "{} run --preset tiny --workloads subset-mean --paths cpu1 --repeats 2 --max-time 5 --out "
+      "{}/x.h5 > {}/x.out 2>&1",
+      SB_LAUNCHER_EXE, dir.path.string(), dir.path.string());
+  EXPECT_EQ(run(fixed), 2);
+  EXPECT_NE(slurp(dir.path / "x.out").find("apply to --repeats auto only"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir.path / "x.h5"));
+}
+
 TEST(RuntimeMpi, KilledWorkerLeavesValidReportAndFailedCase) {
   TempDir dir;
   const fs::path out = dir.path / "killed.h5";

@@ -29,6 +29,7 @@
 
 #include "scalebench/exec_path.hpp"
 #include "scalebench/params.hpp"
+#include "scalebench/repeat_rule.hpp"
 
 namespace sb {
 
@@ -67,9 +68,17 @@ struct CaseSpec {
   ExecPath path = ExecPath::single_cpu;
   Params params;       ///< complete: preset values plus overrides
   std::string preset;  ///< the preset the parameters started from (for people; not in the id)
-  int repeats = 5;
+  int repeats = 5;     ///< timed repeats; under `--repeats auto` the most it may take
   int warmup = 1;
   int workers = 1;  ///< workers taking part in the case
+  /// `--repeats auto` (repeat_rule.hpp): the fewest repeats (0: `repeats` is a fixed count),
+  /// the wall-time limit and the target spread of the median.
+  int min_repeats = 0;
+  double max_time_s = 0;
+  double target_spread = 0;
+  [[nodiscard]] RepeatRule repeat_rule() const noexcept {
+    return {min_repeats > 0 ? min_repeats : repeats, repeats, max_time_s, target_spread};
+  }
 };
 
 /// One finished task as a worker reports it.
