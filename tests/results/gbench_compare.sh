@@ -2,7 +2,9 @@
 # `scalebench report --format gbench-json` read by Google Benchmark's own compare.py (Debian
 # package libbenchmark-tools): two real runs, compared with `compare.py benchmarks`; it must
 # parse both files and print every case, with its U test (3 repeats) and the overall geomean.
-# usage: gbench_compare.sh SCALEBENCH PYTHON3      (exit 77: skipped, compare.py not installed)
+# usage: gbench_compare.sh SCALEBENCH PYTHON3
+# The set-up (tools/install-deps, tools/deps.txt) installs compare.py and scipy: when either is
+# missing the test fails, naming the package, instead of skipping.
 set -u
 sb=$1 py=$2
 compare=""
@@ -10,8 +12,13 @@ if command -v dpkg >/dev/null; then
   compare=$(dpkg -L libbenchmark-tools 2>/dev/null | grep '/compare\.py$' | head -n1)
 fi
 [ -n "$compare" ] || compare=/usr/share/benchmark/compare.py
-if [ ! -f "$compare" ] || [ -z "$py" ] || ! "$py" -c 'import numpy, scipy' 2>/dev/null; then
-  echo "SKIP: needs Google Benchmark's compare.py (libbenchmark-tools) and python3-scipy"; exit 77
+if [ ! -f "$compare" ]; then
+  echo "FAIL: no $compare: the set-up should have installed libbenchmark-tools (tools/deps.txt)"
+  exit 1
+fi
+if [ -z "$py" ] || ! "$py" -c 'import numpy, scipy' 2>/dev/null; then
+  echo "FAIL: '${py:-python3}' cannot import numpy and scipy: the set-up should have installed python3-scipy (tools/deps.txt)"
+  exit 1
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
