@@ -25,8 +25,9 @@ int main(int argc, char** argv) {
   int exit_code = sb::kExitOk;
   CLI::App app{"scalebench: benchmark suite and launcher for HPC nodes and clusters"};
   app.require_subcommand(1);
-  app.set_version_flag("--version",
-                       std::string("scalebench ") + sb::version() + " (" + sb::git_sha() + ")");
+  const std::string version =
+      std::string("scalebench ") + sb::version() + " (" + sb::git_sha() + ")";
+  app.set_version_flag("--version", version);
   std::string command_line;
   for (const auto& a : args) command_line += (command_line.empty() ? "" : " ") + a;
   sb::add_run_command(app, exit_code, args);
@@ -37,6 +38,9 @@ int main(int argc, char** argv) {
   sb::add_recover_command(app, exit_code);
   sb::add_info_command(app, exit_code);
   sb::add_datagen_command(app, exit_code, command_line);
+  // `scalebench SUBCOMMAND --version` answers too (before the subcommand's required options).
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    sub->set_version_flag("--version", version);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
