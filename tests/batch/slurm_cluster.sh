@@ -14,7 +14,8 @@
 #      /usr/bin/python3 + h5py: every case ok or skipped, scheduler == "slurm", job_id == the job.
 # A trap always cleans up: scancel, stop the daemons it started (by their pid files), remove the
 # temporary folder (SB_SLURM_KEEP=1 keeps it for debugging; SB_SLURM_RUN=CMD runs CMD in the
-# cluster once the node is idle, instead of the two jobs).
+# cluster once the node is idle, instead of the two jobs; SB_SLURM_CONF_EXTRA=FILE appends FILE's
+# lines to slurm.conf, with @HOST@ replaced by the node's name: tests/docs adds a partition).
 #
 # Exit codes: 0 passed, 1 failed, 77 skipped (only where this machine cannot run the daemons:
 # not root, packages neither installed nor installable).
@@ -89,6 +90,10 @@ SRUN_PORTS="$SRUN_PORTS-$((SRUN_PORTS + 200))"
   echo "NodeName=$HOST NodeAddr=127.0.0.1 $NODE_LINE State=UNKNOWN"
   echo "PartitionName=sbtest Nodes=$HOST Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO"
 } >"$SLURM_CONF"
+if [ -n "${SB_SLURM_CONF_EXTRA:-}" ]; then
+  sed "s/@HOST@/$HOST/g" "$SB_SLURM_CONF_EXTRA" >>"$SLURM_CONF" ||
+    sb_fail "cannot read $SB_SLURM_CONF_EXTRA"
+fi
 sb_log "slurm.conf for $HOST: $NODE_LINE, ports $CTLD_PORT/$SLURMD_PORT"
 
 # ------------------------------------------------------------------ daemons

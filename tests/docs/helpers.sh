@@ -1,0 +1,100 @@
+# Functions for the `setup` and `check` snippets of tests/docs/manifest.toml (sourced by
+# run_docs.py; $SB, $SB_SOURCE, $SB_BUILD, $SB_PYTHON3, $DOCS_DIR and $DOCS_FIXTURES are set).
+
+# tiny_run OUT [--option value]..: a report of a tiny run, made once per runner and copied.
+# Defaults: --preset tiny --workloads subset-mean,svd --paths single-cpu --repeats 3 --warmup 0,
+# no ceilings; an option given replaces its default. TAG=x makes a separate run (two real runs).
+tiny_run() {
+  local out=$1
+  shift
+  declare -A opt=([--preset]=tiny [--workloads]=subset-mean,svd [--paths]=single-cpu
+                  [--repeats]=3 [--warmup]=0)
+  while [ $# -ge 2 ]; do opt[$1]=$2; shift 2; done
+  local args=(--no-ceilings) k
+  for k in $(printf '%s\n' "${!opt[@]}" | sort); do args+=("$k" "${opt[$k]}"); done
+  local key
+  key=$(printf '%s\n' "${TAG:-}" "${args[@]}" | md5sum | cut -c1-12)
+  local cached=$DOCS_FIXTURES/run-$key.h5
+  if [ ! -s "$cached" ]; then
+    "$SB" run "${args[@]}" --out "$cached.part.h5" >"$cached.log" 2>&1 ||
+      { cat "$cached.log" >&2; return 1; }
+    mv "$cached.part.h5" "$cached"
+  fi
+  mkdir -p "$(dirname "$out")"
+  cp "$cached" "$out"
+}
+
+# slow_down FILE CASE_PREFIX: makes the matching cases of a report clearly slower (every
+# repeat's total plus ten times the slowest one): a real regression for `compare`.
+slow_down() {
+  "$SB_PYTHON3" - "$1" "$2" <<'EOF'
+import sys
+import h5py
+path, prefix = sys.argv[1], sys.argv[2]
+done = 0
+with h5py.File(path, "r+") as f:
+    for g in f["cases"].values():
+        cid = g.attrs["id"]
+        cid = cid.decode() if isinstance(cid, bytes) else str(cid)
+        if cid.startswith(prefix):
+            t = g["times"][()]
+            t["total"] += 10 * t["total"].max()
+            g["times"][...] = t
+            done += 1
+assert done, f"no case of {path} starts with {prefix}"
+EOF
+}
+
+# doc_block DOC INFO AFTER_REGEX: prints the first ```INFO block of DOC (relative to the source)
+# that follows a line matching AFTER_REGEX (Python regex).
+doc_block() {
+  "$SB_PYTHON3" "$DOCS_DIR/doc_units.py" block "$SB_SOURCE/$1" "$2" "$3"
+}
+
+# cases FILE: one line per case of a report, "id<TAB>status" (through `scalebench report --format
+# json`).
+cases() {
+  "$SB" report "$1" --format json |
+    "$SB_PYTHON3" -c 'import json, sys
+for c in json.load(sys.stdin)["cases"]:
+    print(c["id"] + "\t" + c["status"])'
+}
+
+# expect_cases FILE REGEX..: every REGEX matches at least one "id<TAB>status" line of FILE.
+expect_cases() {
+  local file=$1 list
+  shift
+  list=$(cases "$file")
+  local re
+  for re in "$@"; do
+    grep -Eq -- "$re" <<<"$list" || { echo "no case of $file matches /$re/; the cases:"; echo "$list"; return 1; }
+  done
+}
+
+# slurm_job_field ID FIELD: a field of `scontrol show job ID` (e.g. NumNodes, Partition).
+slurm_job_field() {
+  scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
+}
+
+# last_job_id: the job id on the last line of the command's standard output.
+last_job_id() {
+  tail -n 1 "$SB_STDOUT" | tr -d '[:space:]'
+}
+
+# written_report: the report the command wrote, from its "report written to PATH" line (wherever
+# the default location is).
+written_report() {
+  local f
+  f=$(sed -n 's/^scalebench: report written to //p' "$SB_STDERR" | tail -n 1)
+  [ -n "$f" ] && [ -s "$f" ] || { echo "the command printed no 'report written to' line" >&2; return 1; }
+  echo "$f"
+}
+
+# expect_repeats FILE N: every case of the report that ran (status ok) has N timed repeats.
+expect_repeats() {
+  "$SB" report "$1" --format json | "$SB_PYTHON3" -c 'import json, sys
+n = int(sys.argv[1])
+bad = [(c["id"], len(c["repeats"])) for c in json.load(sys.stdin)["cases"]
+       if c["status"] == "ok" and len(c["repeats"]) != n]
+assert not bad, f"cases without {n} repeats: {bad}"' "$2"
+}
