@@ -131,10 +131,46 @@ class Entry:
         return f"[{self.index}] {self.doc}: {first[:110]}{more}"
 
 
-ENTRY_FIELDS = {"doc", "command", "script", "python", "label", "setup", "replace", "exit",
+ENTRY_FIELDS = {"doc", "command", "script", "python", "label", "setup", "replace", "env", "exit",
                 "stdout", "stderr", "stdout_not", "stderr_not", "files", "check", "timeout",
                 "pending", "note", "ci", "cwd", "test", "serial",
                 "requires", "nests"}
+
+# Named requirements (`requires = "gpu"` or a list of names and {test, why} tables): a bash
+# condition, run in the entry's folder with the entry's environment, and the reason printed when
+# it fails (the entry is then skipped, never dropped silently). Label gpu implies "gpu".
+REQUIREMENTS = {
+    "gpu": (r"""[ "$("$SB" info --format json | "$SB_PYTHON3" -c 'import json, sys
+print(json.load(sys.stdin)["gpus"]["visible"])')" -gt 0 ]""",
+            "needs a GPU (scalebench info sees none here, or the build has no CUDA)"),
+    "avx512": ("grep -qw avx512f /proc/cpuinfo", "needs a CPU with AVX-512"),
+}
+# "nodes:N": inside a batch allocation of at least N nodes (run the docs tests inside one, e.g.
+# `salloc -N 8 ctest --test-dir build -L docs`).
+NODES = re.compile(r"^nodes:([1-9][0-9]*)$")
+
+
+def requirements(raw: dict, label: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """The (bash test, reason) pairs of an entry's `requires` (plus "gpu" for label gpu), and an
+    error per malformed item."""
+    req = raw.get("requires", [])
+    items = req if isinstance(req, list) else [req]
+    if label == "gpu" and "gpu" not in items:
+        items = ["gpu"] + items
+    out, errors = [], []
+    for item in items:
+        if isinstance(item, dict) and "test" in item:
+            out.append((item["test"], item.get("why", "its `requires` does not hold: " + item["test"])))
+        elif isinstance(item, str) and item in REQUIREMENTS:
+            out.append(REQUIREMENTS[item])
+        elif isinstance(item, str) and NODES.match(item):
+            n = NODES.match(item).group(1)
+            out.append((f'[ "${{SLURM_JOB_NUM_NODES:-${{SCALEBENCH_DOCS_NODES:-1}}}}" -ge {n} ]',
+                        f"needs an allocation of {n} nodes (run the docs tests inside one)"))
+        else:
+            errors.append(f"requires {item!r}: not a {{test, why}} table, nodes:N or one of "
+                          f"{sorted(REQUIREMENTS)}")
+    return out, errors
 
 
 def load_manifest(path: pathlib.Path) -> tuple[list[Entry], list[str]]:
@@ -156,8 +192,37 @@ def load_manifest(path: pathlib.Path) -> tuple[list[Entry], list[str]]:
         if "doc" not in raw:
             errors.append(f"{where}: no doc")
             continue
+        errors += [f"{where}: {e}" for e in requirements(raw, label)[1]]
         entries.append(Entry(i, raw["doc"], kinds[0], raw[kinds[0]], label, raw))
+    errors += nesting_errors(entries)
     return entries, errors
+
+
+def outer_entry(entry: Entry, entries: list[Entry]) -> Entry | None:
+    """The entry that runs a nested one: `nests = "TEXT"` names the entry of the same doc whose
+    command, script or snippet contains TEXT (it must be exactly one, and not nested itself)."""
+    want = entry.get("nests")
+    found = [e for e in entries if e is not entry and e.doc == entry.doc and want in e.key
+             and not e.get("nests")]
+    return found[0] if len(found) == 1 else None
+
+
+def nesting_errors(entries: list[Entry]) -> list[str]:
+    errors = []
+    for e in entries:
+        want = e.get("nests")
+        if want is None:
+            continue
+        if not isinstance(want, str) or not want.strip():
+            errors.append(f"{e.title()}: nests must be the text of the entry that runs it")
+            continue
+        outer = outer_entry(e, entries)
+        if outer is None:
+            errors.append(f"{e.title()}: nests = {want!r} names no single other entry of {e.doc} "
+                          "that is not nested itself")
+        elif outer.label == "manual":
+            errors.append(f"{e.title()}: runs inside {outer.title()}, which the suite never runs")
+    return errors
 
 
 def block_after(path: pathlib.Path, info: str, after: str) -> str:

@@ -98,3 +98,26 @@ bad = [(c["id"], len(c["repeats"])) for c in json.load(sys.stdin)["cases"]
        if c["status"] == "ok" and len(c["repeats"]) != n]
 assert not bad, f"cases without {n} repeats: {bad}"' "$2"
 }
+
+# history_runs STORE REPORT N [SLOW_FROM]: adds N copies of REPORT to STORE as the runs of commits
+# c1..cN, a day apart; from run SLOW_FROM on, every repeat takes 30% longer (a step that
+# `history show` must find there).
+history_runs() {
+  local store=$1 report=$2 n=$3 slow=${4:-0} i
+  for i in $(seq 1 "$n"); do
+    cp "$report" "$ENTRY_DIR/run-$i.h5"
+    "$SB_PYTHON3" - "$ENTRY_DIR/run-$i.h5" "$i" "$slow" <<'PY'
+import sys
+import h5py
+path, i, slow = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+with h5py.File(path, "r+") as f:
+    f.attrs["start_utc"] = f"2026-01-{i:02d}T00:00:00.000Z"
+    if slow and i >= slow:
+        for g in f["cases"].values():
+            t = g["times"][()]
+            t["total"] *= 1.3
+            g["times"][...] = t
+PY
+    "$SB" history add "$store" "$ENTRY_DIR/run-$i.h5" --commit "c$i" >/dev/null
+  done
+}

@@ -9,7 +9,8 @@ exit code, stdout/stderr patterns, files and `check` snippet of the entry are ch
 marked `pending` is an expected failure: reported loudly, not failed; if it passes, the run
 fails so that the mark is removed. `--label slurm` starts a real single-node SLURM
 (tests/batch/slurm_cluster.sh) and runs the entries inside it.
-Exit: 0 all passed (or pending), 1 a failure, 77 nothing could run (SLURM unavailable).
+Exit: 0 all passed (or pending), 1 a failure, 77 nothing could run (SLURM unavailable, or every
+entry skipped for its `requires`).
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ class Runner:
         # `python3` in a command is Debian's (the set-up installs numpy/scipy/h5py for it).
         (bindir / "python3").symlink_to(self.python3)
         depth = int(os.environ.get(NESTED_ENV, "0") or 0)
-        self.nested = depth > 0
+        self.inside_suite = depth > 0  # a documented command (tools/sanitize) runs this suite
         self.env = dict(os.environ)
         self.env.update({
             "PATH": f"{bindir}:{self.build}:{os.environ.get('PATH', '/usr/bin:/bin')}",
@@ -153,9 +154,10 @@ class Runner:
             if uses_build and (self.source / "build").resolve() != self.build:
                 return "SKIP", [f"runs in the source tree, whose build/ is not {self.build}"]
             cwd = self.source
-        req = entry.get("requires")
-        if req and run_bash(req["test"], cwd, env, 60, subprocess.DEVNULL, subprocess.DEVNULL)[0]:
-            return "SKIP", [req.get("why", "its `requires` does not hold: " + req["test"])]
+        env.update({k: str(v) for k, v in entry.get("env", {}).items()})
+        for test, why in doc_units.requirements(entry.raw, entry.label)[0]:
+            if run_bash(test, cwd, env, 60, subprocess.DEVNULL, subprocess.DEVNULL)[0]:
+                return "SKIP", [why]
         if entry.get("setup") and self.snippet("setup", entry.get("setup"), work, env, log_path):
             return "FAIL", ["setup failed:\n" + log_path.read_text(errors="replace")]
         try:
@@ -245,12 +247,13 @@ def main() -> int:
     p.add_argument("--test", default="", help="the entries of this `test` name (default: those without)")
     p.add_argument("--only", default="", help="run the entries whose command contains this text")
     p.add_argument("--keep", action="store_true", help="keep the scratch folders")
+    p.add_argument("--manifest", default=str(HERE / "manifest.toml"), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.label == "slurm" and not os.environ.get("SLURM_CONF"):
         return run_in_slurm(args)
 
     source = pathlib.Path(args.source).resolve()
-    entries, errors = doc_units.load_manifest(HERE / "manifest.toml")
+    entries, errors = doc_units.load_manifest(pathlib.Path(args.manifest))
     if errors:
         print("\n".join(errors))
         return 1
@@ -262,7 +265,7 @@ def main() -> int:
         signal.signal(sig, on_signal)
     runner = Runner(args)
     docs_units = {}
-    counts = {"PASS": 0, "FAIL": 0, "PENDING": 0, "SKIP": 0}
+    counts = {"PASS": 0, "FAIL": 0, "PENDING": 0, "SKIP": 0, "NESTED": 0}
     failed = False
     for entry in chosen:
         if entry.label == "ci":
@@ -276,10 +279,15 @@ def main() -> int:
             failed = True
             continue
         unit = matches[0]
-        if runner.nested and (entry.label == "long" or entry.get("nests")):
+        if entry.get("nests"):
+            outer = doc_units.outer_entry(entry, entries)
+            counts["NESTED"] += 1
+            print(f"in   {entry.title()}: runs inside {outer.title() if outer else '?'}")
+            continue
+        if runner.inside_suite and entry.label == "long":
             counts["SKIP"] += 1
             print(f"SKIP {entry.title()}: this run is inside a documented command that runs the "
-                  "tests (tools/sanitize, tools/gpu-campaign.sh full)")
+                  "test suite (tools/sanitize)")
             continue
         t0 = time.time()
         status, problems = runner.run_entry(entry, unit)
@@ -312,8 +320,10 @@ def main() -> int:
         sys.stdout.flush()
     runner.cleanup()
     print(f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['PENDING']} pending "
-          f"(expected failures), {counts['SKIP']} skipped")
-    return 1 if failed else 0
+          f"(expected failures), {counts['SKIP']} skipped, {counts['NESTED']} run inside another")
+    if failed:
+        return 1
+    return 77 if counts["SKIP"] and not counts["PASS"] and not counts["PENDING"] else 0
 
 
 if __name__ == "__main__":
