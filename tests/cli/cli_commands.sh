@@ -6,8 +6,9 @@
 # tests/results/test_report_cli.cpp.
 #
 # usage: cli_commands.sh SCALEBENCH PYTHON3 WORKDIR PART
-#   PART: info | info-gpu | run | report | compare | submit | help
-# `run` writes WORKDIR/run-a.h5, which `report` and `compare` read (CTest fixture cli_run).
+#   PART: info | info-gpu | run | report | compare | submit | history | recover | help
+# `run` writes WORKDIR/run-a.h5, which `report`, `compare`, `history` and `recover` read (CTest
+# fixture cli_run).
 set -u
 sb=$1 py=$2 work=$3 part=$4
 mkdir -p "$work"
@@ -133,7 +134,7 @@ report)
   done
   cmp -s "$tmp/default.out" "$tmp/table.out" || bad "report without --format is not the table"
   has table out '^run ok: 10 ok, 0 failed, 0 skipped \(10 cases\)$' \
-    '^scalebench [0-9.]+ \(git [0-9a-f]+\), report schema 1$' '^scheduler local, preset tiny; 1 node' \
+    '^scalebench [0-9.]+ \(git ([0-9a-f]+(-dirty)?|unknown)\), report schema 1$' '^scheduler local, preset tiny; 1 node' \
     '^case +workers +status +reps +median +min +max +stddev +throughput' \
     '^svd/single-cpu/chunk=500,condition=1,m=2000,n=50,seed=42 +1w×1t +ok +3 +[0-9.]+ ms'
   has markdown out '^## scalebench report' '^\| case \| workers \| status \| reps \|' \
@@ -158,13 +159,16 @@ EOF
 compare)
   a=$work/run-a.h5 b=$tmp/run-b.h5
   [ -s "$a" ] || { echo "FAIL: no $a (made by cli.run)"; exit 1; }
-  # The same report on both sides: every case the same, exit 0.
-  run_sb self 0 compare "$a" "$a"
-  has self out '^case +verdict +baseline +current +change +p-value' \
+  # The same report on both sides, 3 repeats: no case can be compared (the gate needs 5), which
+  # is exit 4 (incomplete), or 0 with --allow-missing.
+  run_sb self 4 compare "$a" "$a"
+  has self out '^case +verdict +baseline +current +change +interval +p-value' \
     '^subset-mean/single-cpu/chunk=500,n=2000,seed=42 +too-few-repeats ' \
-    '^10 case\(s\): .*no regression'
-  # A/A on two real runs (5 repeats: the gate needs 5): verdicts for every case; exit 0, or 1
-  # where the busy machine's noise reads as a regression.
+    '^10 case\(s\): 10 too-few-repeats; 0 compared: INCOMPLETE \(exit 4\)'
+  run_sb self-allow 0 compare "$a" "$a" --allow-missing
+  has self-allow out '^10 case\(s\): 10 too-few-repeats; 0 compared: no regression$'
+  # A/A on two real runs (5 repeats: the gate needs 5): verdicts for every case; exit 0, 5 where
+  # the busy machine's noise leaves a case undecided, or 1 where it reads as a regression.
   run_sb b 0 run --preset tiny --repeats 5 --warmup 0 --no-ceilings --paths cpu1,cpuN --out "$b"
   cp "$b" "$tmp/run-b2.h5"
   run_sb aa-same 0 compare "$b" "$tmp/run-b2.h5" --format markdown
@@ -173,7 +177,7 @@ compare)
     --out "$tmp/run-c.h5" >"$tmp/c.log" 2>&1 || bad "second run failed"
   timeout 60 "$sb" compare "$b" "$tmp/run-c.h5" --format junit --out "$tmp/aa.xml" >"$tmp/aa.out" 2>&1
   rc=$?
-  [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || bad "A/A compare exited $rc"
+  [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || [ "$rc" -eq 5 ] || bad "A/A compare exited $rc"
   py_check "$tmp/aa.xml" "$rc" <<'EOF'
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
@@ -210,16 +214,28 @@ submit)
   [ "$(wc -l <"$tmp/refused.err")" -eq 1 ] || bad "a refused submission printed more than one line"
   ;;
 help)
+  # The git SHA of the build's tree, '-dirty' with uncommitted changes, 'unknown' for an export.
+  version='^scalebench [0-9]+\.[0-9]+\.[0-9]+ \(([0-9a-f]+(-dirty)?|unknown)\)$'
   run_sb version 0 --version
-  has version out '^scalebench [0-9]+\.[0-9]+\.[0-9]+ \([0-9a-f]+\)$'
+  has version out "$version"
   run_sb top 0 --help
-  for sub in run submit report compare datagen info; do
+  for sub in run submit report compare history recover datagen info; do
     has top out "^  $sub +[A-Z]"
     run_sb "help-$sub" 0 "$sub" --help
     has "help-$sub" out "^Usage: .*scalebench $sub " '^  -h,--help '
     run_sb "version-$sub" 0 "$sub" --version
-    has "version-$sub" out '^scalebench [0-9]+\.[0-9]+\.[0-9]+ \([0-9a-f]+\)$'
+    has "version-$sub" out "$version"
   done
+  for sub in add show report; do
+    run_sb "help-history-$sub" 0 history "$sub" --help
+    has "help-history-$sub" out "^Usage: .*scalebench history $sub "
+  done
+  has help-history out '^  add +[A-Z]' '^  show +[A-Z]' '^  report +[A-Z]'
+  has help-history-show out '^  --case ' '^  --format '
+  has help-history-add out '^  --commit '
+  has help-compare out '^  --on-noisy ' '^  --allow-missing' '^  --strict'
+  has help-run out '^  --resume ' '^  --fresh-ceilings' '^  --trace' '^  --wide'
+  has help-submit out '^  --batch-option '
   has help-run out '^  --preset ' '^  --paths ' '^  --suite ' '^  --repeats ' '^  --no-ceilings'
   has help-submit out '^  --scheduler ' '^  --dry-run' '^Example: scalebench submit'
   has help-report out '^  --format TEXT.*table\|markdown\|csv\|json\|gbench-json\|html'
@@ -227,8 +243,45 @@ help)
   has help-datagen out '^  --max-bytes '
   has help-info out '^  --format '
   ;;
+history)
+  a=$work/run-a.h5 store=$tmp/store.h5
+  [ -s "$a" ] || { echo "FAIL: no $a (made by cli.run)"; exit 1; }
+  run_sb missing 2 history show "$store"
+  has missing err 'does not exist \(`history add` creates it\)'
+  run_sb add-a 0 history add "$store" "$a" --commit aaa
+  has add-a out '^added .*run-a\.h5 \(commit aaa, [0-9T:.-]+Z, [^,]+, machine [0-9a-f]{12}\)$' \
+    "^$store: 1 run\\(s\\)$"
+  run_sb add-again 0 history add "$store" "$a" --commit aaa
+  has add-again out '^already in the store: .*run-a\.h5 \(commit aaa,' "^$store: 1 run\\(s\\)$"
+  run_sb add-b 0 history add "$store" "$a" --commit bbb
+  has add-b out "^$store: 2 run\\(s\\)$"
+  run_sb show 0 history show "$store"
+  has show out '^machine [0-9a-f]{12}: 1 node: .*\(2 runs\)$' \
+    '^svd/multi-cpu/chunk=500,condition=1,m=2000,n=50,seed=42: 2 runs, last [0-9.]+ ms; no step$' \
+    '^2 +[0-9T:.-]+Z +bbb +[0-9.]+ ms +[0-9.]+ ms +3 +\+0\.0%'
+  run_sb show-case 0 history show "$store" --case 'svd/*' --format markdown
+  has show-case out '^## scalebench history' '^\*\*svd/single-cpu/.*\*\*: 2 runs' '^\| 1 \| [0-9T:.-]+Z \| aaa \|'
+  grep -q 'subset-mean' "$tmp/show-case.out" && bad "history show --case 'svd/*' shows other cases"
+  run_sb html 0 history report "$store"
+  has html out '^<!DOCTYPE html>' '<svg'
+  grep -Eiq '<script|src="https?:' "$tmp/html.out" && bad "the history page loads a script or a resource"
+  run_sb om 0 history report "$store" --format openmetrics --out "$tmp/h.om"
+  has h om '^# TYPE scalebench_case_seconds gauge$' '^scalebench_run_info\{.*commit="bbb".*\} 1 [0-9]+$'
+  [ "$(tail -n 1 "$tmp/h.om")" = "# EOF" ] || bad "the OpenMetrics text does not end with # EOF"
+  ;;
+recover)
+  # A finished report: nothing to recover (a killed run's recovery is tests/runtime/
+  # test_launcher_faults.cpp, and docs/reliability.md's).
+  a=$work/run-a.h5
+  [ -s "$a" ] || { echo "FAIL: no $a (made by cli.run)"; exit 1; }
+  cp "$a" "$tmp/r.h5"
+  run_sb none 0 recover "$tmp/r.h5"
+  has none out '^scalebench: nothing to recover for .*/r\.h5 \(no work folder of a killed run\)$'
+  cmp -s "$a" "$tmp/r.h5" || bad "recover changed a report that had nothing to recover"
+  run_sb usage 2 recover
+  ;;
 *)
-  echo "usage: cli_commands.sh SCALEBENCH PYTHON3 WORKDIR info|info-gpu|run|report|compare|submit|help"
+  echo "usage: cli_commands.sh SCALEBENCH PYTHON3 WORKDIR info|info-gpu|run|report|compare|submit|history|recover|help"
   exit 2
   ;;
 esac
