@@ -121,3 +121,20 @@ PY
     "$SB" history add "$store" "$ENTRY_DIR/run-$i.h5" --commit "c$i" >/dev/null
   done
 }
+
+# drop_cases FILE CASE_PREFIX: removes the matching cases from a report (as if they never ran).
+drop_cases() {
+  "$SB_PYTHON3" - "$1" "$2" <<'PY'
+import sys
+import h5py
+path, prefix = sys.argv[1], sys.argv[2]
+with h5py.File(path, "r+") as f:
+    gone = []
+    for name, g in list(f["cases"].items()):
+        cid = g.attrs["id"]
+        if (cid.decode() if isinstance(cid, bytes) else str(cid)).startswith(prefix):
+            gone.append(name)
+            del f["cases"][name]
+    assert gone, f"no case of {path} starts with {prefix}"
+PY
+}
