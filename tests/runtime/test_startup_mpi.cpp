@@ -98,7 +98,9 @@ TEST(Startup, ReportKeepsEveryFieldAndEachPhaseFitsInTheTotal) {
   // Phases that ran: MPI on every rank, the ceilings (not skipped here).
   EXPECT_GT(st.at("mpi_init_s").get<double>(), 0.0);
   EXPECT_GT(st.at("ceilings_s").get<double>(), 0.0);
-  EXPECT_GT(st.at("ready_after_main_s").get<double>(), st.at("mpi_init_s").get<double>());
+  // Each is a maximum over ranks: mpi_init_s includes the scheduler's own, which may exceed
+  // the workers' time to ready on a loaded machine, so the two are not compared.
+  EXPECT_GT(st.at("ready_after_main_s").get<double>(), 0.0);
   // Overlap flags are 0/1 numbers; without GPU workers nothing overlapped.
   for (const char* k : {"cuda_overlapped_mpi_init", "nccl_overlapped_ceilings"}) {
     ASSERT_TRUE(st.contains(k)) << k;
