@@ -1,50 +1,31 @@
 /// @file nvml_probe.cpp
-/// NVML loaded with dlopen at run time (see nvml_probe.hpp). The few NVML types and entry
-/// points used here are declared below from the NVML API documentation (stable C ABI), so this
-/// file needs neither nvml.h nor the CUDA toolkit.
+/// GPU descriptions and the topology matrix through NVML, loaded with dlopen at run time
+/// (nvml_library.hpp), so this file needs neither nvml.h nor the CUDA toolkit.
 
 #include "scalebench/nvml_probe.hpp"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cstdint>
 #include <cstring>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "nvml_library.hpp"
+
 namespace sb {
 namespace {
 
-// ---- the NVML ABI subset (values from the NVML API reference) -----------------------------
-using nvmlReturn_t = int;    // NVML_SUCCESS = 0
-using nvmlDevice_t = void*;  // opaque handle
-constexpr nvmlReturn_t kNvmlSuccess = 0;
-constexpr unsigned kClockSm = 1;          // NVML_CLOCK_SM
-constexpr unsigned kClockMem = 2;         // NVML_CLOCK_MEM
-constexpr unsigned kNvlinkMaxLinks = 18;  // NVML_NVLINK_MAX_LINKS
-constexpr unsigned kNameSize = 96;        // NVML_DEVICE_NAME_V2_BUFFER_SIZE
-constexpr unsigned kUuidSize = 96;        // >= NVML_DEVICE_UUID_V2_BUFFER_SIZE (96)
-constexpr unsigned kDriverSize = 80;      // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
-
-struct NvmlMemory {  // nvmlMemory_t (v1)
-  unsigned long long total;
-  unsigned long long free;
-  unsigned long long used;
-};
-
-struct NvmlPciInfo {  // nvmlPciInfo_t as filled by the _v3 / _v2 entry points
-  char bus_id_legacy[16];
-  unsigned int domain;
-  unsigned int bus;
-  unsigned int device;
-  unsigned int pci_device_id;
-  unsigned int pci_subsystem_id;
-  char bus_id[32];
-};
+using detail::kClockMem;
+using detail::kClockSm;
+using detail::kDriverSize;
+using detail::kNameSize;
+using detail::kNvmlSuccess;
+using detail::kUuidSize;
+using detail::NvmlMemory;
+using detail::nvmlDevice_t;
+using Nvml = detail::NvmlLibrary;
 
 // nvmlGpuTopologyLevel_t
 constexpr int kTopoInternal = 0;
@@ -53,116 +34,9 @@ constexpr int kTopoMultiple = 20;
 constexpr int kTopoHostBridge = 30;
 constexpr int kTopoNode = 40;
 
-/// The loaded library and its entry points; each pointer may be null (older drivers).
-struct Nvml {
-  void* lib = nullptr;
-  nvmlReturn_t (*init)() = nullptr;
-  nvmlReturn_t (*shutdown)() = nullptr;
-  nvmlReturn_t (*device_count)(unsigned int*) = nullptr;
-  nvmlReturn_t (*handle_by_index)(unsigned int, nvmlDevice_t*) = nullptr;
-  nvmlReturn_t (*handle_by_bus_id)(const char*, nvmlDevice_t*) = nullptr;
-  nvmlReturn_t (*index_of)(nvmlDevice_t, unsigned int*) = nullptr;
-  nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned int) = nullptr;
-  nvmlReturn_t (*uuid)(nvmlDevice_t, char*, unsigned int) = nullptr;
-  nvmlReturn_t (*memory)(nvmlDevice_t, NvmlMemory*) = nullptr;
-  nvmlReturn_t (*max_clock)(nvmlDevice_t, unsigned int, unsigned int*) = nullptr;
-  nvmlReturn_t (*driver_version)(char*, unsigned int) = nullptr;
-  nvmlReturn_t (*pci_info)(nvmlDevice_t, NvmlPciInfo*) = nullptr;
-  nvmlReturn_t (*power_limit)(nvmlDevice_t, unsigned int*) = nullptr;
-  nvmlReturn_t (*nvlink_state)(nvmlDevice_t, unsigned int, int*) = nullptr;
-  nvmlReturn_t (*nvlink_remote_pci)(nvmlDevice_t, unsigned int, NvmlPciInfo*) = nullptr;
-  nvmlReturn_t (*common_ancestor)(nvmlDevice_t, nvmlDevice_t, int*) = nullptr;
-  /// nvmlDeviceGetNvLinkRemoteDeviceType: 0 GPU, 1 IBMNPU, 2 NVSwitch (newer drivers).
-  nvmlReturn_t (*nvlink_remote_type)(nvmlDevice_t, unsigned int, int*) = nullptr;
-  bool initialized = false;
-
-  Nvml() {
-    lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (lib == nullptr) return;
-    bind(init, "nvmlInit_v2");
-    bind(shutdown, "nvmlShutdown");
-    bind(device_count, "nvmlDeviceGetCount_v2");
-    bind(handle_by_index, "nvmlDeviceGetHandleByIndex_v2");
-    bind(handle_by_bus_id, "nvmlDeviceGetHandleByPciBusId_v2");
-    bind(index_of, "nvmlDeviceGetIndex");
-    bind(name, "nvmlDeviceGetName");
-    bind(uuid, "nvmlDeviceGetUUID");
-    bind(memory, "nvmlDeviceGetMemoryInfo");
-    bind(max_clock, "nvmlDeviceGetMaxClockInfo");
-    bind(driver_version, "nvmlSystemGetDriverVersion");
-    bind(pci_info, "nvmlDeviceGetPciInfo_v3");
-    if (pci_info == nullptr) bind(pci_info, "nvmlDeviceGetPciInfo_v2");
-    bind(power_limit, "nvmlDeviceGetEnforcedPowerLimit");
-    bind(nvlink_state, "nvmlDeviceGetNvLinkState");
-    bind(nvlink_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
-    bind(common_ancestor, "nvmlDeviceGetTopologyCommonAncestor");
-    bind(nvlink_remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType");
-    initialized = init != nullptr && shutdown != nullptr && device_count != nullptr &&
-                  handle_by_index != nullptr && init() == kNvmlSuccess;
-  }
-  ~Nvml() {
-    if (initialized) shutdown();
-    if (lib != nullptr) dlclose(lib);
-  }
-  Nvml(const Nvml&) = delete;
-  Nvml& operator=(const Nvml&) = delete;
-
-  template <typename F>
-  void bind(F& fn, const char* symbol) {
-    fn = reinterpret_cast<F>(dlsym(lib, symbol));
-  }
-
-  [[nodiscard]] std::vector<nvmlDevice_t> devices() const {
-    std::vector<nvmlDevice_t> out;
-    unsigned int n = 0;
-    if (!initialized || device_count(&n) != kNvmlSuccess) return out;
-    for (unsigned int i = 0; i < n; ++i) {
-      nvmlDevice_t d = nullptr;
-      out.push_back(handle_by_index(i, &d) == kNvmlSuccess ? d : nullptr);
-    }
-    return out;
-  }
-
-  [[nodiscard]] std::string bus_id(nvmlDevice_t d) const {
-    NvmlPciInfo pci{};
-    if (pci_info == nullptr || d == nullptr || pci_info(d, &pci) != kNvmlSuccess) return {};
-    return normalize(pci.bus_id);
-  }
-
-  /// NVLink peers of `d`: remote PCI bus id per active link.
-  [[nodiscard]] std::vector<std::pair<unsigned, std::string>> nvlinks(nvmlDevice_t d,
-                                                                      bool active_only) const {
-    std::vector<std::pair<unsigned, std::string>> out;
-    if (nvlink_state == nullptr || d == nullptr) return out;
-    for (unsigned link = 0; link < kNvlinkMaxLinks; ++link) {
-      int state = 0;
-      if (nvlink_state(d, link, &state) != kNvmlSuccess) continue;
-      if (active_only && state != 1) continue;
-      NvmlPciInfo pci{};
-      std::string remote;
-      if (nvlink_remote_pci != nullptr && nvlink_remote_pci(d, link, &pci) == kNvmlSuccess)
-        remote = normalize(pci.bus_id);
-      out.emplace_back(state == 1 ? link : link | 0x80000000u, remote);
-    }
-    return out;
-  }
-
-  /// NVML writes "00000000:19:00.0"; lower-case and bounded, so ids compare as strings.
-  static std::string normalize(const char* text) {
-    std::string s(text, strnlen(text, 32));
-    std::transform(s.begin(), s.end(), s.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
-  }
-};
-
 std::string cstr(const char* buf, std::size_t cap) {
   return {buf, strnlen(buf, cap)};
 }
-
-}  // namespace
-
-namespace {
 
 std::string driver_version(const Nvml& nvml) {
   std::array<char, kDriverSize> buf{};

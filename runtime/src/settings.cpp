@@ -41,6 +41,14 @@ const std::vector<Setting> kTable = {
      "set it from --gpus-per-node)"},
     {"SCALEBENCH_CACHE_DIR", path, "$XDG_CACHE_HOME/scalebench", "a folder, or none",
      "where measured ceilings are cached per machine (none: measure in every run)"},
+    {"SCALEBENCH_TELEMETRY", boolean, "1", "0 or 1",
+     "sample GPU clocks, power, temperature and throttle reasons and the CPUs' clock and "
+     "interference while cases run (docs/acceptance.md)"},
+    {"SCALEBENCH_TELEMETRY_PERIOD_MS", real, "20", "milliseconds >= 0",
+     "time between telemetry readings while a repeat runs (0: one reading at each repeat's begin "
+     "and end only)"},
+    {"SCALEBENCH_REFERENCE_DIR", path, "(installed references)", "a folder",
+     "folder of the reference files `scalebench run` uses besides --references"},
     {"SCALEBENCH_REPORT_READ_TIMEOUT_S", real, "0 (60 s + 1 s per 20 MB)", "seconds >= 0",
      "time a report read may take before the reader is stopped (damaged files can hang HDF5)"},
     {"SCALEBENCH_HOST_MEMORY_BYTES", real, "0 (measured)", "bytes >= 0",
@@ -187,6 +195,20 @@ std::string cache_dir() {
   if (const auto home = environment_variable("HOME"); home && !home->empty())
     return *home + "/.cache/scalebench";
   return "";
+}
+
+bool telemetry() {
+  return boolean_value("SCALEBENCH_TELEMETRY");
+}
+
+double telemetry_period_ms() {
+  const auto v = raw("SCALEBENCH_TELEMETRY_PERIOD_MS");
+  if (!v || v->empty()) return 20.0;
+  return real_value("SCALEBENCH_TELEMETRY_PERIOD_MS");
+}
+
+std::string reference_dir() {
+  return text_value("SCALEBENCH_REFERENCE_DIR", "");
 }
 
 double report_read_timeout_s() {

@@ -2,6 +2,8 @@
 /// @file clock.hpp
 /// Wall clock for phase and task timing, and a scoped phase timer.
 
+#include <time.h>
+
 #include <chrono>
 
 #include "scalebench/workload.hpp"
@@ -11,6 +13,13 @@ namespace sb {
 /// Seconds on a steady clock (arbitrary origin).
 inline double now() noexcept {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// CPU time this process has used, all its threads, in seconds (one clock_gettime).
+inline double process_cpu_s() noexcept {
+  timespec ts{};
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return 0.0;
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 /// Adds the scope's duration to one phase of a PhaseTimes.

@@ -64,6 +64,17 @@ void validate_all();
 /// or ~/.cache/scalebench; "none" turns the cache off).
 [[nodiscard]] std::string cache_dir();
 
+// --- Node acceptance --------------------------------------------------------------------------
+/// SCALEBENCH_TELEMETRY: sample clocks, power, temperatures, throttle reasons and CPU
+/// interference while cases run (default on).
+[[nodiscard]] bool telemetry();
+/// SCALEBENCH_TELEMETRY_PERIOD_MS: milliseconds between readings while a repeat runs (default
+/// 20; 0: a reading at each repeat's begin and end only).
+[[nodiscard]] double telemetry_period_ms();
+/// SCALEBENCH_REFERENCE_DIR: folder of the shipped reference files (default: installed or
+/// source tree).
+[[nodiscard]] std::string reference_dir();
+
 // --- Reports --------------------------------------------------------------------------------
 /// SCALEBENCH_REPORT_READ_TIMEOUT_S: seconds a report read may take (0: 60 s + 1 s per 20 MB).
 [[nodiscard]] double report_read_timeout_s();

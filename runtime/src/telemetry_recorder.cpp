@@ -1,0 +1,145 @@
+// The worker's telemetry sampler (telemetry_recorder.hpp).
+#include "scalebench/telemetry_recorder.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+
+#include "scalebench/clock.hpp"
+
+namespace sb {
+namespace {
+
+nlohmann::json number(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+TelemetryRecorder::TelemetryRecorder(std::vector<std::unique_ptr<TelemetrySource>> sources,
+                                     double period_s)
+    : sources_(std::move(sources)), period_s_(period_s) {
+  thread_ = std::thread([this] { loop(); });
+}
+
+TelemetryRecorder::~TelemetryRecorder() {
+  {
+    std::lock_guard lk(m_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void TelemetryRecorder::begin_case(bool gpu) {
+  std::unique_lock lk(m_);
+  served_.wait(lk, [&] { return pending_.empty() && !busy_; });
+  readings_.clear();
+  active_ = -1;
+  gpu_ = gpu;
+}
+
+void TelemetryRecorder::begin_repeat(int repeat) noexcept {
+  {
+    std::lock_guard lk(m_);
+    active_ = repeat;
+    pending_.push_back({repeat, true});
+  }
+  wake_.notify_one();
+}
+
+void TelemetryRecorder::end_repeat(int repeat) noexcept {
+  {
+    std::lock_guard lk(m_);
+    active_ = -1;
+    pending_.push_back({repeat, false});
+  }
+  wake_.notify_one();
+}
+
+void TelemetryRecorder::loop() {
+  std::unique_lock lk(m_);
+  const auto period = std::chrono::duration<double>(period_s_);
+  while (!stop_) {
+    if (pending_.empty()) {
+      if (active_ >= 0 && period_s_ > 0) {
+        wake_.wait_for(lk, period, [&] { return stop_ || !pending_.empty(); });
+      } else {
+        wake_.wait(lk, [&] { return stop_ || !pending_.empty(); });
+      }
+    }
+    if (stop_) break;
+    int repeat = -1;
+    if (!pending_.empty()) {
+      repeat = pending_.front().repeat;
+      pending_.pop_front();
+    } else if (active_ >= 0) {
+      repeat = active_;
+    } else {
+      continue;
+    }
+    const bool gpu = gpu_;
+    busy_ = true;
+    lk.unlock();
+    TelemetrySample s;
+    s.t = now();
+    for (auto& src : sources_)
+      if (gpu || !src->gpu()) src->read(s);
+    lk.lock();
+    busy_ = false;
+    readings_.push_back({s, repeat});
+    if (pending_.empty()) served_.notify_all();
+  }
+  served_.notify_all();
+}
+
+nlohmann::json TelemetryRecorder::finish_case(std::size_t max_series) {
+  std::vector<Reading> readings;
+  bool gpu = false;
+  {
+    std::unique_lock lk(m_);
+    served_.wait(lk, [&] { return stop_ || (pending_.empty() && !busy_); });
+    readings.swap(readings_);
+    active_ = -1;
+    gpu = gpu_;
+  }
+  std::stable_sort(readings.begin(), readings.end(),
+                   [](const Reading& a, const Reading& b) { return a.s.t < b.s.t; });
+  const double origin = readings.empty() ? 0.0 : readings.front().s.t;
+  std::map<int, std::vector<TelemetrySample>> by_repeat;
+  for (const auto& r : readings) by_repeat[r.repeat].push_back(r.s);
+  nlohmann::json reps = nlohmann::json::array();
+  for (const auto& [repeat, xs] : by_repeat) reps.push_back(to_json(summarize_repeat(xs, repeat, origin)));
+
+  nlohmann::json series = {{"t", nlohmann::json::array()},      {"repeat", nlohmann::json::array()},
+                           {"cpu_mhz", nlohmann::json::array()}};
+  if (gpu)
+    for (const char* k : {"gpu_sm_mhz", "gpu_mem_mhz", "gpu_power_w", "gpu_temp_c", "gpu_clock_event_reasons"})
+      series[k] = nlohmann::json::array();
+  const std::size_t n = readings.size();
+  const std::size_t stride = max_series > 0 && n > max_series ? (n + max_series - 1) / max_series : 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i % stride != 0 && i + 1 != n) continue;
+    const TelemetrySample& s = readings[i].s;
+    series["t"].push_back(s.t - origin);
+    series["repeat"].push_back(readings[i].repeat);
+    series["cpu_mhz"].push_back(number(s.cpu_mhz));
+    if (!gpu) continue;
+    series["gpu_sm_mhz"].push_back(number(s.gpu_sm_mhz));
+    series["gpu_mem_mhz"].push_back(number(s.gpu_mem_mhz));
+    series["gpu_power_w"].push_back(number(s.gpu_power_w));
+    series["gpu_temp_c"].push_back(number(s.gpu_temp_c));
+    series["gpu_clock_event_reasons"].push_back(number(s.gpu_reasons));
+  }
+  return {{"period_s", period_s_}, {"sources", describe()}, {"repeats", std::move(reps)},
+          {"series", std::move(series)}};
+}
+
+nlohmann::json TelemetryRecorder::describe() const {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& src : sources_) out.update(src->describe());
+  return out;
+}
+
+}  // namespace sb
