@@ -14,6 +14,10 @@ std::string_view to_string(ExecPath p) noexcept {
       return "single-gpu";
     case ExecPath::multi_gpu:
       return "multi-gpu";
+    case ExecPath::each_gpu:
+      return "each-gpu";
+    case ExecPath::each_node:
+      return "each-node";
   }
   return "unknown";
 }
@@ -23,6 +27,8 @@ std::optional<ExecPath> parse_exec_path(std::string_view name) noexcept {
   if (name == "multi-cpu" || name == "cpuN") return ExecPath::multi_cpu;
   if (name == "single-gpu" || name == "gpu1") return ExecPath::single_gpu;
   if (name == "multi-gpu" || name == "gpuN") return ExecPath::multi_gpu;
+  if (name == "each-gpu") return ExecPath::each_gpu;
+  if (name == "each-node") return ExecPath::each_node;
   return std::nullopt;
 }
 
@@ -30,6 +36,13 @@ const std::vector<ExecPath>& all_exec_paths() noexcept {
   static const std::vector<ExecPath> all = {ExecPath::single_cpu, ExecPath::multi_cpu,
                                             ExecPath::single_gpu, ExecPath::multi_gpu};
   return all;
+}
+
+const std::vector<ExecPath>& known_exec_paths() noexcept {
+  static const std::vector<ExecPath> known = {ExecPath::single_cpu, ExecPath::multi_cpu,
+                                              ExecPath::single_gpu, ExecPath::multi_gpu,
+                                              ExecPath::each_gpu,   ExecPath::each_node};
+  return known;
 }
 
 std::string_view to_string(Phase p) noexcept {

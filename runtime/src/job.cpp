@@ -56,7 +56,9 @@ nlohmann::json JobPlan::to_json() const {
           {"stop_path", stop_path},
           {"trace", trace},
           {"lifeline", lifeline_path},
-          {"fresh_ceilings", fresh_ceilings}};
+          {"fresh_ceilings", fresh_ceilings},
+          {"telemetry_period_s", telemetry_period_s},
+          {"keep_throttled", keep_throttled}};
 }
 
 JobPlan JobPlan::from_json(const nlohmann::json& j) {
@@ -69,6 +71,8 @@ JobPlan JobPlan::from_json(const nlohmann::json& j) {
   p.trace = j.value("trace", false);
   p.lifeline_path = j.value("lifeline", std::string());
   p.fresh_ceilings = j.value("fresh_ceilings", false);
+  p.telemetry_period_s = j.value("telemetry_period_s", 0.02);
+  p.keep_throttled = j.value("keep_throttled", false);
   return p;
 }
 

@@ -15,7 +15,8 @@
 namespace sb::detail {
 
 enum Tag : int {
-  kTagCaseBegin = 11,    ///< s->w: json {spec, rank, size, threads, device}
+  kTagCaseBegin = 11,    ///< s->w: json {spec, rank, size, threads, series_points, concurrent,
+                         ///< comm ("case" or "node")}
   kTagReady = 12,        ///< w->s: empty
   kTagRepeatBegin = 13,  ///< s->w: int32 repeat
   kTagRequest = 14,      ///< w->s: int32 want, outcomes
@@ -27,6 +28,7 @@ enum Tag : int {
   kTagError = 20,        ///< w->s: string
   kTagShutdown = 21,     ///< s->w: empty
   kTagStartup = 22,      ///< w->s: json describing the worker (start-up)
+  kTagTelemetry = 23,    ///< w->s: json, the case's telemetry (after its validation, untimed)
 };
 
 /// Appends plain values and vectors to a byte buffer.

@@ -14,6 +14,9 @@
 
 #include <fmt/format.h>
 
+#include "case_record.hpp"
+#include "case_telemetry.hpp"
+#include "each_device.hpp"
 #include "message.hpp"
 #include "rank.hpp"
 #include "scalebench/clock.hpp"
@@ -56,8 +59,14 @@ class Scheduler {
       }
       const CaseSpec& spec = plan_.cases[static_cast<std::size_t>(k)];
       bool restart = false;
-      nlohmann::json record = run_case(spec, k, n, restart);
-      out_.write(record, /*durable=*/true);
+      if (is_each_device(spec.path)) {
+        // One record per device, each written as soon as its device is done.
+        EachDevice each{plan_, ctx_, out_, references_, workers_, gpu_skip_reason_};
+        restart = each.run(spec, k, n);
+      } else {
+        nlohmann::json record = run_case(spec, k, n, restart);
+        out_.write(record, /*durable=*/true);
+      }
       if (restart) {
         out_.write({{"type", "end"}, {"status", "restart"}, {"after_case", spec.index}}, true);
         MPI_Abort(ctx_.world, kExitRestart);
@@ -81,6 +90,9 @@ class Scheduler {
                                     : std::vector<WorkerInfo>{gpu_workers_.front()};
       case ExecPath::multi_gpu:
         return gpu_workers_;
+      case ExecPath::each_gpu:
+      case ExecPath::each_node:
+        break;  // EachDevice
     }
     return {};
   }
@@ -119,6 +131,9 @@ class Scheduler {
         {"start", nlohmann::json::array()},  {"end", nlohmann::json::array()},
         {"bytes", nlohmann::json::array()}};
     std::vector<double> totals;
+    std::vector<double> computes;
+    SchedulerCpu scheduler_cpu;  ///< this rank's CPU time per timed repeat
+    std::vector<WorkerTelemetry> telemetry;
   };
 
   nlohmann::json run_case(const CaseSpec& spec_in, int k, int n, bool& restart) {
@@ -129,6 +144,13 @@ class Scheduler {
     // GPU cases: the host is idle and repeats are short, so poll the workers closely.
     wait_sleep_us_ = device_of(run.spec.path) == Device::gpu ? kGpuPollUs : 500;
     nlohmann::json rec = record_head(run.spec);
+    run.scheduler_cpu.host = ctx_.host;
+    if (run.spec.path == ExecPath::single_gpu && !run.parts.empty()) {
+      // The one device it measured, for the verdicts (results/include/scalebench/verdicts.hpp).
+      rec["host"] = run.parts.front().host;
+      rec["gpu"] = run.parts.front().node_gpu;
+      rec["device_model"] = run.parts.front().model;
+    }
     if (run.parts.empty()) {
       rec["status"] = "skipped";
       rec["message"] = gpu_skip_reason_;
@@ -152,7 +174,10 @@ class Scheduler {
       rec["result"] = run.results.empty() ? nlohmann::json::object() : run.results.back();
       rec["task_events"] = run.events;
       validate_case(run, wl, rec);
-      add_work_and_metrics(run, rec);
+      const CaseTelemetry t = combine_telemetry(run.telemetry, run.scheduler_cpu, run.totals.size());
+      add_telemetry(rec, t);
+      set_work_and_metrics(rec, run.sc->work(), run.totals, run.computes, t.throttled,
+                           plan_.keep_throttled);
     } catch (const CaseFailure& f) {
       rec["status"] = f.status;
       rec["message"] = f.message;
@@ -170,24 +195,6 @@ class Scheduler {
     return rec;
   }
 
-  /// The case record's identity, before anything runs.
-  static nlohmann::json record_head(const CaseSpec& spec) {
-    return {{"type", "case"},
-            {"index", spec.index},
-            {"id", spec.id},
-            {"workload", spec.workload},
-            {"path", std::string(to_string(spec.path))},
-            {"params", spec.params.to_json()},
-            {"preset", spec.preset},
-            {"device", device_of(spec.path) == Device::gpu ? "gpu" : "cpu"},
-            {"workers", spec.workers},
-            {"threads_per_worker", 0},
-            {"warmup", spec.warmup},
-            {"status", "ok"},
-            {"message", ""},
-            {"started_utc", utc_now()}};
-  }
-
   /// CPU threads of the case's i-th participant (one on single-cpu).
   static int threads_of(const CaseRun& run, std::size_t i) {
     return run.spec.path == ExecPath::single_cpu ? 1 : run.parts[i].threads;
@@ -199,7 +206,8 @@ class Scheduler {
       nlohmann::json j = {{"spec", case_spec_to_json(run.spec)},
                           {"rank", static_cast<int>(i)},
                           {"size", run.spec.workers},
-                          {"threads", threads_of(run, i)}};
+                          {"threads", threads_of(run, i)},
+                          {"series_points", series_points(run.spec.workers)}};
       Writer w;
       w.put_str(j.dump());
       send(ctx_.world, run.parts[i].rank, kTagCaseBegin, w);
@@ -255,6 +263,7 @@ class Scheduler {
     const std::int64_t ntasks = run.sc->num_tasks();
     std::int64_t next = 0;
     PhaseTimes phases;
+    const double cpu0 = process_cpu_s();
     const double t0 = now();
     Writer rb;
     rb.put<std::int32_t>(r);
@@ -297,9 +306,12 @@ class Scheduler {
       }
     }
     const double total = now() - t0;
+    const double cpu = process_cpu_s() - cpu0;
     nlohmann::json result = run.sc->end_repeat();
     if (!measured) return;
     run.totals.push_back(total);
+    run.computes.push_back(phases.compute);
+    run.scheduler_cpu.own_cpu_s.push_back(cpu);
     run.repeats.push_back({{"generate", phases.generate},
                            {"compute", phases.compute},
                            {"communicate", phases.communicate},
@@ -318,72 +330,34 @@ class Scheduler {
     e["bytes"].push_back(o.bytes);
   }
 
-  /// Outside the timed region: every worker's part of the validation, the workload's checks,
-  /// and the cross-check against the first case of the same workload and parameters.
+  /// Outside the timed region: every worker's part of the validation and its telemetry, the
+  /// workload's checks, and the cross-check against the first case of the same workload and
+  /// parameters.
   void validate_case(CaseRun& run, const Workload& wl, nlohmann::json& rec) {
     for (const auto& p : run.parts) send_empty(ctx_.world, p.rank, kTagValidate);
     std::vector<std::vector<double>> vparts(run.parts.size());
-    for (std::size_t i = 0; i < run.parts.size(); ++i) {
+    for (std::size_t i = 0; i < 2 * run.parts.size(); ++i) {
       const Message m = wait(run.deadline);
-      if (m.tag != kTagValidation)
+      const int crank = run.case_rank.at(m.source);
+      Reader rd(m.data);
+      if (m.tag == kTagValidation) {
+        vparts[static_cast<std::size_t>(crank)] = rd.get_vec<double>();
+      } else if (m.tag == kTagTelemetry) {
+        const WorkerInfo& w = run.parts[static_cast<std::size_t>(crank)];
+        run.telemetry.push_back({crank, w.host, w.node_gpu, nlohmann::json::parse(rd.get_str())});
+      } else {
         throw CaseFailure{"failed", fmt::format("internal: tag {} instead of validation", m.tag),
                           true};
-      Reader rd(m.data);
-      vparts[static_cast<std::size_t>(run.case_rank.at(m.source))] = rd.get_vec<double>();
+      }
     }
     for (const auto& p : run.parts) send_empty(ctx_.world, p.rank, kTagCaseEnd);
     run.begun = false;
 
     std::vector<Check> checks = run.sc->validate(vparts);
-    const Fingerprint fp = run.sc->fingerprint();
-    const std::string key = run.spec.workload + "|" + run.spec.params.canonical();
-    if (auto it = references_.find(key); it != references_.end()) {
-      for (Check c : wl.cross_check(it->second.second, fp)) {
-        c.name = "cross:" + c.name;
-        c.detail += " (vs " + it->second.first + ")";
-        checks.push_back(c);
-      }
-    } else {
-      references_.emplace(key, std::make_pair(std::string(to_string(run.spec.path)), fp));
-    }
-    nlohmann::json validation = nlohmann::json::array();
-    std::string failed;
-    for (const auto& c : checks) {
-      validation.push_back({{"name", c.name},
-                            {"value", c.value},
-                            {"limit", c.limit},
-                            {"pass", c.pass},
-                            {"detail", c.detail}});
-      if (!c.pass && failed.empty())
-        failed = fmt::format("validation failed: {} = {:.3g} exceeds {:.3g} ({})", c.name, c.value,
-                             c.limit, c.detail);
-    }
-    rec["validation"] = validation;
-    if (!failed.empty()) {
-      rec["status"] = "failed";
-      rec["message"] = failed;
-    }
-  }
-
-  /// The work one repeat does and the case's headline figures.
-  static void add_work_and_metrics(const CaseRun& run, nlohmann::json& rec) {
-    const Work work = run.sc->work();
-    rec["work"] = {{"units", work.units},
-                   {"unit", work.unit},
-                   {"bytes", work.bytes},
-                   {"flops", work.flops},
-                   {"bound", work.bound == Work::Bound::bytes ? "bytes" : "flops"}};
-    const double med = results::median(run.totals);
-    std::vector<double> computes;
-    for (const auto& rr : run.repeats) computes.push_back(rr.at("compute").get<double>());
-    const double med_compute = results::median(computes);
-    rec["metrics"] = {{"median_s", med},
-                      {"throughput", work.units / med},
-                      {"throughput_unit", work.unit + "/s"},
-                      {"gbytes_per_s", work.bytes / med / 1e9},
-                      {"gflops", work.flops / med / 1e9},
-                      {"median_compute_s", med_compute},
-                      {"compute_throughput", med_compute > 0 ? work.units / med_compute : 0.0}};
+    for (Check c : references_.check(run.spec, wl, run.sc->fingerprint(),
+                                     std::string(to_string(run.spec.path))))
+      checks.push_back(std::move(c));
+    set_validation(rec, checks);
   }
 
   const JobPlan& plan_;
@@ -392,7 +366,7 @@ class Scheduler {
   std::vector<WorkerInfo> workers_;
   std::vector<WorkerInfo> gpu_workers_;
   std::string gpu_skip_reason_;
-  std::map<std::string, std::pair<std::string, Fingerprint>> references_;
+  CrossCheckReferences references_;
   int wait_sleep_us_ = 500;  ///< longest sleep between probes in wait() (short for GPU cases)
 };
 

@@ -57,6 +57,10 @@ StartupInfo gather_startup(RankContext& ctx) {
     wi.threads = w.at("threads").get<int>();
     wi.gpu = w.at("gpu").get<int>() >= 0;
     wi.host = w.at("host").get<std::string>();
+    wi.node_gpu = wi.gpu ? w.at("gpu").get<int>() : -1;
+    wi.model = wi.gpu && w.contains("gpu_description")
+                   ? w["gpu_description"].value("name", std::string())
+                   : w.at("node").value("cpu_model", std::string());
     info.workers.push_back(wi);
     add_node(w.at("node"));
     mpi_init = std::max(mpi_init, w.value("mpi_init_s", 0.0));

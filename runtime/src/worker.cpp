@@ -15,6 +15,7 @@
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/system_info.hpp"
+#include "scalebench/telemetry_recorder.hpp"
 #include "scalebench/workload.hpp"
 
 extern "C" void openblas_set_num_threads(int);
@@ -99,9 +100,37 @@ nlohmann::json startup_description(const JobPlan& plan, RankContext& ctx) {
   return w;
 }
 
-/// Executes one timed repeat of `wc`: pull tasks with bounded prefetch, report outcomes, then
+/// The worker's telemetry recorder: the node's CPUs, and its GPU when it has one; null when
+/// the plan turns telemetry off.
+std::unique_ptr<TelemetryRecorder> make_recorder(const JobPlan& plan, const nlohmann::json& desc) {
+  if (plan.telemetry_period_s < 0) return nullptr;
+  std::vector<std::unique_ptr<TelemetrySource>> sources;
+  sources.push_back(make_cpu_telemetry());
+  if (desc.contains("gpu_description")) {
+    if (auto gpu = make_gpu_telemetry(desc["gpu_description"].value("pci_bus_id", std::string())))
+      sources.push_back(std::move(gpu));
+  }
+  return std::make_unique<TelemetryRecorder>(std::move(sources), plan.telemetry_period_s);
+}
+
+/// The case this worker runs, as far as the worker loop needs it.
+struct WorkerCaseState {
+  std::unique_ptr<WorkerCase> wc;
+  bool gpu_case = false;
+  int warmup = 0;
+  std::size_t series_points = 512;
+  void reset() {
+    wc.reset();
+    gpu_case = false;
+  }
+};
+
+/// Executes one repeat of `wc`: pull tasks with bounded prefetch, report outcomes, then
 /// finish_repeat and DONE. A GPU case spins while it waits for its tasks (kGpuPollUs).
-void run_repeat(RankContext& ctx, WorkerCase& wc, bool gpu_case) {
+/// `recorder` (may be null) marks timed repeat `timed` (-1: a warm-up repeat) while the first
+/// request is on its way and after DONE, outside what the scheduler times.
+void run_repeat(RankContext& ctx, WorkerCase& wc, bool gpu_case, TelemetryRecorder* recorder,
+                int timed) {
   wc.begin_repeat();
   const int depth = std::max(0, wc.prefetch()) + 1;
   std::deque<std::int64_t> queue;
@@ -133,6 +162,7 @@ void run_repeat(RankContext& ctx, WorkerCase& wc, bool gpu_case) {
   };
 
   send_request(depth);
+  if (recorder != nullptr && timed >= 0) recorder->begin_repeat(timed);
   Backoff backoff(gpu_case ? kGpuPollUs : 200);
   Message m;
   while (true) {
@@ -166,6 +196,55 @@ void run_repeat(RankContext& ctx, WorkerCase& wc, bool gpu_case) {
   Writer w;
   w.put<double>(pt.generate).put<double>(pt.compute).put<double>(pt.communicate).put_vec(partial);
   send(ctx.world, 0, kTagDone, w);
+  if (recorder != nullptr && timed >= 0) recorder->end_repeat(timed);
+}
+
+/// CASE_BEGIN: the case's environment, the memory check, then the workload's WorkerCase
+/// (allocation happens here, untimed).
+void begin_case(RankContext& ctx, const JobPlan& plan, const NodeWorkers& on_node,
+                const nlohmann::json& j, WorkerCaseState& cs) {
+  const CaseSpec spec = case_spec_from_json(j.at("spec"));
+  CaseEnv env;
+  env.device = device_of(spec.path);
+  env.rank = j.at("rank").get<int>();
+  env.size = j.at("size").get<int>();
+  env.threads = j.at("threads").get<int>();
+  env.host = ctx.host;
+  env.trace = plan.trace;
+  // each-* cases run one device per GPU or node, all at once (each_device.hpp).
+  const bool concurrent = j.value("concurrent", false);
+  if (env.size > 1)
+    env.comm = j.value("comm", std::string("case")) == "node" ? ctx.node_workers
+               : env.device == Device::gpu                   ? ctx.gpu_workers
+                                                             : ctx.workers;
+  if (env.device == Device::gpu) {
+    if (!ctx.gpu_ctx) throw EnvironmentError("this worker has no GPU");
+    env.gpu = ctx.gpu_ctx.get();
+  }
+  omp_set_num_threads(env.threads);
+  openblas_set_num_threads(env.threads);
+  cs.reset();
+  cs.gpu_case = env.device == Device::gpu;
+  cs.warmup = spec.warmup;
+  cs.series_points = static_cast<std::size_t>(std::max(1, j.value("series_points", 512)));
+  const Workload& wl = find_workload(spec.workload);
+  if (wl.memory_needed) {
+    // Before anything is allocated: a case too large for this worker fails alone.
+    MemoryBudget budget;
+    budget.host_sharers =
+        env.size <= 1 && !concurrent
+            ? 1
+            : std::max(1, env.device == Device::gpu ? on_node.gpu : on_node.all);
+    budget.host_total = host_memory_available();
+    if (budget.host_total >= 0) budget.host_available = budget.host_total / budget.host_sharers;
+    if (env.gpu != nullptr) {
+      const GpuMemoryInfo gm = gpu_memory_info(*env.gpu);
+      budget.gpu = ctx.gpu;  // the node's ordinal, also when isolated (device 0)
+      budget.gpu_free = gm.free_bytes;
+    }
+    check_memory(spec.workload, wl.memory_needed(spec, env), budget);
+  }
+  cs.wc = wl.make_worker(spec, env);
 }
 
 void send_error(RankContext& ctx, const std::string& what) {
@@ -192,6 +271,11 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
   ctx.gpu_early.reset();  // a context started for a GPU this worker does not drive
   // Workers sharing this node's host memory (a multi-* case runs them all at once).
   const NodeWorkers on_node = node_workers(ctx.workers, has_gpu);
+  // The node's workers run each-node cases together.
+  SB_MPI_CHECK(
+      MPI_Comm_split_type(ctx.workers, MPI_COMM_TYPE_SHARED, ctx.rank, MPI_INFO_NULL,
+                          &ctx.node_workers));
+  std::unique_ptr<TelemetryRecorder> recorder;
 
   omp_set_num_threads(ctx.threads);
   openblas_set_num_threads(ctx.threads);
@@ -205,77 +289,53 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
     desc["nccl_wait_s"] = ctx.gpu_startup.nccl_wait_s;
     desc["nccl_overlapped"] = ctx.gpu_startup.nccl_overlapped;
     desc["ready_after_main_s"] = now() - ctx.main_steady;
+    recorder = make_recorder(plan, desc);
     Writer w;
     w.put_str(desc.dump());
     send(ctx.world, 0, kTagStartup, w);
   }
 
-  std::unique_ptr<WorkerCase> wc;
-  bool gpu_case = false;
+  WorkerCaseState cs;
   Message m;
   while (true) {
     // Between the repeats of a GPU case the next one must start at once: a repeat lasts a few
     // milliseconds and a 2 ms sleep here would be part of its time. The CPU is idle then; CPU
     // cases keep the long back-off, which leaves the cores to the computing workers.
-    receive(ctx.world, 0, MPI_ANY_TAG, m, 0, gpu_case ? kGpuPollUs : 2000);
+    receive(ctx.world, 0, MPI_ANY_TAG, m, 0, cs.gpu_case ? kGpuPollUs : 2000);
     if (m.tag == kTagShutdown) break;
     try {
       switch (m.tag) {
         case kTagCaseBegin: {
           Reader r(m.data);
-          const auto j = nlohmann::json::parse(r.get_str());
-          const CaseSpec spec = case_spec_from_json(j.at("spec"));
-          CaseEnv env;
-          env.device = device_of(spec.path);
-          env.rank = j.at("rank").get<int>();
-          env.size = j.at("size").get<int>();
-          env.threads = j.at("threads").get<int>();
-          env.host = ctx.host;
-          env.trace = plan.trace;
-          if (env.size > 1) env.comm = env.device == Device::gpu ? ctx.gpu_workers : ctx.workers;
-          if (env.device == Device::gpu) {
-            if (!ctx.gpu_ctx) throw EnvironmentError("this worker has no GPU");
-            env.gpu = ctx.gpu_ctx.get();
-          }
-          omp_set_num_threads(env.threads);
-          openblas_set_num_threads(env.threads);
-          wc.reset();
-          gpu_case = env.device == Device::gpu;
-          const Workload& wl = find_workload(spec.workload);
-          if (wl.memory_needed) {
-            // Before anything is allocated: a case too large for this worker fails alone.
-            MemoryBudget budget;
-            budget.host_sharers =
-                env.size <= 1 ? 1
-                              : std::max(1, env.device == Device::gpu ? on_node.gpu : on_node.all);
-            budget.host_total = host_memory_available();
-            if (budget.host_total >= 0)
-              budget.host_available = budget.host_total / budget.host_sharers;
-            if (env.gpu != nullptr) {
-              const GpuMemoryInfo gm = gpu_memory_info(*env.gpu);
-              budget.gpu = ctx.gpu;  // the node's ordinal, also when isolated (device 0)
-              budget.gpu_free = gm.free_bytes;
-            }
-            check_memory(spec.workload, wl.memory_needed(spec, env), budget);
-          }
-          wc = wl.make_worker(spec, env);
+          begin_case(ctx, plan, on_node, nlohmann::json::parse(r.get_str()), cs);
+          if (recorder) recorder->begin_case(cs.gpu_case);
           send_empty(ctx.world, 0, kTagReady);
           break;
         }
-        case kTagRepeatBegin:
-          if (!wc) throw Error("internal: repeat without a case");
-          run_repeat(ctx, *wc, gpu_case);
+        case kTagRepeatBegin: {
+          if (!cs.wc) throw Error("internal: repeat without a case");
+          Reader r(m.data);
+          const int repeat = r.get<std::int32_t>();
+          run_repeat(ctx, *cs.wc, cs.gpu_case, recorder.get(),
+                     repeat >= cs.warmup ? repeat - cs.warmup : -1);
           break;
+        }
         case kTagValidate: {
-          if (!wc) throw Error("internal: validation without a case");
+          if (!cs.wc) throw Error("internal: validation without a case");
           Writer w;
-          w.put_vec(wc->validate());
+          w.put_vec(cs.wc->validate());
           send(ctx.world, 0, kTagValidation, w);
+          // Telemetry goes after the timed repeats, so that it never lengthens one.
+          nlohmann::json t = recorder ? recorder->finish_case(cs.series_points)
+                                      : nlohmann::json::object();
+          if (recorder) t["cpus"] = recorder->describe().value("cpus", 0);
+          Writer tw;
+          tw.put_str(t.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+          send(ctx.world, 0, kTagTelemetry, tw);
           break;
         }
         case kTagCaseEnd:
-          wc.reset();
-          gpu_case = false;
+          cs.reset();
           break;
         case kTagAssign:  // a reply to a request of an aborted repeat
           break;
@@ -283,15 +343,14 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
           throw Error(fmt::format("internal: worker got unexpected tag {}", m.tag));
       }
     } catch (const CaseAborted&) {
-      wc.reset();
-      gpu_case = false;
+      cs.reset();
     } catch (const std::exception& e) {
-      wc.reset();
-      gpu_case = false;
+      cs.reset();
       send_error(ctx, e.what());
     }
   }
-  wc.reset();
+  recorder.reset();
+  cs.reset();
   ctx.gpu_ctx.reset();
 }
 

@@ -28,6 +28,8 @@ struct JobPlan {
   bool trace = false;            ///< `run --trace`: workloads print their step timelines
   std::string lifeline_path;     ///< the launcher's lifeline (lifeline.hpp); empty: none
   bool fresh_ceilings = false;   ///< measure the ceilings anew (not from the cache)
+  double telemetry_period_s = 0.02;  ///< between readings while a repeat runs; < 0: no telemetry
+  bool keep_throttled = false;       ///< `run --keep-throttled`: throttled repeats count
 
   [[nodiscard]] nlohmann::json to_json() const;
   static JobPlan from_json(const nlohmann::json& j);

@@ -1,0 +1,95 @@
+// Parts of a case record shared by the ways of running a case (case_record.hpp).
+#include "case_record.hpp"
+
+#include <fmt/format.h>
+
+#include "scalebench/job_plan.hpp"
+#include "scalebench/stats.hpp"
+
+namespace sb::detail {
+
+nlohmann::json record_head(const CaseSpec& spec) {
+  return {{"type", "case"},
+          {"index", spec.index},
+          {"id", spec.id},
+          {"workload", spec.workload},
+          {"path", std::string(to_string(spec.path))},
+          {"params", spec.params.to_json()},
+          {"preset", spec.preset},
+          {"device", device_of(spec.path) == Device::gpu ? "gpu" : "cpu"},
+          {"workers", spec.workers},
+          {"threads_per_worker", 0},
+          {"warmup", spec.warmup},
+          {"status", "ok"},
+          {"message", ""},
+          {"started_utc", utc_now()}};
+}
+
+std::vector<Check> CrossCheckReferences::check(const CaseSpec& spec, const Workload& wl,
+                                               const Fingerprint& fp, const std::string& label) {
+  std::vector<Check> out;
+  const std::string key = spec.workload + "|" + spec.params.canonical();
+  if (auto it = refs_.find(key); it != refs_.end()) {
+    for (Check c : wl.cross_check(it->second.second, fp)) {
+      c.name = "cross:" + c.name;
+      c.detail += " (vs " + it->second.first + ")";
+      out.push_back(std::move(c));
+    }
+  } else {
+    refs_.emplace(key, std::make_pair(label, fp));
+  }
+  return out;
+}
+
+void set_validation(nlohmann::json& rec, const std::vector<Check>& checks) {
+  nlohmann::json validation = nlohmann::json::array();
+  std::string failed;
+  for (const auto& c : checks) {
+    validation.push_back({{"name", c.name},
+                          {"value", c.value},
+                          {"limit", c.limit},
+                          {"pass", c.pass},
+                          {"detail", c.detail}});
+    if (!c.pass && failed.empty())
+      failed = fmt::format("validation failed: {} = {:.3g} exceeds {:.3g} ({})", c.name, c.value,
+                           c.limit, c.detail);
+  }
+  rec["validation"] = validation;
+  if (!failed.empty()) {
+    rec["status"] = "failed";
+    rec["message"] = failed;
+  }
+}
+
+void set_work_and_metrics(nlohmann::json& rec, const Work& work, const std::vector<double>& totals,
+                          const std::vector<double>& computes, const std::vector<bool>& throttled,
+                          bool keep_throttled) {
+  rec["work"] = {{"units", work.units},
+                 {"unit", work.unit},
+                 {"bytes", work.bytes},
+                 {"flops", work.flops},
+                 {"bound", work.bound == Work::Bound::bytes ? "bytes" : "flops"}};
+  std::size_t marked = 0;
+  for (std::size_t i = 0; i < totals.size(); ++i) marked += i < throttled.size() && throttled[i];
+  // Every repeat throttled: nothing would be left, so all count (the record says so).
+  const bool leave_out = !keep_throttled && marked > 0 && marked < totals.size();
+  std::vector<double> kept, kept_compute;
+  for (std::size_t i = 0; i < totals.size(); ++i) {
+    if (leave_out && i < throttled.size() && throttled[i]) continue;
+    kept.push_back(totals[i]);
+    if (i < computes.size()) kept_compute.push_back(computes[i]);
+  }
+  const double med = results::median(kept);
+  const double med_compute = results::median(kept_compute);
+  rec["metrics"] = {{"median_s", med},
+                    {"throughput", work.units / med},
+                    {"throughput_unit", work.unit + "/s"},
+                    {"gbytes_per_s", work.bytes / med / 1e9},
+                    {"gflops", work.flops / med / 1e9},
+                    {"median_compute_s", med_compute},
+                    {"compute_throughput", med_compute > 0 ? work.units / med_compute : 0.0},
+                    {"throttled_repeats", marked},
+                    {"left_out_repeats", leave_out ? marked : 0}};
+}
+
+}  // namespace sb::detail

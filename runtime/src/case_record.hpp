@@ -1,0 +1,45 @@
+#pragma once
+/// @file case_record.hpp
+/// (runtime internals) The parts of a case record (docs/architecture.md, "Case record") that
+/// every way of running a case shares: its head, validation with the cross-check against the
+/// first case of the same workload and parameters, work and metrics with throttled repeats
+/// left out of the median.
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "scalebench/workload.hpp"
+
+namespace sb::detail {
+
+/// The record's identity before anything runs (status ok, no repeats).
+[[nodiscard]] nlohmann::json record_head(const CaseSpec& spec);
+
+/// The first case of each workload and parameters is the reference the later ones are
+/// cross-checked against (single-cpu when it runs, docs/specification.md §3).
+class CrossCheckReferences {
+ public:
+  /// The cross-checks of `fp` against the reference ("cross:" names, "(vs PATH)" details); none
+  /// when this is the first case of its kind, which then becomes the reference under `label`.
+  std::vector<Check> check(const CaseSpec& spec, const Workload& wl, const Fingerprint& fp,
+                           const std::string& label);
+
+ private:
+  std::map<std::string, std::pair<std::string, Fingerprint>> refs_;
+};
+
+/// rec["validation"] from `checks`; a failed check makes the case failed with its message.
+void set_validation(nlohmann::json& rec, const std::vector<Check>& checks);
+
+/// rec["work"] and rec["metrics"]. The medians use the repeats not left out: by default those
+/// marked throttled (`throttled[i]`), unless `keep_throttled` or every repeat is throttled.
+/// metrics also says `throttled_repeats` and `left_out_repeats`.
+void set_work_and_metrics(nlohmann::json& rec, const Work& work, const std::vector<double>& totals,
+                          const std::vector<double>& computes, const std::vector<bool>& throttled,
+                          bool keep_throttled);
+
+}  // namespace sb::detail

@@ -1,0 +1,339 @@
+// each-gpu and each-node: every device of the allocation measured on its own, all at once
+// (each_device.hpp). The scheduler multiplexes the devices: every message is routed to the
+// device its sender belongs to, and each device steps through begin, repeats, validation and
+// its record independently of the others.
+#include "each_device.hpp"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "case_telemetry.hpp"
+#include "message.hpp"
+#include "scalebench/clock.hpp"
+#include "scalebench/error.hpp"
+#include "scalebench/workload.hpp"
+
+namespace sb::detail {
+namespace {
+
+using json = nlohmann::json;
+
+/// One device while its case runs.
+struct DeviceRun {
+  std::string name;  ///< "node1:gpu0" or "node1"
+  std::vector<WorkerInfo> parts;
+  std::map<int, int> case_rank;  ///< world rank -> rank within the device
+  CaseSpec spec;
+  std::unique_ptr<SchedulerCase> sc;
+  json rec;
+  int ready = 0;
+  int repeat = -1;  ///< repeat running (warm-up ones first), -1 before the first
+  std::size_t done_workers = 0;
+  std::int64_t next_task = 0;
+  PhaseTimes phases;
+  double t0 = 0, cpu0 = 0;
+  std::vector<double> totals, computes, scheduler_cpu;
+  json repeats = json::array();
+  json results = json::array();
+  std::vector<std::vector<double>> vparts;
+  std::size_t vgot = 0;
+  std::vector<WorkerTelemetry> telemetry;
+  bool finished = false;
+};
+
+/// The devices of an each-* case: every GPU worker, or every node's workers.
+std::vector<DeviceRun> plan_devices(const CaseSpec& spec, const std::vector<WorkerInfo>& workers) {
+  std::vector<DeviceRun> out;
+  if (spec.path == ExecPath::each_gpu) {
+    for (const auto& w : workers) {
+      if (!w.gpu) continue;
+      DeviceRun d;
+      d.name = fmt::format("{}:gpu{}", w.host, w.node_gpu);
+      d.parts = {w};
+      out.push_back(std::move(d));
+    }
+  } else {
+    std::map<std::string, std::size_t> by_host;
+    for (const auto& w : workers) {
+      const auto [it, fresh] = by_host.emplace(w.host, out.size());
+      if (fresh) {
+        DeviceRun d;
+        d.name = w.host;
+        out.push_back(std::move(d));
+      }
+      out[it->second].parts.push_back(w);
+    }
+  }
+  for (auto& d : out) {
+    d.spec = spec;
+    d.spec.id = spec.id + "/" + d.name;
+    d.spec.workers = static_cast<int>(d.parts.size());
+    for (std::size_t i = 0; i < d.parts.size(); ++i)
+      d.case_rank[d.parts[i].rank] = static_cast<int>(i);
+    d.vparts.resize(d.parts.size());
+  }
+  return out;
+}
+
+class Sweep {
+ public:
+  Sweep(const JobPlan& plan, RankContext& ctx, StreamWriter& out, CrossCheckReferences& refs,
+        const CaseSpec& spec, int k, int n)
+      : plan_(plan), ctx_(ctx), out_(out), refs_(refs), spec_(spec), k_(k), n_(n),
+        wl_(find_workload(spec.workload)) {}
+
+  bool run(std::vector<DeviceRun> devices) {
+    devices_ = std::move(devices);
+    for (std::size_t i = 0; i < devices_.size(); ++i)
+      for (const auto& p : devices_[i].parts) owner_[p.rank] = i;
+    deadline_ = plan_.case_timeout_s > 0 ? now() + plan_.case_timeout_s : 0;
+    for (auto& d : devices_) begin(d);
+    Backoff backoff(device_of(spec_.path) == Device::gpu ? kGpuPollUs : 500);
+    Message m;
+    while (open_devices() > 0) {
+      if (!try_receive(ctx_.world, MPI_ANY_SOURCE, MPI_ANY_TAG, m)) {
+        if (deadline_ > 0 && now() > deadline_) time_out();
+        backoff.pause();
+        continue;
+      }
+      backoff.reset();
+      const auto it = owner_.find(m.source);
+      if (it == owner_.end()) continue;
+      DeviceRun& d = devices_[it->second];
+      if (d.finished) continue;  // a failed device's late messages
+      try {
+        dispatch(d, m);
+      } catch (const std::exception& e) {
+        fail(d, "failed", e.what());
+      }
+      report_progress();
+    }
+    return restart_;
+  }
+
+ private:
+  [[nodiscard]] std::size_t open_devices() const {
+    return static_cast<std::size_t>(std::count_if(
+        devices_.begin(), devices_.end(), [](const DeviceRun& d) { return !d.finished; }));
+  }
+
+  void begin(DeviceRun& d) {
+    d.rec = record_head(d.spec);
+    d.rec["planned_id"] = spec_.id;
+    d.rec["device_id"] = d.name;
+    d.rec["host"] = d.parts.front().host;
+    d.rec["gpu"] = spec_.path == ExecPath::each_gpu ? d.parts.front().node_gpu : -1;
+    d.rec["device_model"] = d.parts.front().model;
+    d.rec["devices"] = static_cast<int>(devices_.size());
+    d.rec["threads_per_worker"] = d.parts.front().threads;
+    d.rec["hosts"] = json::array();
+    for (const auto& p : d.parts) d.rec["hosts"].push_back(p.host);
+    d.sc = wl_.make_scheduler(d.spec);
+    for (std::size_t i = 0; i < d.parts.size(); ++i) {
+      const json j = {{"spec", case_spec_to_json(d.spec)},
+                      {"rank", static_cast<int>(i)},
+                      {"size", d.spec.workers},
+                      {"threads", d.parts[i].threads},
+                      {"series_points", series_points(d.spec.workers)},
+                      {"concurrent", true},
+                      {"comm", "node"}};
+      Writer w;
+      w.put_str(j.dump());
+      send(ctx_.world, d.parts[i].rank, kTagCaseBegin, w);
+    }
+  }
+
+  void dispatch(DeviceRun& d, const Message& m) {
+    Reader rd(m.data);
+    const int crank = d.case_rank.at(m.source);
+    switch (m.tag) {
+      case kTagError:
+        fail(d, "failed", fmt::format("rank {}: {}", m.source, rd.get_str()));
+        break;
+      case kTagReady:
+        if (++d.ready == static_cast<int>(d.parts.size())) start_repeat(d);
+        break;
+      case kTagRequest:
+        on_request(d, m.source, rd);
+        break;
+      case kTagDone:
+        d.phases.generate = std::max(d.phases.generate, rd.get<double>());
+        d.phases.compute = std::max(d.phases.compute, rd.get<double>());
+        d.phases.communicate = std::max(d.phases.communicate, rd.get<double>());
+        d.sc->on_worker_done(crank, rd.get_vec<double>());
+        if (++d.done_workers == d.parts.size()) end_repeat(d);
+        break;
+      case kTagValidation:
+        d.vparts[static_cast<std::size_t>(crank)] = rd.get_vec<double>();
+        if (++d.vgot == 2 * d.parts.size()) finish(d);
+        break;
+      case kTagTelemetry:
+        d.telemetry.push_back({crank, d.parts[static_cast<std::size_t>(crank)].host,
+                               d.parts[static_cast<std::size_t>(crank)].node_gpu,
+                               json::parse(rd.get_str())});
+        if (++d.vgot == 2 * d.parts.size()) finish(d);
+        break;
+      default:
+        throw Error(fmt::format("internal: unexpected tag {} in an each-device case", m.tag));
+    }
+  }
+
+  void start_repeat(DeviceRun& d) {
+    ++d.repeat;
+    d.sc->begin_repeat();
+    d.next_task = 0;
+    d.done_workers = 0;
+    d.phases = {};
+    Writer rb;
+    rb.put<std::int32_t>(d.repeat);
+    d.cpu0 = process_cpu_s();
+    d.t0 = now();
+    for (const auto& p : d.parts) send(ctx_.world, p.rank, kTagRepeatBegin, rb);
+  }
+
+  void on_request(DeviceRun& d, int source, Reader& rd) {
+    const int want = rd.get<std::int32_t>();
+    const int count = rd.get<std::int32_t>();
+    for (int i = 0; i < count; ++i) {
+      TaskOutcome o;
+      o.task = rd.get<std::int64_t>();
+      o.start = rd.get<double>();
+      o.end = rd.get<double>();
+      o.bytes = rd.get<std::int64_t>();
+      o.phase = static_cast<Phase>(rd.get<std::int32_t>());
+      o.partial = rd.get_vec<double>();
+      d.sc->on_task(o);
+    }
+    if (want > 0) {
+      std::vector<std::int64_t> ids;
+      const std::int64_t ntasks = d.sc->num_tasks();
+      while (static_cast<int>(ids.size()) < want && d.next_task < ntasks) ids.push_back(d.next_task++);
+      Writer w;
+      w.put_vec(ids);
+      send(ctx_.world, source, kTagAssign, w);
+    }
+  }
+
+  void end_repeat(DeviceRun& d) {
+    const double total = now() - d.t0;
+    const double cpu = process_cpu_s() - d.cpu0;
+    json result = d.sc->end_repeat();
+    if (d.repeat >= spec_.warmup) {
+      d.totals.push_back(total);
+      d.computes.push_back(d.phases.compute);
+      d.scheduler_cpu.push_back(cpu);
+      d.repeats.push_back({{"generate", d.phases.generate},
+                           {"compute", d.phases.compute},
+                           {"communicate", d.phases.communicate},
+                           {"total", total}});
+      d.results.push_back(std::move(result));
+    }
+    if (d.repeat + 1 < spec_.warmup + spec_.repeats) {
+      start_repeat(d);
+    } else {
+      for (const auto& p : d.parts) send_empty(ctx_.world, p.rank, kTagValidate);
+    }
+  }
+
+  /// All repeats, validation parts and telemetry are in: the device's record.
+  void finish(DeviceRun& d) {
+    for (const auto& p : d.parts) send_empty(ctx_.world, p.rank, kTagCaseEnd);
+    json& rec = d.rec;
+    rec["repeats"] = d.repeats;
+    rec["results"] = d.results;
+    rec["result"] = d.results.empty() ? json::object() : d.results.back();
+    std::vector<Check> checks = d.sc->validate(d.vparts);
+    for (Check c : refs_.check(d.spec, wl_, d.sc->fingerprint(),
+                               fmt::format("{} {}", to_string(spec_.path), d.name)))
+      checks.push_back(std::move(c));
+    set_validation(rec, checks);
+    const CaseTelemetry t =
+        combine_telemetry(d.telemetry, SchedulerCpu{ctx_.host, d.scheduler_cpu}, d.totals.size());
+    add_telemetry(rec, t);
+    set_work_and_metrics(rec, d.sc->work(), d.totals, d.computes, t.throttled,
+                         plan_.keep_throttled);
+    emit(d);
+  }
+
+  void fail(DeviceRun& d, const std::string& status, const std::string& message) {
+    d.rec["status"] = status;
+    d.rec["message"] = message;
+    d.rec["repeats"] = d.repeats;
+    // One worker recovers by itself after an error; several may wait in a collective.
+    if (d.parts.size() > 1 || status == "timeout") {
+      restart_ = true;
+    } else {
+      for (const auto& p : d.parts) send_empty(ctx_.world, p.rank, kTagCaseEnd);
+    }
+    emit(d);
+  }
+
+  void time_out() {
+    for (auto& d : devices_)
+      if (!d.finished)
+        fail(d, "timeout",
+             fmt::format("{} exceeded --case-timeout of {} s", d.name, plan_.case_timeout_s));
+  }
+
+  void emit(DeviceRun& d) {
+    d.finished = true;
+    d.rec["ended_utc"] = utc_now();
+    out_.write(d.rec, /*durable=*/true);
+  }
+
+  /// A progress record whenever the slowest device still running starts a repeat.
+  void report_progress() {
+    int slowest = -2;
+    for (const auto& d : devices_)
+      if (!d.finished) slowest = slowest == -2 ? d.repeat : std::min(slowest, d.repeat);
+    if (slowest < 0 || slowest == last_progress_) return;
+    last_progress_ = slowest;
+    out_.write({{"type", "progress"},
+                {"case", k_},
+                {"cases", n_},
+                {"id", spec_.id},
+                {"workload", spec_.workload},
+                {"path", std::string(to_string(spec_.path))},
+                {"repeat", slowest - spec_.warmup},
+                {"repeats", spec_.repeats},
+                {"warmup", slowest < spec_.warmup},
+                {"devices", open_devices()}},
+               false);
+  }
+
+  const JobPlan& plan_;
+  RankContext& ctx_;
+  StreamWriter& out_;
+  CrossCheckReferences& refs_;
+  const CaseSpec& spec_;
+  int k_, n_;
+  const Workload& wl_;
+  std::vector<DeviceRun> devices_;
+  std::map<int, std::size_t> owner_;  ///< world rank -> device
+  double deadline_ = 0;
+  int last_progress_ = -1;
+  bool restart_ = false;
+};
+
+}  // namespace
+
+bool EachDevice::run(const CaseSpec& spec, int k, int n) {
+  std::vector<DeviceRun> devices = plan_devices(spec, workers_);
+  if (devices.empty()) {
+    json rec = record_head(spec);
+    rec["planned_id"] = spec.id;
+    rec["workers"] = 0;
+    rec["status"] = "skipped";
+    rec["message"] = gpu_skip_reason_;
+    rec["ended_utc"] = utc_now();
+    out_.write(rec, true);
+    return false;
+  }
+  Sweep sweep(plan_, ctx_, out_, references_, spec, k, n);
+  return sweep.run(std::move(devices));
+}
+
+}  // namespace sb::detail
