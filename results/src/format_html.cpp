@@ -16,6 +16,7 @@
 #include "format_util.hpp"
 #include "formats.hpp"
 #include "html_charts.hpp"
+#include "scalebench/verdicts.hpp"
 #include "summary_util.hpp"
 
 namespace sb::results::detail {
@@ -305,6 +306,8 @@ std::string format_html(const json& model, const json& summary) {
   out += std::string("<style>") + kStyle + "</style></head><body>\n";
   out += "<h1>scalebench report</h1>\n" + headline(model);
   out += attention(model, summary);
+  if (model.contains("verdicts") || !verdicts_of(model).empty())
+    out += "<h2>Verdicts</h2>\n" + verdict_heatmap(model) + verdict_table(model);
   out += "<h2>Summary</h2>\n" + summary_table(summary);
   out +=
       "<p class=\"note\">Workers: CPU cases as workers \xC3\x97 threads per worker, GPU cases as "
@@ -319,6 +322,7 @@ std::string format_html(const json& model, const json& summary) {
   out += "<h2>Scaling</h2>\n" + scaling_chart(model, summary);
   out += "<h2>Phase breakdown (median per phase)</h2>\n" + phase_chart(model);
   out += "<h2>Task streams (first timed repeat)</h2>\n" + task_streams(model, 24, 5000);
+  out += "<h2>Telemetry (timed repeats)</h2>\n" + telemetry_charts(model, 24);
   out += "<h2>Validation</h2>\n" + validation_section(model);
   out +=
       "<h2>System</h2>\n<h3>Nodes</h3>\n" +

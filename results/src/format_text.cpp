@@ -15,6 +15,7 @@
 #include "report_layout.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/report.hpp"
+#include "scalebench/verdicts.hpp"
 #include "summary_util.hpp"
 
 namespace sb::results {
@@ -217,7 +218,29 @@ std::string format_table(const json& model, const json& summary, std::size_t wid
     out += "\nproblems:\n";
     for (const auto& p : problems) out += wrapped(p, width, "  ", "    ");
   }
+  if (const std::string v = format_verdicts_text(verdicts_of(model)); !v.empty()) out += "\n" + v;
   return out;
+}
+
+/// The verdicts of node acceptance: a line when every device is ok, else a table of those that
+/// are not.
+std::string markdown_verdicts(const json& verdicts) {
+  if (!verdicts.is_array() || verdicts.empty()) return {};
+  const std::size_t bad = count_not_ok(verdicts);
+  std::string out = "\n### Verdicts\n\n";
+  if (bad == 0) return out + markdown_cell(format_verdicts_text(verdicts)) + "\n";
+  std::vector<std::vector<std::string>> rows{
+      {"verdict", "host", "device", "case", "value", "expected", "reason"}};
+  for (const auto& v : verdicts) {
+    if (str(v, "verdict") == "ok") continue;
+    const auto dev = static_cast<long long>(num(v, "device", -1));
+    rows.push_back({str(v, "verdict"), str(v, "host"),
+                    dev >= 0 ? fmt::format("GPU {}", dev) : std::string("node"), str(v, "case"),
+                    human_seconds(num(v, "value")), human_seconds(num(v, "expected")),
+                    str(v, "reason")});
+  }
+  out += fmt::format("**{} of {} verdicts not ok**\n\n", bad, verdicts.size());
+  return out + render_markdown(rows, {false, false, false, false, true, true, false});
 }
 
 std::string format_markdown(const json& model, const json& summary) {
@@ -245,6 +268,7 @@ std::string format_markdown(const json& model, const json& summary) {
     out += "\n### Problems\n\n";
     for (const auto& p : problems) out += "- " + markdown_cell(p) + '\n';
   }
+  out += markdown_verdicts(verdicts_of(model));
   return out;
 }
 
@@ -285,6 +309,7 @@ std::string format_csv(const json& summary) {
 std::string format_json(const json& model, const json& summary) {
   json out = model;
   out["summary"] = summary;
+  out["verdicts"] = verdicts_of(model);
   return out.dump(2) + '\n';
 }
 
@@ -299,6 +324,7 @@ std::string format_report(const nlohmann::json& model, const std::string& format
   if (format == "csv") return detail::format_csv(summary);
   if (format == "json") return detail::format_json(model, summary);
   if (format == "gbench-json") return detail::format_gbench(model, summary);
+  if (format == "junit") return detail::format_junit(model, summary);
   return detail::format_html(model, summary);
 }
 
@@ -308,7 +334,7 @@ void check_report_request(std::size_t files, const std::string& format) {
     throw UsageError(
         fmt::format("unknown report format '{}'; use one of {}", format, fmt::join(names, ", ")));
   const std::size_t n = files;
-  if (n > 1 && (format == "html" || format == "gbench-json"))
+  if (n > 1 && (format == "html" || format == "gbench-json" || format == "junit"))
     throw UsageError(
         fmt::format("--format {} renders one report, not {}: run `scalebench report` once per file",
                     format, n));
@@ -348,8 +374,8 @@ std::string format_reports(const std::vector<NamedReport>& reports, const std::s
 }
 
 const std::vector<std::string>& report_formats() {
-  static const std::vector<std::string> names{"table", "markdown",    "csv",
-                                              "json",  "gbench-json", "html"};
+  static const std::vector<std::string> names{"table",       "markdown", "csv",  "json",
+                                              "gbench-json", "html",     "junit"};
   return names;
 }
 

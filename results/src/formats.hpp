@@ -18,6 +18,7 @@ std::string format_csv(const nlohmann::json& summary);
 std::string format_json(const nlohmann::json& model, const nlohmann::json& summary);
 std::string format_gbench(const nlohmann::json& model, const nlohmann::json& summary);
 std::string format_html(const nlohmann::json& model, const nlohmann::json& summary);
+std::string format_junit(const nlohmann::json& model, const nlohmann::json& summary);
 
 /// Cases that did not finish ok, grouped by status and message with a hint each, then one line
 /// per failed check (format_attention.cpp).

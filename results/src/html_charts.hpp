@@ -41,4 +41,12 @@ std::string phase_chart(const nlohmann::json& model);
 std::string task_streams(const nlohmann::json& model, std::size_t max_cases,
                          std::size_t max_events);
 
+/// Node acceptance (html_acceptance.cpp): the node x GPU heat map of the worst verdict per
+/// device, with its legend; the verdict rows (all up to 64, else those not ok); the telemetry
+/// timelines (SM clock, power, temperature; CPU clock, others' CPU use) of up to `max_cases`
+/// cases, throttled repeats shaded, each with its legend.
+std::string verdict_heatmap(const nlohmann::json& model);
+std::string verdict_table(const nlohmann::json& model);
+std::string telemetry_charts(const nlohmann::json& model, std::size_t max_cases);
+
 }  // namespace sb::results::detail

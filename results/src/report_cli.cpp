@@ -19,6 +19,7 @@
 #include "scalebench/compare.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/history.hpp"
+#include "scalebench/references.hpp"
 #include "scalebench/report.hpp"
 
 namespace sb::results {
@@ -75,11 +76,12 @@ void add_report_command(CLI::App& app, int& exit_code) {
     std::string format = "table";
     std::string out;
     bool wide = false;
+    bool make_references = false;
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("report",
                                      "Render reports (.h5) as a table, Markdown, CSV, "
-                                     "JSON, Google Benchmark JSON or HTML");
+                                     "JSON, Google Benchmark JSON, HTML or JUnit XML");
   sub->add_option("files", o->files,
                   "report files written by `scalebench run` (table, markdown, csv, json: "
                   "several, one after another)")
@@ -90,7 +92,18 @@ void add_report_command(CLI::App& app, int& exit_code) {
   sub->add_option("--out", o->out, "write to this file instead of standard output");
   sub->add_flag("--wide", o->wide,
                 "table: every column and whole case ids, whatever the terminal's width");
+  sub->add_flag("--make-references", o->make_references,
+                "write a reference file (TOML, docs/acceptance.md) from one good run's device "
+                "medians instead of rendering it");
   sub->callback([o, &exit_code] {
+    if (o->make_references) {
+      if (o->files.size() != 1)
+        throw UsageError("report --make-references takes one report");
+      emit(make_references(read_report_isolated(o->files.front()), 0.10, o->files.front()),
+           o->out);
+      exit_code = kExitOk;
+      return;
+    }
     // A report named twice, or through a link (scalebench-reports/latest.h5 beside the report
     // it points at, as a shell glob gives them), is shown once.
     std::vector<std::string> files;

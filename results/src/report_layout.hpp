@@ -15,6 +15,8 @@ inline constexpr const char* kCases = "cases";
 inline constexpr const char* kSummary = "summary";
 inline constexpr const char* kExtra = "extra";  // unknown top-level model keys
 inline constexpr const char* kTimes = "times";  // per-case dataset for "repeats"
+inline constexpr const char* kVerdicts = "verdicts";    // node acceptance, one row per device
+inline constexpr const char* kTelemetry = "telemetry";  // per-case group
 
 using h5::Column;
 using h5::Kind;
@@ -71,6 +73,30 @@ inline const std::vector<Column>& ceiling_columns() {
   return c;
 }
 
+inline const std::vector<Column>& verdict_columns() {
+  static const std::vector<Column> c{{"host", Kind::Str},    {"device", Kind::Int},
+                                     {"case", Kind::Str},    {"verdict", Kind::Str},
+                                     {"value", Kind::Float}, {"expected", Kind::Float},
+                                     {"reason", Kind::Str},  {"model", Kind::Str},
+                                     {"path", Kind::Str},    {"workload", Kind::Str},
+                                     {"record", Kind::Str},  {"peers", Kind::Int},
+                                     {"reference_s", Kind::Float},
+                                     {"throttled_repeats", Kind::Int}};
+  return c;
+}
+
+inline const std::vector<Column>& telemetry_repeat_columns() {
+  static const std::vector<Column> c{{"repeat", Kind::Int},    {"worker", Kind::Int},
+                                     {"host", Kind::Str},      {"gpu", Kind::Int},
+                                     {"throttled", Kind::Bool}, {"throttle_reason", Kind::Str}};
+  return c;
+}
+
+inline const std::vector<Column>& telemetry_series_columns() {
+  static const std::vector<Column> c{{"worker", Kind::Int}, {"repeat", Kind::Int}, {"t", Kind::Float}};
+  return c;
+}
+
 inline const std::vector<Column>& summary_columns() {
   static const std::vector<Column> c{{"case", Kind::Str},
                                      {"workload", Kind::Str},
@@ -91,7 +117,11 @@ inline const std::vector<Column>& summary_columns() {
                                      {"ceiling", Kind::Str},
                                      {"ceiling_value", Kind::Float},
                                      {"ceiling_unit", Kind::Str},
-                                     {"notes", Kind::Str}};
+                                     {"notes", Kind::Str},
+                                     {"throttled_repeats", Kind::Int},
+                                     {"left_out_repeats", Kind::Int},
+                                     {"verdict", Kind::Str},
+                                     {"verdict_reason", Kind::Str}};
   return c;
 }
 

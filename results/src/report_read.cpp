@@ -55,6 +55,8 @@ json read_model(hid_t file) {
       model["cases"] = std::move(cases);
     } else if (key == layout::kSummary) {
       continue;  // derived; summarize(model) recomputes it
+    } else if (key == layout::kVerdicts) {
+      model[layout::kVerdicts] = h5::read_link(file, key);
     } else if (key == layout::kExtra) {
       Handle g = h5::open_group(file, key);
       json extra = h5::read_group(g.get());

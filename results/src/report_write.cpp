@@ -39,6 +39,27 @@ void write_table_or_value(hid_t parent, const std::string& key, const json& v,
   if (!h5::write_table(parent, key, v, cols, true)) h5::write_value(parent, key, v);
 }
 
+/// A case's telemetry: its per-repeat table and its time series (columns, NaN = no reading).
+void write_telemetry(hid_t parent, const json& t) {
+  if (!t.is_object()) {
+    h5::write_value(parent, layout::kTelemetry, t);
+    return;
+  }
+  Handle g = h5::create_group(parent, layout::kTelemetry);
+  if (const auto r = t.find("repeats"); r != t.end())
+    write_table_or_value(g.get(), "repeats", *r, layout::telemetry_repeat_columns());
+  if (const auto s = t.find("series"); s != t.end()) {
+    if (h5::write_columns(g.get(), "series", *s, layout::telemetry_series_columns())) {
+      set_units(g.get(), "series",
+                "t: s since the worker's first timed repeat began; *_mhz: MHz; *_w: W; *_c: "
+                "degrees Celsius");
+    } else {
+      h5::write_value(g.get(), "series", *s);
+    }
+  }
+  h5::write_members(g.get(), t, {"repeats", "series"});
+}
+
 void write_case(hid_t cases, std::size_t i, const json& c) {
   if (!c.is_object()) throw UsageError(fmt::format("report model: case {} is not an object", i));
   const auto wl = c.find("workload");
@@ -71,7 +92,8 @@ void write_case(hid_t cases, std::size_t i, const json& c) {
       h5::write_value(g.get(), "task_events", *te);
     }
   }
-  h5::write_members(g.get(), c, {"repeats", "validation", "task_events"});
+  if (const auto t = c.find(layout::kTelemetry); t != c.end()) write_telemetry(g.get(), *t);
+  h5::write_members(g.get(), c, {"repeats", "validation", "task_events", layout::kTelemetry});
 }
 
 void write_model(hid_t file, const json& model) {
@@ -80,7 +102,7 @@ void write_model(hid_t file, const json& model) {
   attrs["schema_version"] = kSchemaVersion;
   for (const auto& [k, v] : attrs.items()) {
     if (!is_scalar(v) && (k == layout::kSystem || k == layout::kCases || k == layout::kSummary ||
-                          k == layout::kExtra))
+                          k == layout::kExtra || k == layout::kVerdicts))
       throw UsageError(fmt::format("report model: attrs.{} clashes with the /{} group", k, k));
   }
   h5::write_members(file, attrs);
@@ -119,7 +141,14 @@ void write_model(hid_t file, const json& model) {
             "median_s, min_s, max_s, stddev_s: s; throughput: throughput_unit; speedups: ratio; "
             "efficiency: fraction of the ceiling; ceiling_value: ceiling_unit");
 
-  const std::vector<std::string> known{"attrs", "system", "startup", "cases", "summary"};
+  if (const auto v = model.find(layout::kVerdicts); v != model.end()) {
+    if (!h5::write_table(file, layout::kVerdicts, *v, layout::verdict_columns(), true))
+      throw UsageError("report model: \"verdicts\" is not a table of flat rows");
+    set_units(file, layout::kVerdicts, "value, expected, reference_s: s");
+  }
+
+  const std::vector<std::string> known{"attrs", "system", "startup", "cases", "summary",
+                                       layout::kVerdicts};
   bool has_extra = false;
   for (const auto& [k, v] : model.items())
     has_extra = has_extra || std::find(known.begin(), known.end(), k) == known.end();

@@ -9,6 +9,7 @@
 #include "scalebench/exec_path.hpp"
 #include "scalebench/report.hpp"
 #include "scalebench/stats.hpp"
+#include "scalebench/verdicts.hpp"
 #include "summary_util.hpp"
 
 namespace sb::results {
@@ -271,6 +272,24 @@ std::string above_ceiling_note(const Efficiency& e, double workers) {
       detail::human_percent(e.value), e.ceiling, ceiling);
 }
 
+/// "2 of 5 repeats throttled (power cap), left out of the median" ("" when none was).
+std::string throttled_note(const json& c) {
+  const json& m = sub(c, "metrics");
+  const double marked = num(m, "throttled_repeats", 0.0);
+  if (!(marked > 0)) return {};
+  std::string why;
+  for (const auto& r : sub(c, "repeats"))
+    if (why.empty()) why = str(r, "throttle_reason");
+  const auto n = sub(c, "repeats").size();
+  const bool left_out = num(m, "left_out_repeats", 0.0) > 0;
+  return fmt::format("throttled repeats ({} of {}): {}{}", static_cast<long long>(marked), n,
+                     why.empty() ? std::string("clock-event reasons") : why,
+                     left_out ? ", left out of the median (--keep-throttled keeps them)"
+                     : marked >= static_cast<double>(n)
+                         ? ", all of them, so all count"
+                         : ", kept (--keep-throttled)");
+}
+
 std::string reference_key(const json& c) {
   return str(c, "workload") + '\n' + sub(c, "params").dump();
 }
@@ -293,7 +312,7 @@ nlohmann::json summarize(const nlohmann::json& model) {
   std::map<std::string, double> single_cpu, single_gpu;  // reference throughput per key
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const json& c = cases[i];
-    pre[i].totals = detail::phase_times(c, "total");
+    pre[i].totals = detail::kept_phase_times(c, "total");
     pre[i].median = median(pre[i].totals);
     pre[i].tp = throughput_of(c, pre[i].median);
     if (str(c, "status") != "ok" || !std::isfinite(pre[i].tp.value) || pre[i].tp.value <= 0)
@@ -301,6 +320,18 @@ nlohmann::json summarize(const nlohmann::json& model) {
     const std::string path = detail::canonical_path(str(c, "path"));
     if (path == "single-cpu") single_cpu.emplace(reference_key(c), pre[i].tp.value);
     if (path == "single-gpu") single_gpu.emplace(reference_key(c), pre[i].tp.value);
+  }
+
+  // The worst verdict of each device record (node acceptance, verdicts.hpp).
+  std::map<std::string, std::pair<std::string, std::string>> verdict_of;
+  static const std::map<std::string, int> rank{{"ok", 0}, {"slow", 1}, {"throttled", 2},
+                                               {"failed", 3}};
+  for (const auto& v : verdicts_of(model)) {
+    auto& slot = verdict_of[str(v, "record")];
+    const std::string verdict = str(v, "verdict");
+    if (slot.first.empty() || rank.count(verdict) == 0 ||
+        (rank.count(slot.first) != 0 && rank.at(verdict) > rank.at(slot.first)))
+      slot = {verdict, str(v, "reason")};
   }
 
   for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -335,7 +366,14 @@ nlohmann::json summarize(const nlohmann::json& model) {
     std::string notes = above_ceiling_note(eff, workers);
     const std::string slower = slower_note(c, row, preset);
     if (!slower.empty()) notes += (notes.empty() ? "" : "; ") + slower;
+    const std::string throttled = throttled_note(c);
+    if (!throttled.empty()) notes += (notes.empty() ? "" : "; ") + throttled;
     row["notes"] = notes;
+    row["throttled_repeats"] = static_cast<std::int64_t>(num(sub(c, "metrics"), "throttled_repeats", 0.0));
+    row["left_out_repeats"] = static_cast<std::int64_t>(num(sub(c, "metrics"), "left_out_repeats", 0.0));
+    const auto v = verdict_of.find(detail::case_label(c));
+    row["verdict"] = v != verdict_of.end() ? v->second.first : std::string();
+    row["verdict_reason"] = v != verdict_of.end() ? v->second.second : std::string();
     rows.push_back(std::move(row));
   }
   return rows;

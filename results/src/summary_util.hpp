@@ -48,6 +48,23 @@ inline std::vector<double> phase_times(const json& c, const char* phase = "total
   return out;
 }
 
+/// Per-repeat values of one phase over the repeats a case's median counts: without those marked
+/// `throttled` when its metrics say they were left out (`left_out_repeats` > 0).
+inline std::vector<double> kept_phase_times(const json& c, const char* phase = "total") {
+  const bool leave_out = num(sub(c, "metrics"), "left_out_repeats", 0.0) > 0;
+  if (!leave_out) return phase_times(c, phase);
+  std::vector<double> out;
+  const json& reps = sub(c, "repeats");
+  if (!reps.is_array()) return out;
+  for (const auto& r : reps) {
+    const auto it = r.is_object() ? r.find("throttled") : r.end();
+    if (it != r.end() && it->is_boolean() && it->get<bool>()) continue;
+    const double t = num(r, phase);
+    if (std::isfinite(t)) out.push_back(t);
+  }
+  return out;
+}
+
 /// Canonical path name ("cpu1" -> "single-cpu"); unknown names unchanged.
 std::string canonical_path(const std::string& path);
 /// "cpu" or "gpu": the case's device field, else derived from the path.

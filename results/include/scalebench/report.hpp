@@ -64,7 +64,8 @@ void write_report(const nlohmann::json& model, const std::string& path,
 /// single-cpu and single-gpu of the same workload and parameters, efficiency vs ceiling.
 [[nodiscard]] nlohmann::json summarize(const nlohmann::json& model);
 
-/// Renders the report: "table" (terminal), "markdown", "csv", "json", "gbench-json", "html".
+/// Renders the report: "table" (terminal), "markdown", "csv", "json", "gbench-json", "html",
+/// "junit" (one test case per device of node acceptance, verdicts.hpp).
 /// `width`: the columns the "table" format fits (a narrow width shortens case ids, saying the
 /// parameters they share once above the table, and hides the least important columns, naming
 /// them); 0 gives the full table. The other formats ignore it. Throws sb::UsageError for an
@@ -82,7 +83,7 @@ struct NamedReport {
 /// ("==> FILE <==", "# FILE"), "csv" as one table with a leading `report` column, "json" as an
 /// array of the models (each with `report` and `summary`). One report renders as format_report.
 /// Throws sb::UsageError (check_report_request) for an unknown format or several reports with
-/// "html" or "gbench-json".
+/// "html", "gbench-json" or "junit".
 [[nodiscard]] std::string format_reports(const std::vector<NamedReport>& reports,
                                          const std::string& format, std::size_t width = 0);
 

@@ -1,0 +1,55 @@
+#pragma once
+/// @file verdicts.hpp
+/// Node acceptance: is every device as fast as it should be, and if not, which one and why
+/// (docs/acceptance.md). One verdict per device and case, from two references, both used:
+///  - its peers: the same case on the other devices of the same model in the run. With three
+///    peers or more, slow means slower than their median by more than the larger of 3.5 robust
+///    standard deviations (1.4826 MAD) and 5%; with one or two peers, by more than 10%;
+///  - a reference file (references.hpp): slower than its median_s by more than its tolerance.
+/// Then:
+///  - `failed`: the case failed, timed out or did not run on the device, or the device
+///    reported uncorrected ECC errors or XID errors while it ran;
+///  - `throttled`: slow, and the device ran throttled (power, thermal or hardware slowdown
+///    reasons, an SM clock under 90% of its application clock, or the cgroup's CPU quota held
+///    it back); or it slowed down for thermal or hardware reasons, slow or not;
+///  - `slow`: slow otherwise;
+///  - `ok`: otherwise (also when there was nothing to compare with: the reason says so).
+/// Pure: tested on synthetic fleets.
+
+#include <cstddef>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "scalebench/references.hpp"
+
+namespace sb::results {
+
+/// Peers needed for the robust (median / MAD) rule; fewer use kSmallFleetThreshold.
+inline constexpr std::size_t kRobustPeers = 3;
+inline constexpr double kRobustZ = 3.5;               ///< MAD-based standard deviations
+inline constexpr double kRelativeFloor = 0.05;        ///< never slow within 5% of the peers
+inline constexpr double kSmallFleetThreshold = 0.10;  ///< one or two peers
+
+/// One row per device record of the model (single-gpu, each-gpu and each-node cases), in case
+/// order: {"host", "device" (GPU ordinal; -1 for a node), "case" (the planned case's id),
+/// "verdict" (ok, slow, throttled, failed), "value" (its median time, s), "expected" (s: the
+/// peers' median, else the reference's), "reason" (one line), "model", "path", "workload",
+/// "record" (the record's id), "peers" (how many), "reference_s" (NaN when none),
+/// "throttled_repeats"}.
+[[nodiscard]] nlohmann::json judge_devices(const nlohmann::json& model,
+                                           const ReferenceSet& references);
+
+/// The model's verdicts: its "verdicts" member (stored by `scalebench run`), else
+/// judge_devices with no reference file.
+[[nodiscard]] nlohmann::json verdicts_of(const nlohmann::json& model);
+
+/// Rows of `verdicts` whose verdict is not ok.
+[[nodiscard]] std::size_t count_not_ok(const nlohmann::json& verdicts);
+
+/// The verdicts for a terminal: "all N devices ok (K cases)" when so; otherwise one line per
+/// device that is not ok ("slow  GPU 2 on node7  subset-mean/each-gpu/...  24.1 ms, expected
+/// 21.1 ms: REASON") and a tally.
+[[nodiscard]] std::string format_verdicts_text(const nlohmann::json& verdicts);
+
+}  // namespace sb::results

@@ -1,0 +1,314 @@
+// Verdicts of node acceptance (verdicts.hpp).
+#include "scalebench/verdicts.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "format_util.hpp"
+#include "scalebench/repeat_telemetry.hpp"
+#include "scalebench/stats.hpp"
+#include "summary_util.hpp"
+
+namespace sb::results {
+namespace {
+
+using json = nlohmann::json;
+using detail::kNaN;
+using detail::num;
+using detail::str;
+using detail::sub;
+
+constexpr std::uint64_t kPowerCap = 0x4;
+constexpr std::uint64_t kThermalOrHardware = 0x8 | 0x20 | 0x40 | 0x80;
+constexpr double kCgroupShare = 0.02;  ///< throttled by its CPU quota 2% of the time or more
+constexpr double kBusyNode = 0.25;     ///< others took a quarter of the node's CPUs or more
+
+bool device_record(const json& c) {
+  const std::string path = detail::canonical_path(str(c, "path"));
+  if (path == "each-gpu" || path == "each-node") return c.contains("device_id");
+  return path == "single-gpu" && str(c, "status") != "skipped";
+}
+
+std::string planned_id(const json& c) {
+  const std::string p = str(c, "planned_id");
+  return p.empty() ? detail::case_label(c) : p;
+}
+
+double value_of(const json& c) {
+  const double m = num(sub(c, "metrics"), "median_s");
+  return std::isfinite(m) ? m : median(detail::phase_times(c, "total"));
+}
+
+int gpu_of(const json& c) {
+  const std::string path = detail::canonical_path(str(c, "path"));
+  if (path == "each-node") return -1;
+  return static_cast<int>(num(c, "gpu", path == "single-gpu" ? 0.0 : -1.0));
+}
+
+std::string host_of(const json& c) {
+  const std::string h = str(c, "host");
+  if (!h.empty()) return h;
+  const json& hosts = sub(c, "hosts");
+  return hosts.is_array() && !hosts.empty() && hosts[0].is_string() ? hosts[0].get<std::string>()
+                                                                     : std::string("?");
+}
+
+std::string device_label(const std::string& host, int gpu) {
+  return gpu >= 0 ? fmt::format("GPU {} on {}", gpu, host) : fmt::format("node {}", host);
+}
+
+/// What the record's telemetry says about why it may be slow.
+struct Evidence {
+  int throttled_repeats = 0;
+  int repeats = 0;
+  std::uint64_t reasons = 0;
+  int power_cap_repeats = 0;
+  double sm_mhz = kNaN, app_mhz = kNaN;
+  double cgroup_share = kNaN;
+  double other_cpu = kNaN;
+  double cpu_mhz = kNaN;
+  double ecc_uncorrected = 0, xid = 0, last_xid = kNaN;
+  [[nodiscard]] bool thermal_or_hardware() const { return (reasons & kThermalOrHardware) != 0; }
+  [[nodiscard]] bool throttling() const {
+    return throttled_repeats > 0 || thermal_or_hardware() || cgroup_share >= kCgroupShare;
+  }
+};
+
+Evidence evidence_of(const json& c) {
+  Evidence e;
+  double timed = 0;
+  for (const auto& r : sub(c, "repeats")) {
+    ++e.repeats;
+    timed += std::isfinite(num(r, "total")) ? num(r, "total") : 0.0;
+    const auto it = r.find("throttled");
+    if (it != r.end() && it->is_boolean() && it->get<bool>()) ++e.throttled_repeats;
+  }
+  std::vector<double> sm, app;
+  std::map<int, std::uint64_t> by_repeat;
+  for (const auto& row : sub(sub(c, "telemetry"), "repeats")) {
+    const double reasons = num(row, "gpu_clock_event_reasons");
+    if (std::isfinite(reasons)) by_repeat[static_cast<int>(num(row, "repeat", 0))] |=
+        static_cast<std::uint64_t>(reasons);
+    if (std::isfinite(num(row, "gpu_sm_mhz_median"))) sm.push_back(num(row, "gpu_sm_mhz_median"));
+    if (std::isfinite(num(row, "gpu_app_sm_mhz"))) app.push_back(num(row, "gpu_app_sm_mhz"));
+    if (num(row, "gpu_ecc_uncorrected") > 0) e.ecc_uncorrected += num(row, "gpu_ecc_uncorrected");
+    if (num(row, "gpu_xid") > 0) e.xid += num(row, "gpu_xid");
+    if (std::isfinite(num(row, "gpu_last_xid"))) e.last_xid = num(row, "gpu_last_xid");
+  }
+  for (const auto& [r, bits] : by_repeat) {
+    e.reasons |= bits;
+    e.power_cap_repeats += (bits & kPowerCap) != 0;
+  }
+  e.sm_mhz = median(sm);
+  e.app_mhz = median(app);
+  const json& in = sub(c, "interference");
+  const double thr = num(in, "cgroup_throttled_s");
+  if (std::isfinite(thr) && timed > 0) e.cgroup_share = std::clamp(thr / timed, 0.0, 1.0);
+  e.other_cpu = num(in, "other_cpu_fraction");
+  const json& mhz = sub(in, "cpu_mhz");
+  e.cpu_mhz = mhz.is_number() ? mhz.get<double>() : num(mhz, "median");
+  return e;
+}
+
+/// "SM clock 1410 MHz of 1980, power cap active in 5 of 5 repeats, ..." ("" when nothing).
+std::string evidence_text(const Evidence& e, bool slow) {
+  std::vector<std::string> parts;
+  if (std::isfinite(e.sm_mhz) && std::isfinite(e.app_mhz) && (slow || e.throttling()))
+    parts.push_back(fmt::format("SM clock {:.0f} MHz of {:.0f}", e.sm_mhz, e.app_mhz));
+  if (e.power_cap_repeats > 0)
+    parts.push_back(fmt::format("power cap active in {} of {} repeats", e.power_cap_repeats,
+                                e.repeats));
+  if (const std::string other = throttle_reason_names(e.reasons & kThermalOrHardware); !other.empty())
+    parts.push_back(other + " active");
+  if (e.throttled_repeats > 0)
+    parts.push_back(fmt::format("{} of {} repeats throttled", e.throttled_repeats, e.repeats));
+  if (e.cgroup_share >= kCgroupShare)
+    parts.push_back(fmt::format("the cgroup's CPU quota held it back {:.0f}% of the time",
+                                100.0 * e.cgroup_share));
+  if (slow && e.other_cpu >= kBusyNode)
+    parts.push_back(fmt::format("other processes used {:.0f}% of the node's CPUs",
+                                100.0 * e.other_cpu));
+  if (e.xid > 0)
+    parts.push_back(fmt::format("{:.0f} XID error(s){}", e.xid,
+                                std::isfinite(e.last_xid)
+                                    ? fmt::format(" (last XID {:.0f})", e.last_xid)
+                                    : std::string()));
+  if (e.ecc_uncorrected > 0)
+    parts.push_back(fmt::format("{:.0f} uncorrected ECC error(s)", e.ecc_uncorrected));
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+std::string percent_slower(double value, double expected) {
+  return fmt::format("{:.0f}%", 100.0 * (value / expected - 1.0));
+}
+
+/// The peers' verdict on `value`: {slow, text}; text empty when there is no peer.
+struct Comparison {
+  bool slow = false;
+  double expected = kNaN;
+  std::string text;
+};
+
+Comparison against_peers(double value, std::vector<double> peers) {
+  Comparison out;
+  std::erase_if(peers, [](double x) { return !std::isfinite(x) || x <= 0; });
+  if (peers.empty() || !std::isfinite(value)) return out;
+  const double med = median(peers);
+  double threshold = kSmallFleetThreshold;
+  std::string how;
+  if (peers.size() >= kRobustPeers) {
+    std::vector<double> dev;
+    for (double x : peers) dev.push_back(std::abs(x - med));
+    const double sigma = 1.4826 * median(dev);
+    threshold = std::max(kRobustZ * sigma / med, kRelativeFloor);
+  }
+  out.expected = med;
+  out.slow = value > med * (1.0 + threshold);
+  const std::string of =
+      fmt::format("the median of its {} peer{}", peers.size(), peers.size() == 1 ? "" : "s");
+  out.text = out.slow ? fmt::format("{} slower than {} ({} against {})", percent_slower(value, med),
+                                    of, detail::human_seconds(value), detail::human_seconds(med))
+                      : fmt::format("within {:.0f}% of {} ({})", 100.0 * threshold, of,
+                                    detail::human_seconds(med));
+  return out;
+}
+
+Comparison against_reference(double value, const Reference* ref) {
+  Comparison out;
+  if (ref == nullptr || !std::isfinite(value)) return out;
+  out.expected = ref->median_s;
+  out.slow = value > ref->median_s * (1.0 + ref->tolerance);
+  const std::string what =
+      fmt::format("the reference {} ({}, {}{}; tolerance {:.0f}%)",
+                  detail::human_seconds(ref->median_s), ref->model, ref->file,
+                  ref->source.empty() ? "" : ": " + ref->source, 100.0 * ref->tolerance);
+  out.text = out.slow ? fmt::format("{} slower than {}", percent_slower(value, ref->median_s), what)
+                      : "within " + what;
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json judge_devices(const nlohmann::json& model, const ReferenceSet& references) {
+  json rows = json::array();
+  const json& cases = sub(model, "cases");
+  if (!cases.is_array()) return rows;
+  // Peers: ok records of the same case on devices of the same model.
+  std::map<std::string, std::vector<std::pair<std::size_t, double>>> groups;
+  auto group_key = [](const json& c) {
+    return str(c, "workload") + '\n' + detail::canonical_path(str(c, "path")) + '\n' +
+           detail::params_text(sub(c, "params")) + '\n' + str(c, "device_model");
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    if (device_record(cases[i]) && str(cases[i], "status") == "ok")
+      groups[group_key(cases[i])].emplace_back(i, value_of(cases[i]));
+
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const json& c = cases[i];
+    if (!device_record(c)) continue;
+    const std::string host = host_of(c);
+    const int gpu = gpu_of(c);
+    const std::string who = device_label(host, gpu);
+    const std::string status = str(c, "status");
+    const double value = value_of(c);
+    const Evidence ev = evidence_of(c);
+    std::vector<double> peers;
+    for (const auto& [j, v] : groups[group_key(c)])
+      if (j != i) peers.push_back(v);
+    const Reference* ref =
+        find_reference(references, str(c, "device_model"), str(c, "workload"), str(c, "path"),
+                       detail::params_text(sub(c, "params")));
+    const Comparison p = status == "ok" ? against_peers(value, peers) : Comparison{};
+    const Comparison r = status == "ok" ? against_reference(value, ref) : Comparison{};
+    const bool slow = p.slow || r.slow;
+    std::string verdict = "ok";
+    std::string reason;
+    if (status != "ok") {
+      verdict = "failed";
+      const std::string msg = str(c, "message");
+      reason = status + (msg.empty() ? "" : ": " + msg);
+    } else {
+      std::string cmp;
+      for (const auto* x : {&p, &r})
+        if (!x->text.empty()) cmp += (cmp.empty() ? "" : "; ") + x->text;
+      reason = cmp.empty() ? "no peer of this model and no reference: not judged" : cmp;
+      if (ev.xid > 0 || ev.ecc_uncorrected > 0) {
+        verdict = "failed";
+      } else if ((slow && ev.throttling()) || ev.thermal_or_hardware()) {
+        verdict = "throttled";
+      } else if (slow) {
+        verdict = "slow";
+      }
+    }
+    if (const std::string why = evidence_text(ev, slow); !why.empty()) reason += "; " + why;
+    json row;
+    row["host"] = host;
+    row["device"] = gpu;
+    row["case"] = planned_id(c);
+    row["verdict"] = verdict;
+    row["value"] = value;
+    row["expected"] = std::isfinite(p.expected) ? p.expected : r.expected;
+    row["reason"] = who + ": " + reason;
+    row["model"] = str(c, "device_model");
+    row["path"] = detail::canonical_path(str(c, "path"));
+    row["workload"] = str(c, "workload");
+    row["record"] = detail::case_label(c);
+    row["peers"] = static_cast<std::int64_t>(peers.size());
+    row["reference_s"] = ref != nullptr ? ref->median_s : kNaN;
+    row["throttled_repeats"] = ev.throttled_repeats;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+nlohmann::json verdicts_of(const nlohmann::json& model) {
+  const auto it = model.find("verdicts");
+  if (it != model.end() && it->is_array()) return *it;
+  return judge_devices(model, ReferenceSet{});
+}
+
+std::size_t count_not_ok(const nlohmann::json& verdicts) {
+  std::size_t n = 0;
+  for (const auto& v : verdicts) n += str(v, "verdict") != "ok";
+  return n;
+}
+
+std::string format_verdicts_text(const nlohmann::json& verdicts) {
+  if (!verdicts.is_array() || verdicts.empty()) return {};
+  std::set<std::pair<std::string, long long>> devices;
+  std::set<std::string> cases;
+  for (const auto& v : verdicts) {
+    devices.emplace(str(v, "host"), static_cast<long long>(num(v, "device", -1)));
+    cases.insert(str(v, "case"));
+  }
+  const std::size_t bad = count_not_ok(verdicts);
+  if (bad == 0)
+    return fmt::format("verdicts: all {} device{} ok ({} case{})\n", devices.size(),
+                       devices.size() == 1 ? "" : "s", cases.size(), cases.size() == 1 ? "" : "s");
+  std::set<std::pair<std::string, long long>> bad_devices;
+  std::string out;
+  for (const auto& v : verdicts) {
+    if (str(v, "verdict") == "ok") continue;
+    bad_devices.emplace(str(v, "host"), static_cast<long long>(num(v, "device", -1)));
+    const double expected = num(v, "expected");
+    out += fmt::format("{:<9} {}  {}  {}{}\n          {}\n", str(v, "verdict"),
+                       device_label(str(v, "host"), static_cast<int>(num(v, "device", -1))),
+                       str(v, "case"), detail::human_seconds(num(v, "value")),
+                       std::isfinite(expected)
+                           ? fmt::format(" (expected {})", detail::human_seconds(expected))
+                           : std::string(),
+                       str(v, "reason"));
+  }
+  return fmt::format("verdicts: {} of {} device{} not ok ({} of {} verdicts)\n", bad_devices.size(),
+                     devices.size(), devices.size() == 1 ? "" : "s", bad, verdicts.size()) +
+         out;
+}
+
+}  // namespace sb::results

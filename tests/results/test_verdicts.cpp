@@ -1,0 +1,268 @@
+// Node acceptance verdicts (issue #30 item 3) on synthetic fleets: one slow device among 4, 8
+// and 64 is named and only it; a fleet with none slow gets no false verdict; small fleets,
+// references, throttling and failures; reference files; the /verdicts table and JUnit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "scalebench/references.hpp"
+#include "scalebench/report.hpp"
+#include "scalebench/verdicts.hpp"
+#include "synthetic_model.hpp"
+
+namespace {
+
+using nlohmann::json;
+using sb::results::judge_devices;
+using sb::results::ReferenceSet;
+
+const char* kParams = "chunk=10000,mu=10,n=100000,seed=42,sigma=1";
+
+/// One each-gpu device record: node `n`, GPU `g`, median `median_s` (five repeats around it).
+json device(int n, int g, double median_s, const std::string& model = "NVIDIA H200") {
+  const std::string host = "node" + std::to_string(n);
+  const std::string dev = host + ":gpu" + std::to_string(g);
+  const std::string planned = std::string("subset-mean/each-gpu/") + kParams;
+  return {{"id", planned + "/" + dev},
+          {"planned_id", planned},
+          {"device_id", dev},
+          {"host", host},
+          {"gpu", g},
+          {"device_model", model},
+          {"workload", "subset-mean"},
+          {"path", "each-gpu"},
+          {"params", {{"chunk", "10000"}, {"mu", "10"}, {"n", "100000"}, {"seed", "42"},
+                      {"sigma", "1"}}},
+          {"device", "gpu"},
+          {"workers", 1},
+          {"status", "ok"},
+          {"message", ""},
+          {"repeats", sb::results::test::repeats_of({median_s, median_s * 1.001,
+                                                     median_s * 0.999, median_s, median_s})},
+          {"metrics", {{"median_s", median_s}}}};
+}
+
+/// A fleet of `devices` GPUs (8 per node) with medians 24.8 ms +-1.5% noise; device `slow`
+/// (if >= 0) `factor` times slower.
+json fleet(int devices, int slow, double factor, unsigned seed = 1) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> noise(-0.015, 0.015);
+  json cases = json::array();
+  for (int i = 0; i < devices; ++i) {
+    double m = 0.0248 * (1.0 + noise(rng));
+    if (i == slow) m *= factor;
+    cases.push_back(device(i / 8, i % 8, m));
+  }
+  return {{"attrs", {{"schema_version", 1}}}, {"cases", cases}};
+}
+
+std::vector<std::string> not_ok(const json& verdicts) {
+  std::vector<std::string> out;
+  for (const auto& v : verdicts)
+    if (v["verdict"] != "ok")
+      out.push_back(v["host"].get<std::string>() + "/" + std::to_string(v["device"].get<int>()));
+  return out;
+}
+
+TEST(Verdicts, OneSlowDeviceAmongManyIsNamedAndOnlyIt) {
+  for (const int n : {4, 8, 64}) {
+    for (const int slow : {0, n / 2, n - 1}) {
+      const json v = judge_devices(fleet(n, slow, 1.14, 7u + n + slow), ReferenceSet{});
+      ASSERT_EQ(v.size(), static_cast<std::size_t>(n));
+      const std::string want =
+          "node" + std::to_string(slow / 8) + "/" + std::to_string(slow % 8);
+      EXPECT_EQ(not_ok(v), std::vector<std::string>{want}) << n << " devices, slow " << slow;
+      const json& row = v[static_cast<std::size_t>(slow)];
+      EXPECT_EQ(row["verdict"], "slow");
+      const std::string reason = row["reason"];
+      EXPECT_EQ(reason.rfind(fmt::format("GPU {} on node{}: ", slow % 8, slow / 8), 0), 0u)
+          << reason;
+      EXPECT_NE(reason.find(fmt::format("its {} peers", n - 1)), std::string::npos) << reason;
+      EXPECT_NEAR(row["expected"].get<double>(), 0.0248, 0.0248 * 0.02);
+    }
+  }
+}
+
+TEST(Verdicts, NoneSlowGivesNoFalseVerdict) {
+  for (const int n : {2, 3, 4, 8, 64})
+    for (unsigned seed = 1; seed <= 20; ++seed)
+      EXPECT_TRUE(not_ok(judge_devices(fleet(n, -1, 1.0, seed), ReferenceSet{})).empty())
+          << n << " devices, seed " << seed;
+}
+
+TEST(Verdicts, SmallFleetsUseARelativeThresholdAndALoneDeviceIsNotJudged) {
+  EXPECT_EQ(not_ok(judge_devices(fleet(2, 1, 1.15, 3), ReferenceSet{})),
+            std::vector<std::string>{"node0/1"});
+  EXPECT_TRUE(not_ok(judge_devices(fleet(2, 1, 1.05, 3), ReferenceSet{})).empty());
+  EXPECT_EQ(not_ok(judge_devices(fleet(3, 2, 1.15, 3), ReferenceSet{})),
+            std::vector<std::string>{"node0/2"});
+  const json one = judge_devices(fleet(1, -1, 1.0), ReferenceSet{});
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0]["verdict"], "ok");
+  EXPECT_NE(one[0]["reason"].get<std::string>().find("not judged"), std::string::npos);
+}
+
+TEST(Verdicts, PeersAreDevicesOfTheSameModel) {
+  json m = fleet(8, -1, 1.0);
+  // Two H100s, each 30% slower than the H200s: peers of each other only.
+  m["cases"].push_back(device(9, 0, 0.0248 * 1.3, "NVIDIA H100 80GB HBM3"));
+  m["cases"].push_back(device(9, 1, 0.0248 * 1.31, "NVIDIA H100 80GB HBM3"));
+  EXPECT_TRUE(not_ok(judge_devices(m, ReferenceSet{})).empty());
+}
+
+TEST(Verdicts, AReferenceJudgesALoneDeviceAndAWholeSlowFleet) {
+  ReferenceSet refs;
+  sb::results::read_references_text(
+      std::string("[[reference]]\nmodel = \"NVIDIA H200*\"\ncase = \"subset-mean/single-gpu/") +
+          kParams + "\"\nmedian_s = 0.0248\ntolerance = 0.10\nsource = \"test\"\n",
+      "h200.toml", refs);
+  // Every device of the fleet 20% slower: peers agree with each other, the reference does not.
+  json m = fleet(4, -1, 1.0);
+  for (auto& c : m["cases"]) c["metrics"]["median_s"] = c["metrics"]["median_s"].get<double>() * 1.2;
+  const json v = judge_devices(m, refs);
+  EXPECT_EQ(not_ok(v).size(), 4u);
+  EXPECT_NE(v[0]["reason"].get<std::string>().find("slower than the reference 24.8 ms"),
+            std::string::npos)
+      << v[0]["reason"];
+  EXPECT_DOUBLE_EQ(v[0]["reference_s"].get<double>(), 0.0248);
+  const json ok = judge_devices(fleet(1, -1, 1.0), refs);
+  EXPECT_EQ(ok[0]["verdict"], "ok");
+  EXPECT_NE(ok[0]["reason"].get<std::string>().find("within the reference"), std::string::npos);
+  EXPECT_DOUBLE_EQ(ok[0]["expected"].get<double>(), 0.0248);
+}
+
+TEST(Verdicts, ThrottledAndFailedDevicesSayWhy) {
+  json m = fleet(8, 3, 1.2);
+  json& slow = m["cases"][3];
+  for (auto& r : slow["repeats"]) {
+    r["throttled"] = true;
+    r["throttle_reason"] = "power cap";
+  }
+  slow["telemetry"] = {{"repeats", json::array()}};
+  for (int r = 0; r < 5; ++r)
+    slow["telemetry"]["repeats"].push_back({{"repeat", r},
+                                            {"gpu_sm_mhz_median", 1410.0},
+                                            {"gpu_app_sm_mhz", 1980.0},
+                                            {"gpu_clock_event_reasons", 4}});
+  m["cases"][5]["status"] = "failed";
+  m["cases"][5]["message"] = "rank 6: CUDA error: an illegal memory access";
+  // A device with an XID during the case fails, fast or not.
+  m["cases"][6]["telemetry"] = {{"repeats", {{{"repeat", 0}, {"gpu_xid", 1.0}, {"gpu_last_xid", 79.0}}}}};
+  const json v = judge_devices(m, ReferenceSet{});
+  EXPECT_EQ(v[3]["verdict"], "throttled");
+  const std::string why = v[3]["reason"];
+  EXPECT_NE(why.find("SM clock 1410 MHz of 1980"), std::string::npos) << why;
+  EXPECT_NE(why.find("power cap active in 5 of 5 repeats"), std::string::npos) << why;
+  EXPECT_EQ(v[5]["verdict"], "failed");
+  EXPECT_NE(v[5]["reason"].get<std::string>().find("illegal memory access"), std::string::npos);
+  EXPECT_EQ(v[6]["verdict"], "failed");
+  EXPECT_NE(v[6]["reason"].get<std::string>().find("last XID 79"), std::string::npos);
+  EXPECT_EQ(not_ok(v).size(), 3u);
+  const std::string text = sb::results::format_verdicts_text(v);
+  EXPECT_NE(text.find("3 of 8 devices not ok"), std::string::npos) << text;
+  EXPECT_NE(text.find("throttled GPU 3 on node0"), std::string::npos) << text;
+}
+
+TEST(Verdicts, ACgroupQuotaMakesASlowNodeThrottled) {
+  json cases = json::array();
+  for (int n = 0; n < 3; ++n) {
+    json c = device(n, 0, n == 2 ? 1.9 : 0.4);
+    c["path"] = "each-node";
+    c["gpu"] = -1;
+    c["device_model"] = "Intel Xeon";
+    c["device_id"] = "node" + std::to_string(n);
+    if (n == 2) c["interference"] = {{"other_cpu_fraction", 0.1}, {"cgroup_throttled_s", 6.0}};
+    cases.push_back(c);
+  }
+  const json v = judge_devices({{"cases", cases}}, ReferenceSet{});
+  EXPECT_EQ(not_ok(v), std::vector<std::string>{"node2/-1"});
+  EXPECT_EQ(v[2]["verdict"], "throttled");
+  EXPECT_NE(v[2]["reason"].get<std::string>().find("node node2: "), std::string::npos);
+  EXPECT_NE(v[2]["reason"].get<std::string>().find("cgroup's CPU quota"), std::string::npos)
+      << v[2]["reason"];
+  EXPECT_EQ(sb::results::format_verdicts_text(judge_devices(fleet(4, -1, 1.0), ReferenceSet{})),
+            "verdicts: all 4 devices ok (1 case)\n");
+}
+
+TEST(References, BadFilesAreOneLineWithTheirPlace) {
+  ReferenceSet set;
+  auto bad = [&](const std::string& text) {
+    try {
+      sb::results::read_references_text(text, "r.toml", set);
+    } catch (const sb::UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(bad("[[reference]]\nmodel = \"x\"\n").find("needs model, case and median_s"),
+            std::string::npos);
+  EXPECT_NE(bad("[[reference]]\nmodel=\"x\"\ncase=\"a/b/c\"\nmedian_s=-1\n").find("above 0"),
+            std::string::npos);
+  EXPECT_NE(bad("[[reference]]\nmodel=\"x\"\ncase=\"a/b/c\"\nmedian_s=1\nspeed=2\n")
+                .find("r.toml:5: unknown or mistyped key 'speed'"),
+            std::string::npos);
+  EXPECT_NE(bad("[[reference]]\nmodel=\"x\"\ncase=\"nopath\"\nmedian_s=1\n")
+                .find("not workload/path/parameters"),
+            std::string::npos);
+  EXPECT_NE(bad("title = 3\n").find("unknown key 'title'"), std::string::npos);
+  EXPECT_NE(bad("[[reference]\n").find("r.toml:1:"), std::string::npos);
+}
+
+TEST(References, MadeFromARunTheyJudgeThatRunOk) {
+  const json m = fleet(8, -1, 1.0);
+  const std::string text = sb::results::make_references(m, 0.10, "good.h5");
+  ReferenceSet refs;
+  sb::results::read_references_text(text, "made.toml", refs);
+  ASSERT_EQ(refs.entries.size(), 1u);
+  EXPECT_EQ(refs.entries[0].model, "NVIDIA H200");
+  EXPECT_EQ(refs.entries[0].path, "single-gpu");
+  EXPECT_NEAR(refs.entries[0].median_s, 0.0248, 0.0248 * 0.02);
+  EXPECT_GE(refs.entries[0].tolerance, 0.10);
+  EXPECT_TRUE(not_ok(judge_devices(m, refs)).empty());
+  EXPECT_THROW((void)sb::results::make_references({{"cases", json::array()}}, 0.1, "x.h5"),
+               sb::UsageError);
+}
+
+TEST(References, TheShippedFilesRead) {
+  for (const auto& e : std::filesystem::directory_iterator(
+           std::filesystem::path(SB_SOURCE_DIR) / "examples/references")) {
+    ReferenceSet refs;
+    ASSERT_NO_THROW(sb::results::read_references(e.path().string(), refs)) << e.path();
+    EXPECT_FALSE(refs.entries.empty()) << e.path();
+  }
+}
+
+TEST(VerdictsReport, TheTableRoundTripsAndJunitNamesTheFailingGpu) {
+  sb::results::test::TempDir dir("verdicts");
+  json m = fleet(8, 5, 1.3);
+  m["verdicts"] = judge_devices(m, ReferenceSet{});
+  const std::string path = dir.file("r.h5");
+  sb::results::write_report(m, path);
+  const json back = sb::results::read_report(path);
+  ASSERT_TRUE(back.contains("verdicts"));
+  ASSERT_EQ(back["verdicts"].size(), 8u);
+  EXPECT_EQ(back["verdicts"][5]["verdict"], "slow");
+  EXPECT_EQ(back["verdicts"][5]["host"], "node0");
+  EXPECT_EQ(back["verdicts"][5]["device"], 5);
+  const std::string junit = sb::results::format_report(back, "junit");
+  EXPECT_NE(junit.find("failures=\"1\""), std::string::npos) << junit;
+  EXPECT_NE(junit.find("name=\"GPU 5 on node0: subset-mean/each-gpu/"), std::string::npos);
+  EXPECT_NE(junit.find("<failure type=\"slow\""), std::string::npos);
+  const std::string csv = sb::results::format_report(back, "csv");
+  EXPECT_NE(csv.find(",slow,"), std::string::npos) << csv;
+  const std::string md = sb::results::format_report(back, "markdown");
+  EXPECT_NE(md.find("### Verdicts"), std::string::npos);
+  const std::string table = sb::results::format_report(back, "table");
+  EXPECT_NE(table.find("verdicts: 1 of 8 devices not ok"), std::string::npos) << table;
+  const json j = json::parse(sb::results::format_report(back, "json"));
+  EXPECT_EQ(j["verdicts"].size(), 8u);
+  const std::string html = sb::results::format_report(back, "html");
+  EXPECT_NE(html.find("data-chart=\"verdicts\""), std::string::npos);
+  EXPECT_NE(html.find("data-legend=\"verdicts\""), std::string::npos);
+}
+
+}  // namespace
