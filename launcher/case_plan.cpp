@@ -27,7 +27,7 @@ std::vector<ExecPath> parse_paths(const std::string& list) {
     if (!p)
       throw UsageError(
           fmt::format("unknown path '{}' (use single-cpu|cpu1, multi-cpu|cpuN, single-gpu|gpu1, "
-                      "multi-gpu|gpuN)",
+                      "multi-gpu|gpuN, each-gpu, each-node)",
                       item));
     if (std::find(out.begin(), out.end(), *p) == out.end()) out.push_back(*p);
   }

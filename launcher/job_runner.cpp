@@ -15,6 +15,7 @@
 
 #include "batch/node_health.hpp"
 #include "console.hpp"
+#include "device_records.hpp"
 #include "file_tail.hpp"
 #include "job_process.hpp"
 #include "scalebench/clock.hpp"
@@ -122,6 +123,8 @@ batch::LaunchPlan prepare_job(int job, const std::vector<CaseSpec>& remaining,
   plan.measure_ceilings = opt.measure_ceilings;
   plan.trace = opt.trace;
   plan.fresh_ceilings = opt.fresh_ceilings;
+  plan.telemetry_period_s = opt.telemetry_period_s;
+  plan.keep_throttled = opt.keep_throttled;
   plan.lifeline_path = opt.lifeline_path;
   plan.stream_path = fmt::format("{}/stream-{}.jsonl", opt.workdir, job);
   plan.stop_path = fmt::format("{}/stop", opt.workdir);
@@ -142,10 +145,10 @@ batch::LaunchPlan prepare_job(int job, const std::vector<CaseSpec>& remaining,
 }
 
 /// Runs one job to its end: follows its records and output, passes stop signals on, ends a
-/// stuck job. `done` receives every case record (by run index).
+/// stuck job. `done` receives every case record (by run index; each-* cases one per device).
 JobEnd follow_job(const batch::LaunchPlan& lp, const JobPlan& plan, int job,
                   const std::vector<CaseSpec>& remaining, const JobRunnerOptions& opt,
-                  std::map<int, nlohmann::json>& done, JobRunResult& result) {
+                  std::map<int, std::vector<nlohmann::json>>& done, JobRunResult& result) {
   JobEnd end;
   JobProcess proc(lp, fmt::format("{}/job-{}.log", opt.workdir, job));
   RecordTail records(plan.stream_path);
@@ -166,11 +169,13 @@ JobEnd follow_job(const batch::LaunchPlan& lp, const JobPlan& plan, int job,
           if (s.id == rec.value("id", "")) end.running_index = s.index;
       } else if (type == "case") {
         if (!result.lost_nodes.empty()) rec["nodes_lost"] = result.lost_nodes;
-        // The scheduler numbers cases within its job; map back to the run's index by id.
+        // The scheduler numbers cases within its job; map back to the run's index by id (the
+        // planned case's id for a device's record).
         for (const auto& s : remaining)
-          if (s.id == rec.value("id", "")) rec["index"] = s.index;
-        done[rec.at("index").get<int>()] = rec;
-        end.running_index = -1;
+          if (s.id == planned_id_of(rec)) rec["index"] = s.index;
+        auto& recs = done[rec.at("index").get<int>()];
+        recs.push_back(rec);
+        if (case_complete(recs)) end.running_index = -1;
       } else if (type == "end") {
         end.end_seen = rec.value("status", "") == "ok";
       }
@@ -232,12 +237,20 @@ std::string lost_message(const std::vector<std::string>& lost, const JobEnd& end
 JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions& options) {
   JobRunnerOptions opt = options;  // a lost node leaves the allocation
   JobRunResult result;
-  std::map<int, nlohmann::json> done;  // by case index
+  std::map<int, std::vector<nlohmann::json>> done;  // by case index
+  auto complete = [&](int index) {
+    const auto it = done.find(index);
+    return it != done.end() && case_complete(it->second);
+  };
   std::vector<CaseSpec> remaining = cases;
   const int max_jobs = static_cast<int>(cases.size()) + 1;
+  // A case that did not finish: its record, or one per device it did not report.
   auto record = [&](const CaseSpec& s, const std::string& status, const std::string& msg) {
-    done[s.index] = not_run_record(s, status, msg);
-    if (opt.on_record) opt.on_record(done[s.index]);
+    auto& recs = done[s.index];
+    for (auto& r : unfinished_records(s, not_run_record(s, status, msg), result.start, recs)) {
+      recs.push_back(std::move(r));
+      if (opt.on_record) opt.on_record(recs.back());
+    }
   };
 
   while (!remaining.empty() && result.stop_signal == 0) {
@@ -261,7 +274,7 @@ JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions
                             lost.front() == opt.allocation.nodes.front().host))
         lost.clear();
     }
-    if (!end.clean() && end.running_index >= 0 && done.count(end.running_index) == 0) {
+    if (!end.clean() && end.running_index >= 0 && !complete(end.running_index)) {
       for (const auto& s : remaining)
         if (s.index == end.running_index)
           record(s, "failed",
@@ -285,7 +298,7 @@ JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions
           diagnosis, lp.argv.front()));
     std::vector<CaseSpec> next;
     for (const auto& s : remaining)
-      if (done.count(s.index) == 0) next.push_back(s);
+      if (!complete(s.index)) next.push_back(s);
     if (!end.clean() && next.size() == remaining.size() && end.running_index < 0 && !stopped &&
         lost.empty()) {
       // The job died before running anything: retrying would loop.
@@ -296,14 +309,18 @@ JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions
     }
     remaining = std::move(next);
   }
-  for (const auto& s : remaining)
-    if (done.count(s.index) == 0)
-      done[s.index] =
-          not_run_record(s, "skipped",
-                         fmt::format("not run: stopped by {}", result.stop_signal != 0
-                                                                   ? signal_name(result.stop_signal)
-                                                                   : std::string("the launcher")));
-  for (const auto& s : cases) result.cases.push_back(done.at(s.index));
+  for (const auto& s : remaining) {
+    if (complete(s.index)) continue;
+    auto& recs = done[s.index];
+    const nlohmann::json whole =
+        not_run_record(s, "skipped",
+                       fmt::format("not run: stopped by {}", result.stop_signal != 0
+                                                                 ? signal_name(result.stop_signal)
+                                                                 : std::string("the launcher")));
+    for (auto& r : unfinished_records(s, whole, result.start, recs)) recs.push_back(std::move(r));
+  }
+  for (const auto& s : cases)
+    for (const auto& r : done.at(s.index)) result.cases.push_back(r);
   return result;
 }
 

@@ -27,6 +27,8 @@ struct JobRunnerOptions {
   bool measure_ceilings = true;
   bool trace = false;           ///< `run --trace`, passed to every case's workers
   bool fresh_ceilings = false;  ///< `run --fresh-ceilings`
+  double telemetry_period_s = 0.02;  ///< between telemetry readings; < 0: none
+  bool keep_throttled = false;       ///< `run --keep-throttled`
   /// Called for every record (start, progress, case) as it arrives, on the launcher's thread.
   /// An exception it throws (a report that cannot be written) ends the job and propagates.
   std::function<void(const nlohmann::json&)> on_record;
@@ -34,7 +36,8 @@ struct JobRunnerOptions {
 
 struct JobRunResult {
   nlohmann::json start;               ///< first job's start record (system, startup)
-  std::vector<nlohmann::json> cases;  ///< one record per planned case, in plan order
+  std::vector<nlohmann::json> cases;  ///< the planned cases' records, in plan order (each-gpu
+                                      ///< and each-node cases one per device)
   int jobs = 0;                       ///< MPI jobs started
   int stop_signal = 0;                ///< the signal that stopped the run, or 0
   std::vector<std::string> lost_nodes;  ///< nodes the batch system reported lost mid-run

@@ -90,6 +90,8 @@ void Progress::on_record(const nlohmann::json& rec) {
   const std::string type = rec.value("type", "");
   if (type == "progress") {
     on_progress(rec);
+  } else if (type == "case" && rec.contains("device_id")) {
+    on_device(rec);
   } else if (type == "case") {
     ++finished_;
     finish();
@@ -114,6 +116,40 @@ void Progress::on_record(const nlohmann::json& rec) {
          rec.value("ranks", 0), rec.value("workers", 0), rec.value("gpu_workers", 0),
          seconds(st.value("total_s", 0.0)));
   }
+}
+
+void Progress::on_device(const nlohmann::json& rec) {
+  const std::string planned = rec.value("planned_id", "");
+  auto& recs = devices_[planned];
+  recs.push_back(rec);
+  const std::string status = rec.value("status", "?");
+  if (status != "ok") {
+    finish();
+    const std::string msg = rec.value("message", "");
+    sayf(out_, "scalebench: {:<7} {} {}{}\n", status, label(planned), rec.value("device_id", ""),
+         msg.empty() ? "" : "  (" + one_line(msg) + ")");
+  }
+  const int devices = rec.value("devices", 1);
+  if (static_cast<int>(recs.size()) < devices) return;
+  ++finished_;
+  finish();
+  int ok = 0;
+  double lo = NAN, hi = NAN;
+  for (const auto& r : recs) {
+    if (r.value("status", "") != "ok") continue;
+    ++ok;
+    const double m = r.contains("metrics") ? r["metrics"].value("median_s", NAN) : NAN;
+    if (std::isfinite(m)) {
+      lo = std::isfinite(lo) ? std::min(lo, m) : m;
+      hi = std::isfinite(hi) ? std::max(hi, m) : m;
+    }
+  }
+  const std::string figures =
+      std::isfinite(lo) ? fmt::format("  medians {} to {}", seconds(lo), seconds(hi)) : "";
+  sayf(out_, "scalebench: [{}/{}] {:<7} {}  {} device(s), {} ok{}\n", finished_, total_,
+       ok == devices ? "ok" : "failed", label(planned), devices, ok, figures);
+  devices_.erase(planned);
+  current_.clear();
 }
 
 void Progress::finish() {

@@ -33,6 +33,9 @@ class Progress {
 
  private:
   void on_progress(const nlohmann::json& p);
+  /// A device's record of an each-gpu / each-node case: a line for a device that is not ok,
+  /// one line for the case when its last device is in.
+  void on_device(const nlohmann::json& rec);
   int total_;
   std::FILE* out_;
   bool tty_;
@@ -45,6 +48,8 @@ class Progress {
   int repeat_ = 0;
   bool warmup_ = false;
   double case_t0_ = 0;
+  /// each-* cases: the device records in so far, by planned id.
+  std::map<std::string, std::vector<nlohmann::json>> devices_;
 };
 
 }  // namespace sb

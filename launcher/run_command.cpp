@@ -18,6 +18,7 @@
 #include "job_runner.hpp"
 #include "progress.hpp"
 #include "recovery.hpp"
+#include "reference_files.hpp"
 #include "report_path.hpp"
 #include "run_folder.hpp"
 #include "run_report.hpp"
@@ -28,6 +29,7 @@
 #include "scalebench/report.hpp"
 #include "scalebench/settings.hpp"
 #include "scalebench/system_info.hpp"
+#include "scalebench/verdicts.hpp"
 #include "scalebench/version.hpp"
 #include "stop_signals.hpp"
 #include "suite_file.hpp"
@@ -72,6 +74,9 @@ struct RunOptions {
   bool list = false;
   bool wide = false;
   bool fresh_ceilings = false;
+  bool check = false;           ///< exit 1 when a device's verdict is not ok
+  bool keep_throttled = false;  ///< throttled repeats count in the medians
+  std::vector<std::string> references;
   // Which options were given on the command line (they override a suite file).
   CLI::Option* o_preset = nullptr;
   CLI::Option* o_workloads = nullptr;
@@ -219,6 +224,13 @@ void print_plan(const std::vector<CaseSpec>& cases, const Layout& l, const RunRe
                                : fmt::format("{} GPU worker(s)",
                                              c.path == ExecPath::single_gpu ? 1 : gpu_workers);
         break;
+      case ExecPath::each_gpu:
+        how = gpu_workers == 0 ? "skipped here: " + l.gpu_why
+                               : fmt::format("each of {} GPU(s) on its own, all at once", gpu_workers);
+        break;
+      case ExecPath::each_node:
+        how = fmt::format("each of {} node(s) on its own, all at once", l.alloc.nodes.size());
+        break;
     }
     if (kept != nullptr && kept->kept(c.id)) how = "kept from the resumed report";
     sayf(stdout, "{:>4}  {}  (preset {}; {})\n", c.index, c.id, c.preset, how);
@@ -302,6 +314,22 @@ void handle_killed_runs(const fs::path& report, bool resume, nlohmann::json& pre
   (void)remove_stale_temp_files(report);
 }
 
+/// The run's summary table on stdout, its verdicts last. `--check` with many device records
+/// prints the verdicts alone: one line when every device is ok.
+void print_outcome(const nlohmann::json& model, const RunOptions& o, const fs::path& out) {
+  const nlohmann::json verdicts = results::verdicts_of(model);
+  constexpr std::size_t kDeviceRows = 32;
+  if (o.check && verdicts.size() > kDeviceRows) {
+    say(stdout, results::format_verdicts_text(verdicts));
+    sayf(stderr, "scalebench: report written to {} (`scalebench report {}` shows every case)\n",
+         out.string(), out.string());
+    return;
+  }
+  say(stdout, results::format_report(model, "table",
+                                     o.wide ? 0 : results::output_width(STDOUT_FILENO)));
+  sayf(stderr, "scalebench: report written to {}\n", out.string());
+}
+
 int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   std::string command_line;
   for (const auto& a : argv) command_line += (command_line.empty() ? "" : " ") + a;
@@ -334,6 +362,8 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
     handle_killed_runs(out, false, previous);
   }
 
+  // Reference files are read before anything starts: a bad one is bad input (exit 2).
+  results::ReferenceSet references = load_references(o.references);
   const std::string rank_exe = rank_executable();
   JobRunnerOptions jo;
   jo.rank_executable = rank_exe;
@@ -343,6 +373,8 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   jo.measure_ceilings = !o.no_ceilings;
   jo.trace = o.trace;
   jo.fresh_ceilings = o.fresh_ceilings;
+  jo.telemetry_period_s = settings::telemetry() ? settings::telemetry_period_ms() / 1000.0 : -1.0;
+  jo.keep_throttled = o.keep_throttled;
   jo.launch.mpiexec = settings::mpiexec();
   jo.launch.extra = settings::mpiexec_args();
   jo.launch.allow_run_as_root = geteuid() == 0;
@@ -371,6 +403,7 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   jo.launch.work_dir = folder.path().string();
 
   RunReport report(out.string(), folder.path().string(), run_attrs(command_line, layout, cases));
+  report.set_references(std::move(references));
   report.keep_previous(previous, cases);
   std::vector<CaseSpec> to_run;
   for (const auto& c : cases)
@@ -430,9 +463,7 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
                           e.what(), report.model()["cases"].size(), fallback));
   }
 
-  say(stdout, results::format_report(report.model(), "table",
-                                     o.wide ? 0 : results::output_width(STDOUT_FILENO)));
-  sayf(stderr, "scalebench: report written to {}\n", out.string());
+  print_outcome(report.model(), o, out);
   int unfinished = 0;  // failed, timed out, or not run because the run was stopped
   for (const auto& c : report.model()["cases"]) {
     const std::string st = c.value("status", "");
@@ -446,7 +477,9 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
     return report.any_failed() && stop_exit_code(res.stop_signal) == 0
                ? kExitFailed
                : stop_exit_code(res.stop_signal);
-  return report.any_failed() ? kExitFailed : kExitOk;
+  const bool not_ok =
+      o.check && results::count_not_ok(results::verdicts_of(report.model())) > 0;
+  return report.any_failed() || not_ok ? kExitFailed : kExitOk;
 }
 
 }  // namespace
@@ -459,7 +492,8 @@ void add_run_command(CLI::App& app, int& exit_code, const std::vector<std::strin
       run->add_option("--workloads", o->workloads, "Comma-separated workloads (default: all)");
   o->o_paths = run->add_option("--paths", o->paths,
                                "Comma-separated paths: single-cpu,multi-cpu,single-gpu,multi-gpu "
-                               "(aliases cpu1,cpuN,gpu1,gpuN; default: all)");
+                               "(aliases cpu1,cpuN,gpu1,gpuN; default: these four), each-gpu, "
+                               "each-node (every device on its own, docs/acceptance.md)");
   run->add_option("--suite", o->suite, "Suite file (TOML, docs/suite-files.md)");
   o->o_repeats = run->add_option(
       "--repeats", o->repeats,
@@ -502,6 +536,13 @@ void add_run_command(CLI::App& app, int& exit_code, const std::vector<std::strin
                 "Workloads print a timeline of their steps to stderr (diagnostics)");
   run->add_flag("--wide", o->wide,
                 "The final table with every column and whole case ids, whatever the terminal");
+  run->add_flag("--check", o->check,
+                "Node acceptance: exit 1 when a device's verdict is not ok (docs/acceptance.md)");
+  run->add_flag("--keep-throttled", o->keep_throttled,
+                "Count repeats that ran throttled in the medians (default: left out)");
+  run->add_option("--references", o->references,
+                  "Reference file (TOML) of expected medians per device model (repeatable; "
+                  "before the shipped ones)");
   run->add_flag("--list,--dry-run", o->list,
                 "Print the planned cases and how they would run here; run nothing");
   run->callback([o, &exit_code, argv] { exit_code = run_command(*o, argv); });

@@ -2,14 +2,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "device_records.hpp"
 #include "scalebench/job_plan.hpp"
 #include "scalebench/report.hpp"
 #include "scalebench/settings.hpp"
+#include "scalebench/verdicts.hpp"
 
 namespace sb {
 
@@ -29,17 +32,26 @@ void RunReport::keep_previous(const nlohmann::json& previous,
   model_["startup"] = previous.value("startup", nlohmann::json::object());
   std::map<std::string, int> index_of;
   for (const auto& c : planned) index_of[c.id] = c.index;
+  // The records of each planned case: kept when all of them finished ok.
+  std::map<std::string, std::vector<nlohmann::json>> of_planned;
   for (const auto& c : previous.value("cases", nlohmann::json::array())) {
-    const std::string id = c.value("id", "");
-    const auto it = index_of.find(id);
-    if (it == index_of.end()) {
+    const std::string id = planned_id_of(c);
+    if (index_of.count(id) == 0) {
       unplanned_.push_back(c);
-    } else if (c.value("status", "") == "ok") {
-      nlohmann::json rec = c;
-      rec["index"] = it->second;
-      by_index_[it->second] = rec;
-      kept_ids_[id] = true;
+    } else {
+      of_planned[id].push_back(c);
     }
+  }
+  for (const auto& [id, recs] : of_planned) {
+    const bool ok = std::all_of(recs.begin(), recs.end(), [](const nlohmann::json& c) {
+      return c.value("status", "") == "ok";
+    });
+    if (!ok || !case_complete(recs)) continue;
+    for (auto rec : recs) {
+      rec["index"] = index_of[id];
+      by_index_[{index_of[id], device_id_of(rec)}] = std::move(rec);
+    }
+    kept_ids_[id] = true;
   }
   dirty_ = true;
 }
@@ -53,7 +65,9 @@ void RunReport::set_start(const nlohmann::json& start) {
 void RunReport::add_case(nlohmann::json record) {
   record.erase("type");
   const int index = record.value("index", 0);
-  by_index_[index] = std::move(record);
+  const std::string device = device_id_of(record);
+  if (!device.empty()) by_index_.erase({index, ""});  // the planned case's not-run record
+  by_index_[{index, device}] = std::move(record);
   dirty_ = true;
 }
 
@@ -73,6 +87,11 @@ void RunReport::set_attr(const std::string& key, const nlohmann::json& value) {
   model_["attrs"][key] = value;
 }
 
+void RunReport::set_references(results::ReferenceSet references) {
+  references_ = std::move(references);
+  dirty_ = true;
+}
+
 void RunReport::rebuild() {
   if (!dirty_) return;
   nlohmann::json arr = nlohmann::json::array();
@@ -83,6 +102,13 @@ void RunReport::rebuild() {
     arr.push_back(std::move(rec));
   }
   model_["cases"] = std::move(arr);
+  // One verdict per device record; none in a run without one.
+  nlohmann::json verdicts = results::judge_devices(model_, references_);
+  if (verdicts.empty()) {
+    model_.erase("verdicts");
+  } else {
+    model_["verdicts"] = std::move(verdicts);
+  }
   dirty_ = false;
 }
 

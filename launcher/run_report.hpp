@@ -8,10 +8,12 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "scalebench/references.hpp"
 #include "scalebench/workload.hpp"
 
 namespace sb {
@@ -23,8 +25,9 @@ class RunReport {
   RunReport(std::string path, std::string temp_dir, nlohmann::json attrs);
 
   /// An earlier report's cases: those in `planned` that finished ok keep their place and are
-  /// not run again; those this run does not plan are kept after the planned ones. Its system
-  /// description and start-up figures stay until a job of this run brings its own.
+  /// not run again (an each-gpu or each-node case when every device's record is ok); those
+  /// this run does not plan are kept after the planned ones. Its system description and
+  /// start-up figures stay until a job of this run brings its own.
   void keep_previous(const nlohmann::json& previous, const std::vector<CaseSpec>& planned);
   /// Ids of the planned cases that keep_previous kept.
   [[nodiscard]] bool kept(const std::string& id) const { return kept_ids_.count(id) != 0; }
@@ -32,7 +35,7 @@ class RunReport {
 
   /// The first job's start record (system description, start-up, ceilings).
   void set_start(const nlohmann::json& start);
-  /// A finished (or failed) case; replaces the record of the same plan index.
+  /// A finished (or failed) case; replaces the record of the same plan index (and device).
   void add_case(nlohmann::json record);
   /// Cases appended after the planned ones (recover: cases of a killed run's stream).
   void add_unplanned(nlohmann::json record);
@@ -40,6 +43,9 @@ class RunReport {
   /// End time, jobs, status ("ok", "failed", "stopped by SIGINT", ...).
   void finish(const std::string& status, int jobs);
   void set_attr(const std::string& key, const nlohmann::json& value);
+  /// The reference files the verdicts (results/include/scalebench/verdicts.hpp) use; the
+  /// report's /verdicts is judged again whenever it is written.
+  void set_references(results::ReferenceSet references);
 
   /// Writes the report (throws results::ReportWriteError, exit code 3).
   void write();
@@ -58,11 +64,13 @@ class RunReport {
   std::string path_;
   std::string temp_dir_;
   nlohmann::json model_;
-  std::map<int, nlohmann::json> by_index_;  ///< planned cases, by plan index
+  /// Planned cases by plan index, then device ("" for a case that is not per device).
+  std::map<std::pair<int, std::string>, nlohmann::json> by_index_;
   std::vector<nlohmann::json> unplanned_;
   std::map<std::string, bool> kept_ids_;
   int planned_ = 0;
   bool dirty_ = true;
+  results::ReferenceSet references_;
 };
 
 }  // namespace sb

@@ -1,0 +1,212 @@
+// Node acceptance through real mpiexec (issue #30): each-node runs the multi-cpu case on the
+// node's workers as one device with its own record; each-gpu without a GPU is skipped; every
+// case carries telemetry and the interference record; `run --check`, `--references`,
+// `report --make-references`, `--format junit` and SCALEBENCH_TELEMETRY=0 end to end.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "../support/scratch_dir.hpp"
+#include "scalebench/job_plan.hpp"
+#include "scalebench/report.hpp"
+#include "scalebench/system_info.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using nlohmann::json;
+using sb::test_support::slurp;
+using sb::test_support::TempDir;
+
+int run(const std::string& cmd) {
+  const int st = std::system(cmd.c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+std::string mpiexec() {
+  std::string m = SB_MPIEXEC;
+  if (m.empty()) m = "mpiexec";
+  m += " --oversubscribe --bind-to none";
+  if (geteuid() == 0) m += " --allow-run-as-root";
+  return m;
+}
+
+sb::CaseSpec subset_mean(int index, sb::ExecPath path) {
+  sb::CaseSpec s;
+  s.index = index;
+  s.workload = "subset-mean";
+  s.path = path;
+  for (const auto& [k, v] : std::vector<std::pair<const char*, const char*>>{
+           {"n", "400"}, {"chunk", "100"}, {"seed", "7"}, {"mu", "10"}, {"sigma", "1"}})
+    s.params.set(k, v);
+  s.repeats = 3;
+  s.warmup = 1;
+  s.id = fmt::format("subset-mean/{}/{}", sb::to_string(path), s.params.canonical());
+  return s;
+}
+
+std::vector<json> run_plan(const std::vector<sb::CaseSpec>& cases, int ranks, const fs::path& dir) {
+  sb::JobPlan plan;
+  plan.cases = cases;
+  plan.stream_path = (dir / "stream.jsonl").string();
+  plan.measure_ceilings = false;
+  plan.telemetry_period_s = 0.005;
+  const fs::path plan_path = dir / "plan.json";
+  std::ofstream(plan_path) << plan.to_json().dump();
+  const std::string cmd =
+      fmt::format("env -u SCALEBENCH_PLACEMENT OMP_NUM_THREADS=1 {} -n {} {} --plan {} > {}/log 2>&1",
+                  mpiexec(), ranks, SB_RANK_EXE, plan_path.string(), dir.string());
+  EXPECT_EQ(run(cmd), 0) << cmd << "\n" << slurp(dir / "log");
+  std::vector<json> out;
+  std::ifstream in(plan.stream_path);
+  for (std::string line; std::getline(in, line);) {
+    const auto j = json::parse(line);
+    if (j.at("type") == "case") out.push_back(j);
+  }
+  return out;
+}
+
+TEST(AcceptanceMpi, EachNodeIsOneDeviceOfTheNodesWorkersWithTelemetry) {
+  TempDir dir;
+  // Three ranks: the scheduler and two workers on this one node.
+  const auto recs = run_plan({subset_mean(0, sb::ExecPath::multi_cpu),
+                              subset_mean(1, sb::ExecPath::each_node),
+                              subset_mean(2, sb::ExecPath::each_gpu)},
+                             3, dir.path);
+  ASSERT_EQ(recs.size(), 3u);
+  const json& multi = recs[0];
+  const json& node = recs[1];
+  const json& gpu = recs[2];
+  ASSERT_EQ(node.at("status"), "ok") << node.dump();
+  EXPECT_EQ(node.at("planned_id"), subset_mean(1, sb::ExecPath::each_node).id);
+  EXPECT_EQ(node.at("device_id"), sb::host_name());
+  EXPECT_EQ(node.at("id"), node.at("planned_id").get<std::string>() + "/" + sb::host_name());
+  EXPECT_EQ(node.at("gpu"), -1);
+  EXPECT_EQ(node.at("devices"), 1);
+  EXPECT_EQ(node.at("workers"), 2) << "the node's two workers run it together";
+  EXPECT_EQ(node.at("repeats").size(), 3u);
+  EXPECT_EQ(node.at("result").at("answer"), multi.at("result").at("answer"))
+      << "the same answer as multi-cpu, bit for bit";
+  bool cross = false;
+  for (const auto& c : node.at("validation")) {
+    EXPECT_TRUE(c.at("pass").get<bool>()) << c.dump();
+    cross = cross || c.at("name").get<std::string>().rfind("cross:", 0) == 0;
+  }
+  EXPECT_TRUE(cross) << "cross-checked against the multi-cpu case";
+  for (const json* r : {&multi, &node}) {
+    ASSERT_TRUE(r->contains("telemetry")) << r->dump();
+    ASSERT_TRUE(r->contains("interference")) << r->dump();
+    const json& in = r->at("interference");
+    ASSERT_TRUE(in.at("other_cpu_fraction").is_number()) << in.dump();
+    EXPECT_GE(in.at("other_cpu_fraction").get<double>(), 0.0);
+    EXPECT_LE(in.at("other_cpu_fraction").get<double>(), 1.0);
+    EXPECT_TRUE(in.at("cpu_mhz").is_object());
+    EXPECT_TRUE(in.contains("cgroup_throttled_s"));
+    for (const auto& rep : r->at("repeats")) EXPECT_FALSE(rep.at("throttled").get<bool>());
+    const json& rows = r->at("telemetry").at("repeats");
+    EXPECT_EQ(rows.size(), 3u * r->at("workers").get<std::size_t>()) << "per repeat and worker";
+    for (const auto& row : rows) EXPECT_GE(row.at("samples").get<int>(), 2);
+    EXPECT_FALSE(rows[0].contains("gpu_sm_mhz_median")) << "no GPU columns in a CPU case";
+    EXPECT_FALSE(r->at("telemetry").at("series").at("t").empty());
+    EXPECT_EQ(r->at("metrics").at("throttled_repeats"), 0);
+  }
+  EXPECT_EQ(gpu.at("status"), "skipped");
+  EXPECT_FALSE(gpu.contains("device_id"));
+}
+
+std::string launcher(const std::string& args, const fs::path& dir, const std::string& env = "") {
+  return fmt::format("{} {} run --preset tiny --workloads subset-mean --repeats 3 --no-ceilings "
+                     "{} > {}/stdout 2> {}/stderr",
+                     env, SB_LAUNCHER_EXE, args, dir.string(), dir.string());
+}
+
+TEST(AcceptanceMpi, CheckReferencesAndJunitEndToEnd) {
+  TempDir dir;
+  const fs::path out = dir.path / "r.h5";
+  // Healthy: exit 0, the verdicts last on stdout, one line.
+  ASSERT_EQ(run(launcher("--paths cpuN,each-node --check --out " + out.string(), dir.path)), 0)
+      << slurp(dir.path / "stderr");
+  const std::string stdout_text = slurp(dir.path / "stdout");
+  EXPECT_NE(stdout_text.find("verdicts: all 1 device ok (1 case)"), std::string::npos)
+      << stdout_text;
+  const json model = sb::results::read_report(out.string());
+  ASSERT_TRUE(model.contains("verdicts"));
+  ASSERT_EQ(model["verdicts"].size(), 1u);
+  const json& v = model["verdicts"][0];
+  EXPECT_EQ(v["host"], sb::host_name());
+  EXPECT_EQ(v["device"], -1);
+  EXPECT_EQ(v["verdict"], "ok");
+  EXPECT_NE(v["reason"].get<std::string>().find("not judged"), std::string::npos) << v.dump();
+
+  // JUnit: one test case for the node, one for the multi-cpu case.
+  const fs::path junit = dir.path / "r.xml";
+  ASSERT_EQ(run(fmt::format("{} report {} --format junit --out {}", SB_LAUNCHER_EXE,
+                            out.string(), junit.string())),
+            0);
+  const std::string xml = slurp(junit);
+  EXPECT_NE(xml.find("name=\"node on " + sb::host_name()), std::string::npos) << xml;
+  EXPECT_NE(xml.find("tests=\"2\" failures=\"0\""), std::string::npos) << xml;
+
+  // References made from the good run judge the next one ok ...
+  const fs::path refs = dir.path / "refs.toml";
+  ASSERT_EQ(run(fmt::format("{} report {} --make-references --out {}", SB_LAUNCHER_EXE,
+                            out.string(), refs.string())),
+            0);
+  const std::string made = slurp(refs);
+  EXPECT_NE(made.find("[[reference]]"), std::string::npos) << made;
+  EXPECT_NE(made.find("subset-mean/each-node/"), std::string::npos) << made;
+  // ... unless the expected time is far below what this machine does: --check names the node.
+  std::string fast = made;
+  const auto at = fast.find("median_s = ");
+  ASSERT_NE(at, std::string::npos);
+  fast.replace(at, fast.find('\n', at) - at, "median_s = 1e-9");
+  std::ofstream(dir.path / "fast.toml") << fast;
+  EXPECT_EQ(run(launcher("--paths each-node --check --references " +
+                             (dir.path / "fast.toml").string() + " --out " +
+                             (dir.path / "slow.h5").string(),
+                         dir.path)),
+            1);
+  const std::string bad = slurp(dir.path / "stdout");
+  EXPECT_NE(bad.find("verdicts: 1 of 1 device not ok"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("slow      node " + sb::host_name()), std::string::npos) << bad;
+  EXPECT_NE(bad.find("slower than the reference"), std::string::npos) << bad;
+  // Without --check the same run exits 0 and still shows the verdict.
+  EXPECT_EQ(run(launcher("--paths each-node --references " + (dir.path / "fast.toml").string() +
+                             " --out " + (dir.path / "slow2.h5").string(),
+                         dir.path)),
+            0);
+  // A bad reference file stops the run before it starts (exit 2, one line).
+  std::ofstream(dir.path / "bad.toml") << "[[reference]]\nmodel = 3\n";
+  EXPECT_EQ(run(launcher("--paths each-node --references " + (dir.path / "bad.toml").string() +
+                             " --out " + (dir.path / "never.h5").string(),
+                         dir.path)),
+            2);
+  EXPECT_FALSE(fs::exists(dir.path / "never.h5"));
+}
+
+TEST(AcceptanceMpi, TelemetryCanBeTurnedOffAndThrottledRepeatsKept) {
+  TempDir dir;
+  const fs::path out = dir.path / "off.h5";
+  ASSERT_EQ(run(launcher("--paths cpu1 --keep-throttled --out " + out.string(), dir.path,
+                         "SCALEBENCH_TELEMETRY=0")),
+            0)
+      << slurp(dir.path / "stderr");
+  const json model = sb::results::read_report(out.string());
+  ASSERT_EQ(model["cases"].size(), 1u);
+  EXPECT_FALSE(model["cases"][0].contains("telemetry"));
+  EXPECT_FALSE(model["cases"][0].contains("interference"));
+  EXPECT_EQ(model["attrs"]["SCALEBENCH_TELEMETRY"], "0");
+}
+
+}  // namespace
