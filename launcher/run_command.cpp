@@ -327,6 +327,9 @@ void print_outcome(const nlohmann::json& model, const RunOptions& o, const fs::p
   }
   say(stdout, results::format_report(model, "table",
                                      o.wide ? 0 : results::output_width(STDOUT_FILENO)));
+  if (o.check && verdicts.empty())
+    say(stderr, "scalebench: --check: no case judged a device (each-gpu, each-node and "
+                "single-gpu cases do)\n");
   sayf(stderr, "scalebench: report written to {}\n", out.string());
 }
 

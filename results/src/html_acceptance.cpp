@@ -66,7 +66,7 @@ struct Signal {
 const std::vector<Signal>& gpu_signals() {
   static const std::vector<Signal> s{{"gpu_sm_mhz", "SM clock, MHz", "#4e79a7"},
                                      {"gpu_power_w", "power, W", "#f28e2b"},
-                                     {"gpu_temp_c", "temperature, \xC2\xB0C", "#e15759"}};
+                                     {"gpu_temp_c", "temperature, \xC2\xB0" "C", "#e15759"}};
   return s;
 }
 

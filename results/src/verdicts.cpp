@@ -254,7 +254,8 @@ nlohmann::json judge_devices(const nlohmann::json& model, const ReferenceSet& re
     row["case"] = planned_id(c);
     row["verdict"] = verdict;
     row["value"] = value;
-    row["expected"] = std::isfinite(p.expected) ? p.expected : r.expected;
+    // The figure that found it slow (the peers first), else the peers', else the reference's.
+    row["expected"] = p.slow || (!r.slow && std::isfinite(p.expected)) ? p.expected : r.expected;
     row["reason"] = who + ": " + reason;
     row["model"] = str(c, "device_model");
     row["path"] = detail::canonical_path(str(c, "path"));

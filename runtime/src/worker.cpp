@@ -1,10 +1,13 @@
 // Worker ranks: bring up the GPU (if any), report to the scheduler, then run cases.
 #include <omp.h>
 
+#include <array>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -247,6 +250,25 @@ void begin_case(RankContext& ctx, const JobPlan& plan, const NodeWorkers& on_nod
   cs.wc = wl.make_worker(spec, env);
 }
 
+/// The workers with this worker's host name, ranked by world rank: the grouping by which the
+/// scheduler makes each-node's devices (each_device.cpp), whatever MPI counts as one node.
+MPI_Comm split_by_host(MPI_Comm workers, const std::string& host, int world_rank) {
+  constexpr int kLen = 256;
+  std::array<char, kLen> mine{};
+  host.copy(mine.data(), kLen - 1);
+  int n = 0;
+  SB_MPI_CHECK(MPI_Comm_size(workers, &n));
+  std::vector<char> all(static_cast<std::size_t>(n) * kLen);
+  SB_MPI_CHECK(
+      MPI_Allgather(mine.data(), kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, workers));
+  int color = 0;  // the first worker of the same host
+  while (std::strncmp(all.data() + static_cast<std::size_t>(color) * kLen, mine.data(), kLen) != 0)
+    ++color;
+  MPI_Comm out = MPI_COMM_NULL;
+  SB_MPI_CHECK(MPI_Comm_split(workers, color, world_rank, &out));
+  return out;
+}
+
 void send_error(RankContext& ctx, const std::string& what) {
   Writer w;
   w.put_str(what);
@@ -272,9 +294,7 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
   // Workers sharing this node's host memory (a multi-* case runs them all at once).
   const NodeWorkers on_node = node_workers(ctx.workers, has_gpu);
   // The node's workers run each-node cases together.
-  SB_MPI_CHECK(
-      MPI_Comm_split_type(ctx.workers, MPI_COMM_TYPE_SHARED, ctx.rank, MPI_INFO_NULL,
-                          &ctx.node_workers));
+  ctx.node_workers = split_by_host(ctx.workers, ctx.host, ctx.rank);
   std::unique_ptr<TelemetryRecorder> recorder;
 
   omp_set_num_threads(ctx.threads);

@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
 
 #include "case_plan.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/references.hpp"
 
 namespace {
 
@@ -110,6 +112,43 @@ TEST(CasePlan, DuplicateCasesRunOnce) {
   r.cases = {{"subset-mean", "", {sb::ExecPath::single_cpu}, {}},
              {"subset-mean", "", {sb::ExecPath::single_cpu}, {}}};
   EXPECT_EQ(sb::plan_cases(r).size(), 1u);
+}
+
+TEST(CasePlan, EachDevicePathsComeLastAndKeepTheirNames) {
+  auto r = subset_mean_tiny();
+  r.paths = sb::parse_paths("each-node,cpuN,each-gpu");
+  const auto cases = sb::plan_cases(r);
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_EQ(cases[0].path, sb::ExecPath::multi_cpu);
+  EXPECT_EQ(cases[1].path, sb::ExecPath::each_gpu);
+  EXPECT_EQ(cases[2].path, sb::ExecPath::each_node);
+  EXPECT_EQ(cases[2].id.rfind("subset-mean/each-node/", 0), 0u) << cases[2].id;
+  // Not among the paths a run takes when none is named.
+  for (const auto& c : sb::plan_cases(subset_mean_tiny())) EXPECT_FALSE(sb::is_each_device(c.path));
+}
+
+// Every case a shipped reference file names is a case the presets plan, so that it judges
+// something (examples/references, docs/acceptance.md).
+TEST(CasePlan, TheShippedReferencesNamePlannedCases) {
+  std::set<std::string> planned;
+  for (const char* preset : {"tiny", "small", "seed", "large"}) {
+    sb::RunRequest r;
+    r.preset = preset;
+    r.paths = sb::parse_paths("single-gpu,multi-gpu,each-gpu,each-node,multi-cpu");
+    for (const auto& c : sb::plan_cases(r)) planned.insert(c.id);
+  }
+  std::size_t entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(
+           std::filesystem::path(SB_SOURCE_DIR) / "examples/references")) {
+    sb::results::ReferenceSet refs;
+    sb::results::read_references(e.path().string(), refs);
+    for (const auto& ref : refs.entries) {
+      ++entries;
+      const std::string id = ref.workload + "/" + ref.path + "/" + ref.params;
+      EXPECT_EQ(planned.count(id), 1u) << e.path() << ": " << id;
+    }
+  }
+  EXPECT_GT(entries, 0u);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "case_plan.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/job_plan.hpp"
@@ -88,6 +90,19 @@ TEST(SuiteFile, RejectsTyposAndBadTypes) {
 TEST(SuiteFile, MissingFileIsAUsageError) {
   sb::RunRequest r;
   EXPECT_THROW(sb::load_suite("/nonexistent/suite.toml", r), sb::UsageError);
+}
+
+TEST(SuiteFile, TheShippedSuitesPlan) {
+  for (const auto& e : std::filesystem::directory_iterator(
+           std::filesystem::path(SB_SOURCE_DIR) / "examples/suites")) {
+    sb::RunRequest r;
+    ASSERT_NO_THROW(sb::load_suite(e.path().string(), r)) << e.path();
+    EXPECT_FALSE(sb::plan_cases(r).empty()) << e.path();
+  }
+  sb::RunRequest r;
+  sb::load_suite((std::filesystem::path(SB_SOURCE_DIR) / "examples/suites/acceptance.toml").string(),
+                 r);
+  EXPECT_EQ(r.paths, (std::vector<sb::ExecPath>{sb::ExecPath::each_gpu, sb::ExecPath::each_node}));
 }
 
 }  // namespace

@@ -125,10 +125,11 @@ TEST(Verdicts, AReferenceJudgesALoneDeviceAndAWholeSlowFleet) {
   for (auto& c : m["cases"]) c["metrics"]["median_s"] = c["metrics"]["median_s"].get<double>() * 1.2;
   const json v = judge_devices(m, refs);
   EXPECT_EQ(not_ok(v).size(), 4u);
-  EXPECT_NE(v[0]["reason"].get<std::string>().find("slower than the reference 24.8 ms"),
+  EXPECT_NE(v[0]["reason"].get<std::string>().find("slower than the reference 24.80 ms"),
             std::string::npos)
       << v[0]["reason"];
   EXPECT_DOUBLE_EQ(v[0]["reference_s"].get<double>(), 0.0248);
+  EXPECT_DOUBLE_EQ(v[0]["expected"].get<double>(), 0.0248) << "the figure that found it slow";
   const json ok = judge_devices(fleet(1, -1, 1.0), refs);
   EXPECT_EQ(ok[0]["verdict"], "ok");
   EXPECT_NE(ok[0]["reason"].get<std::string>().find("within the reference"), std::string::npos);

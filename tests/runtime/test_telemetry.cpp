@@ -150,7 +150,9 @@ TEST(CpuTelemetry, ReadsThisMachine) {
   ASSERT_TRUE(std::isfinite(a.own_cpu_s));
   EXPECT_GE(b.node_busy_s, a.node_busy_s);
   EXPECT_GT(b.own_cpu_s - a.own_cpu_s, 0.02);
-  if (std::isfinite(a.cpu_mhz)) EXPECT_GT(a.cpu_mhz, 100);  // VMs may give none
+  if (std::isfinite(a.cpu_mhz)) {
+    EXPECT_GT(a.cpu_mhz, 100);  // VMs may give none
+  }
 }
 
 TEST(CaseTelemetry, InterferenceIsOthersShareOfTheNodeAndRepeatsAreThrottledByAnyWorker) {
