@@ -41,6 +41,23 @@ std::vector<Check> CrossCheckReferences::check(const CaseSpec& spec, const Workl
   return out;
 }
 
+nlohmann::json empty_task_events() {
+  nlohmann::json e = nlohmann::json::object();
+  for (const char* k : {"repeat", "worker", "task", "phase", "start", "end", "bytes"})
+    e[k] = nlohmann::json::array();
+  return e;
+}
+
+void add_task_event(nlohmann::json& e, int repeat, int worker, const TaskOutcome& o) {
+  e["repeat"].push_back(repeat);
+  e["worker"].push_back(worker);
+  e["task"].push_back(o.task);
+  e["phase"].push_back(std::string(to_string(o.phase)));
+  e["start"].push_back(o.start);
+  e["end"].push_back(o.end);
+  e["bytes"].push_back(o.bytes);
+}
+
 void set_validation(nlohmann::json& rec, const std::vector<Check>& checks) {
   nlohmann::json validation = nlohmann::json::array();
   std::string failed;

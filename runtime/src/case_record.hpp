@@ -32,6 +32,11 @@ class CrossCheckReferences {
   std::map<std::string, std::pair<std::string, Fingerprint>> refs_;
 };
 
+/// An empty rec["task_events"]: columns of equal length (docs/report-schema.md).
+[[nodiscard]] nlohmann::json empty_task_events();
+/// Appends a task of timed repeat `repeat` that case rank `worker` finished.
+void add_task_event(nlohmann::json& events, int repeat, int worker, const TaskOutcome& o);
+
 /// rec["validation"] from `checks`; a failed check makes the case failed with its message.
 void set_validation(nlohmann::json& rec, const std::vector<Check>& checks);
 

@@ -38,6 +38,7 @@ struct DeviceRun {
   std::vector<double> totals, computes, scheduler_cpu;
   json repeats = json::array();
   json results = json::array();
+  json events = empty_task_events();
   std::vector<std::vector<double>> vparts;
   std::size_t vgot = 0;
   std::vector<WorkerTelemetry> telemetry;
@@ -197,15 +198,11 @@ class Sweep {
   void on_request(DeviceRun& d, int source, Reader& rd) {
     const int want = rd.get<std::int32_t>();
     const int count = rd.get<std::int32_t>();
+    const int crank = d.case_rank.at(source);
     for (int i = 0; i < count; ++i) {
-      TaskOutcome o;
-      o.task = rd.get<std::int64_t>();
-      o.start = rd.get<double>();
-      o.end = rd.get<double>();
-      o.bytes = rd.get<std::int64_t>();
-      o.phase = static_cast<Phase>(rd.get<std::int32_t>());
-      o.partial = rd.get_vec<double>();
+      const TaskOutcome o = get_outcome(rd);
       d.sc->on_task(o);
+      if (d.repeat >= spec_.warmup) add_task_event(d.events, d.repeat - spec_.warmup, crank, o);
     }
     if (want > 0) {
       std::vector<std::int64_t> ids;
@@ -245,6 +242,7 @@ class Sweep {
     rec["repeats"] = d.repeats;
     rec["results"] = d.results;
     rec["result"] = d.results.empty() ? json::object() : d.results.back();
+    rec["task_events"] = d.events;
     std::vector<Check> checks = d.sc->validate(d.vparts);
     for (Check c : refs_.check(d.spec, wl_, d.sc->fingerprint(),
                                fmt::format("{} {}", to_string(spec_.path), d.name)))

@@ -12,6 +12,23 @@ void Reader::need(std::size_t n) const {
   if (pos_ + n > buf_.size()) throw Error("internal: short scheduler/worker message");
 }
 
+void put_outcome(Writer& w, const TaskOutcome& o) {
+  w.put<std::int64_t>(o.task).put<double>(o.start).put<double>(o.end);
+  w.put<std::int64_t>(o.bytes).put<std::int32_t>(static_cast<std::int32_t>(o.phase));
+  w.put_vec(o.partial);
+}
+
+TaskOutcome get_outcome(Reader& r) {
+  TaskOutcome o;
+  o.task = r.get<std::int64_t>();
+  o.start = r.get<double>();
+  o.end = r.get<double>();
+  o.bytes = r.get<std::int64_t>();
+  o.phase = static_cast<Phase>(r.get<std::int32_t>());
+  o.partial = r.get_vec<double>();
+  return o;
+}
+
 void send(MPI_Comm comm, int dest, int tag, const std::vector<char>& data) {
   SB_MPI_CHECK(MPI_Send(data.data(), static_cast<int>(data.size()), MPI_BYTE, dest, tag, comm));
 }

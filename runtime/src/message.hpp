@@ -12,6 +12,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "scalebench/workload.hpp"
+
 namespace sb::detail {
 
 enum Tag : int {
@@ -98,6 +100,10 @@ class Reader {
   const std::vector<char>& buf_;
   std::size_t pos_ = 0;
 };
+
+/// A finished task in a REQUEST (worker -> scheduler).
+void put_outcome(Writer& w, const TaskOutcome& o);
+[[nodiscard]] TaskOutcome get_outcome(Reader& r);
 
 /// A received message.
 struct Message {

@@ -125,11 +125,7 @@ class Scheduler {
     bool begun = false;  ///< the workers hold their WorkerCase
     nlohmann::json repeats = nlohmann::json::array();
     nlohmann::json results = nlohmann::json::array();
-    nlohmann::json events = {
-        {"repeat", nlohmann::json::array()}, {"worker", nlohmann::json::array()},
-        {"task", nlohmann::json::array()},   {"phase", nlohmann::json::array()},
-        {"start", nlohmann::json::array()},  {"end", nlohmann::json::array()},
-        {"bytes", nlohmann::json::array()}};
+    nlohmann::json events = empty_task_events();
     std::vector<double> totals;
     std::vector<double> computes;
     SchedulerCpu scheduler_cpu;  ///< this rank's CPU time per timed repeat
@@ -277,15 +273,9 @@ class Scheduler {
         const int want = rd.get<std::int32_t>();
         const int count = rd.get<std::int32_t>();
         for (int i = 0; i < count; ++i) {
-          TaskOutcome o;
-          o.task = rd.get<std::int64_t>();
-          o.start = rd.get<double>();
-          o.end = rd.get<double>();
-          o.bytes = rd.get<std::int64_t>();
-          o.phase = static_cast<Phase>(rd.get<std::int32_t>());
-          o.partial = rd.get_vec<double>();
+          const TaskOutcome o = get_outcome(rd);
           run.sc->on_task(o);
-          if (measured) add_event(run, r - spec.warmup, crank, o);
+          if (measured) add_task_event(run.events, r - spec.warmup, crank, o);
         }
         if (want > 0) {
           std::vector<std::int64_t> ids;
@@ -317,17 +307,6 @@ class Scheduler {
                            {"communicate", phases.communicate},
                            {"total", total}});
     run.results.push_back(std::move(result));
-  }
-
-  static void add_event(CaseRun& run, int repeat, int worker, const TaskOutcome& o) {
-    auto& e = run.events;
-    e["repeat"].push_back(repeat);
-    e["worker"].push_back(worker);
-    e["task"].push_back(o.task);
-    e["phase"].push_back(std::string(to_string(o.phase)));
-    e["start"].push_back(o.start);
-    e["end"].push_back(o.end);
-    e["bytes"].push_back(o.bytes);
   }
 
   /// Outside the timed region: every worker's part of the validation and its telemetry, the

@@ -144,11 +144,7 @@ void run_repeat(RankContext& ctx, WorkerCase& wc, bool gpu_case, TelemetryRecord
   auto send_request = [&](int want) {
     Writer w;
     w.put<std::int32_t>(want).put<std::int32_t>(static_cast<std::int32_t>(finished.size()));
-    for (const auto& o : finished) {
-      w.put<std::int64_t>(o.task).put<double>(o.start).put<double>(o.end);
-      w.put<std::int64_t>(o.bytes).put<std::int32_t>(static_cast<std::int32_t>(o.phase));
-      w.put_vec(o.partial);
-    }
+    for (const auto& o : finished) put_outcome(w, o);
     send(ctx.world, 0, kTagRequest, w);
     finished.clear();
     if (want > 0) ++awaiting;
