@@ -61,6 +61,7 @@ struct Signal {
   const char* color;
   bool per_repeat = false;
   double scale = 1.0;
+  bool percent = false;  ///< drawn on 0..100 (a share), not scaled to its range
 };
 
 const std::vector<Signal>& gpu_signals() {
@@ -73,7 +74,7 @@ const std::vector<Signal>& gpu_signals() {
 const std::vector<Signal>& cpu_signals() {
   static const std::vector<Signal> s{
       {"cpu_mhz", "CPU clock, MHz", "#76b7b2"},
-      {"other_cpu_fraction", "others' CPU use, %", "#9c755f", true, 100.0}};
+      {"other_cpu_fraction", "others' CPU use, %", "#9c755f", true, 100.0, true}};
   return s;
 }
 
@@ -105,7 +106,7 @@ std::map<int, Line> lines_of(const json& telemetry, const Signal& s) {
   return out;
 }
 
-std::string one_timeline(const json& c, std::size_t index) {
+std::string one_timeline(const json& c) {
   const json& tel = sub(c, "telemetry");
   const bool gpu = case_device(c) == "gpu";
   std::vector<Signal> signals;
@@ -144,10 +145,9 @@ std::string one_timeline(const json& c, std::size_t index) {
         x(t0), top, std::max(1.0, x(t1) - x(t0)), height - top - 18, kShade,
         static_cast<long long>(num(r, "repeat", 0)), html_escape(str(r, "throttle_reason")));
   }
-  (void)shaded;
   for (std::size_t p = 0; p < signals.size(); ++p) {
     const double y0 = top + p * (panel + gap);
-    double lo = INFINITY, hi = -INFINITY;
+    double lo = signals[p].percent ? 0.0 : INFINITY, hi = signals[p].percent ? 100.0 : -INFINITY;
     for (const auto& [w, l] : data[p])
       for (const auto& [t, v] : l) {
         lo = std::min(lo, v);
@@ -185,8 +185,8 @@ std::string one_timeline(const json& c, std::size_t index) {
   out += "</svg>\n";
   std::vector<LegendKey> keys;
   for (const auto& s : signals) keys.push_back({s.color, s.title, true});
-  keys.push_back({kShade, "a repeat that ran throttled (left out of the median by default)"});
-  (void)index;
+  if (shaded)
+    keys.push_back({kShade, "a repeat that ran throttled (left out of the median by default)"});
   return out + html_legend("telemetry", keys);
 }
 
@@ -286,7 +286,7 @@ std::string telemetry_charts(const nlohmann::json& model, std::size_t max_cases)
     if (sub(sub(cases[i], "telemetry"), "series").empty()) continue;
     ++with;
     if (shown >= max_cases) continue;
-    const std::string one = one_timeline(cases[i], i);
+    const std::string one = one_timeline(cases[i]);
     if (one.empty()) continue;
     out += one;
     ++shown;

@@ -7,7 +7,7 @@ usage: check_html_render.py CHROMIUM REPORT.html WORKDIR
    probe measures every chart (<svg class="chart" data-chart=KIND>) and counts its painted shapes
    (rect / circle / line / polyline / path with a non-empty bounding box) and the texts cut off
    at its edges; the result lands in the dumped DOM. Every kind (speedup, distribution, scaling,
-   phases, task-stream) must be there with a non-zero size and shapes, and no text may be cut
+   phases, task-stream, verdicts, telemetry) must be there with a non-zero size and shapes, and no text may be cut
    off. The headline (#headline) must be laid out at the top with the run status and the case
    tally; every chart must be followed by a legend whose swatches are drawn, and every colour a
    chart fills its shapes with must be one of the legends' swatch colours; the summary table's
@@ -24,7 +24,7 @@ import subprocess
 import sys
 import zlib
 
-KINDS = ["speedup", "distribution", "scaling", "phases", "task-stream"]
+KINDS = ["speedup", "distribution", "scaling", "phases", "task-stream", "verdicts", "telemetry"]
 BAR_BLUE = (0x4E, 0x79, 0xA7)  # results/src/format_html.cpp: speedup >= 1
 
 PROBE = """

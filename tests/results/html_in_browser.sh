@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `scalebench report --format html` in a real headless browser (Debian's chromium): the headline
 # comes first with the run's status, tally and host; the charts (speedup, repeat distributions,
-# scaling, phase breakdown, task streams) are laid out with shapes and no text cut off, each with
+# scaling, phase breakdown, task streams, node acceptance's verdict heat map and telemetry
+# timelines) are laid out with shapes and no text cut off, each with
 # a legend explaining every colour it paints; the summary rows do not wrap; no script error; and
 # a screenshot shows them (check_html_render.py).
 # usage: html_in_browser.sh SCALEBENCH PYTHON3      (exit 77: skipped, no chromium)
@@ -14,7 +15,7 @@ done
 if [ -z "$browser" ] || [ -z "$py" ]; then echo "SKIP: needs chromium and python3"; exit 77; fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$sb" run --preset tiny --workloads subset-mean,groupby --paths cpu1,cpuN --repeats 2 --warmup 0 \
+"$sb" run --preset tiny --workloads subset-mean,groupby --paths cpu1,cpuN,each-node --repeats 2 --warmup 0 \
   --out "$tmp/r.h5" >"$tmp/run.log" 2>&1 || { cat "$tmp/run.log"; exit 1; }
 "$sb" report "$tmp/r.h5" --format html --out "$tmp/r.html" || exit 1
 "$py" "$(dirname "$0")/check_html_render.py" "$browser" "$tmp/r.html" "$tmp"

@@ -266,4 +266,44 @@ TEST(VerdictsReport, TheTableRoundTripsAndJunitNamesTheFailingGpu) {
   EXPECT_NE(html.find("data-legend=\"verdicts\""), std::string::npos);
 }
 
+// The HTML page of a two-node fleet: a cell per GPU in the heat map, the throttled GPU's cell
+// in its colour with its reason, and its telemetry timeline with the throttled repeats shaded.
+TEST(VerdictsReport, TheHeatMapHasACellPerGpuAndTheTimelineShadesThrottledRepeats) {
+  json m = fleet(16, 11, 1.25);
+  json& slow = m["cases"][11];
+  json rows = json::array(), series = {{"t", json::array()}, {"repeat", json::array()},
+                                       {"worker", json::array()}, {"gpu_sm_mhz", json::array()},
+                                       {"gpu_power_w", json::array()}, {"gpu_temp_c", json::array()}};
+  for (int r = 0; r < 5; ++r) {
+    const bool capped = r >= 2;
+    slow["repeats"][r]["throttled"] = capped;
+    if (capped) slow["repeats"][r]["throttle_reason"] = "power cap";
+    rows.push_back({{"repeat", r}, {"worker", 0}, {"t_begin", 0.04 * r}, {"t_end", 0.04 * r + 0.03},
+                    {"throttled", capped}, {"throttle_reason", capped ? "power cap" : ""},
+                    {"gpu_sm_mhz_median", capped ? 1410.0 : 1980.0}, {"gpu_app_sm_mhz", 1980.0},
+                    {"gpu_clock_event_reasons", capped ? 4 : 0}});
+    for (int k = 0; k < 4; ++k) {
+      series["t"].push_back(0.04 * r + 0.01 * k);
+      series["repeat"].push_back(r);
+      series["worker"].push_back(0);
+      series["gpu_sm_mhz"].push_back(capped ? 1410.0 : 1980.0);
+      series["gpu_power_w"].push_back(capped ? 699.0 : 610.0);
+      series["gpu_temp_c"].push_back(60.0 + r);
+    }
+  }
+  slow["telemetry"] = {{"period_s", 0.01}, {"repeats", rows}, {"series", series}};
+  m["verdicts"] = judge_devices(m, ReferenceSet{});
+  EXPECT_EQ(m["verdicts"][11]["verdict"], "throttled") << m["verdicts"][11].dump();
+  const std::string html = sb::results::format_report(m, "html");
+  std::size_t cells = 0;
+  for (auto at = html.find("data-verdict=\""); at != std::string::npos;
+       at = html.find("data-verdict=\"", at + 1))
+    ++cells;
+  EXPECT_EQ(cells, 16u) << "two nodes x eight GPUs";
+  EXPECT_NE(html.find("data-verdict=\"throttled\"><title>node1 GPU 3"), std::string::npos);
+  EXPECT_NE(html.find("data-chart=\"telemetry\""), std::string::npos);
+  EXPECT_NE(html.find("<title>repeat 2 throttled: power cap</title>"), std::string::npos);
+  EXPECT_NE(html.find("a repeat that ran throttled"), std::string::npos) << "its legend key";
+}
+
 }  // namespace
