@@ -18,9 +18,10 @@ using json = nlohmann::json;
 using detail::str;
 using detail::sub;
 
+/// Workload, path and parameters; and the device for each-gpu / each-node records, one per device.
 std::string match_key(const json& c) {
   return str(c, "workload") + '\n' + detail::canonical_path(str(c, "path")) + '\n' +
-         sub(c, "params").dump();
+         sub(c, "params").dump() + '\n' + str(c, "device_id");
 }
 
 bool current_failed(const json& c) {
@@ -54,7 +55,8 @@ void describe(CaseComparison& r, const json& c) {
   r.params = sub(c, "params");
 }
 
-/// The timed repeats' totals, without those the runtime marked throttled.
+/// The timed repeats' totals, without those the runtime marked throttled (all of them when every
+/// repeat was, as the runtime's median does).
 struct Timed {
   std::vector<double> totals;
   std::size_t throttled = 0;
@@ -85,6 +87,11 @@ Timed timed_repeats(const json& c) {
       continue;
     }
     t.totals.push_back(v);
+  }
+  if (t.totals.empty() && t.throttled > 0) {
+    for (const auto& r : reps)
+      if (std::isfinite(detail::num(r, "total"))) t.totals.push_back(detail::num(r, "total"));
+    t.throttled = 0;
   }
   return t;
 }

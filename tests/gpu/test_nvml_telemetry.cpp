@@ -29,6 +29,8 @@ TEST(NvmlTelemetry, ReadsPlausibleValuesOfARealGpu) {
   EXPECT_LT(s.gpu_temp_c, 120);
   ASSERT_TRUE(std::isfinite(s.gpu_reasons));
   EXPECT_GE(s.gpu_reasons, 0);
-  if (std::isfinite(s.gpu_ecc_uncorrected)) EXPECT_GE(s.gpu_ecc_uncorrected, 0);
+  if (std::isfinite(s.gpu_ecc_uncorrected)) {
+    EXPECT_GE(s.gpu_ecc_uncorrected, 0);
+  }
   EXPECT_FALSE(sb::make_gpu_telemetry("ffff:ff:1f.7")) << "no such GPU";
 }

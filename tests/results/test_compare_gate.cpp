@@ -246,6 +246,33 @@ TEST(CompareGate, ThrottledRepeatsAreLeftOutAndSaidSo) {
   EXPECT_EQ(case_of(c, "v").verdict, Verdict::slower);
 }
 
+TEST(CompareGate, EveryRepeatThrottledCountsThemAll) {
+  json cur = case_("w", kBase);
+  for (auto& r : cur["repeats"]) r["throttled"] = true;  // a GPU always at its power cap
+  const auto c = compare_reports(model_of({case_("w", kBase)}), model_of({cur}));
+  EXPECT_EQ(case_of(c, "w").verdict, Verdict::same);
+  EXPECT_EQ(case_of(c, "w").current_repeats, kBase.size());
+  EXPECT_EQ(case_of(c, "w").throttled_left_out, 0u);
+}
+
+// each-gpu and each-node records: one per device, each compared with the same device.
+TEST(CompareGate, DeviceRecordsAreComparedDeviceByDevice) {
+  auto device = [](const std::string& id, const std::vector<double>& t) {
+    json c = case_("w", t, "ok", "each-gpu");
+    c["id"] = "w/each-gpu/n=1/" + id;
+    c["device_id"] = id;
+    return c;
+  };
+  std::vector<double> slow;
+  for (double x : kBase) slow.push_back(2 * x);
+  const auto c = compare_reports(model_of({device("n1:gpu0", kBase), device("n1:gpu1", kBase)}),
+                                 model_of({device("n1:gpu0", kBase), device("n1:gpu1", slow)}));
+  ASSERT_EQ(c.cases.size(), 2u);
+  EXPECT_EQ(c.cases[0].verdict, Verdict::same) << c.cases[0].name;
+  EXPECT_EQ(c.cases[1].verdict, Verdict::slower) << c.cases[1].name;
+  EXPECT_NE(c.cases[1].name.find("n1:gpu1"), std::string::npos) << c.cases[1].name;
+}
+
 // --- /system guards ---
 
 TEST(CompareGate, SystemDifferencesArePrintedAndStrictRefusesOtherHardware) {

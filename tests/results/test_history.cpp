@@ -79,6 +79,17 @@ TEST(History, RunFromAReport) {
   EXPECT_EQ(history_run(run_model(3, 99), "x.h5", "v1.2").commit, "v1.2");
 }
 
+// each-gpu and each-node records keep one trend per device; a case whose every repeat was
+// throttled counts them all, as the run's median does.
+TEST(History, DevicesAreCasesOfTheirOwnAndAllThrottledRepeatsCount) {
+  nlohmann::json m = run_model(3, 99);
+  m["cases"][1]["device_id"] = "node0:gpu1";
+  for (auto& r : m["cases"][0]["repeats"]) r["throttled"] = true;
+  const auto r = history_run(m, "x.h5");
+  EXPECT_EQ(r.cases[1].key.substr(r.cases[1].key.size() - 11), "/node0:gpu1") << r.cases[1].key;
+  EXPECT_EQ(r.cases[0].totals.size(), 5u);
+}
+
 TEST(History, StoreRoundTripKeepsTimeOrderAndRefusesDuplicates) {
   TempDir dir("history-store");
   HistoryStore s = store_of(5, 99);

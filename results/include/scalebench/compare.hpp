@@ -3,7 +3,8 @@
 /// The regression gate (docs/specification.md §8): `scalebench compare BASELINE.h5 CURRENT.h5`
 /// (docs/ci.md).
 ///
-/// Cases are matched by (workload, path, params). Interference on a shared machine only adds
+/// Cases are matched by (workload, path, params, and the device of an each-gpu or each-node
+/// record). Interference on a shared machine only adds
 /// time, in bursts, so the gate judges the fast repeats: for a pair with at least `min_repeats`
 /// repeats on both sides (repeats marked `throttled` left out), the change is
 /// fastest_third_mean(current) / fastest_third_mean(baseline) - 1 (stats.hpp) with its

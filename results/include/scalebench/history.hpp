@@ -23,7 +23,8 @@ inline constexpr int kHistoryVersion = 1;
 
 struct HistoryCase {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  std::string key;  ///< workload/path/k=v,... (canonical path, sorted parameters)
+  std::string key;  ///< workload/path/k=v,... (canonical path, sorted parameters), then
+                    ///< /DEVICE for an each-gpu or each-node record
   std::string workload;
   std::string path;
   std::string params;  ///< k=v,k=v
