@@ -6,10 +6,9 @@
 /// thread a lock and a wake-up only; the readings happen on the recorder's thread, and the
 /// case's telemetry travels to the scheduler after the timed repeats (message kTagTelemetry).
 ///
-/// The period: one CPU reading (/proc/stat of the allowed CPUs, up to 8 clocks, the cgroup's
-/// cpu.stat) takes tens of microseconds and a GPU reading (NVML) about as much again, so 20 ms
-/// keeps the sampling thread's share of one core near 0.5% while a 100 ms repeat still gets
-/// five readings (docs/performance.md, "Telemetry").
+/// The period: 20 ms gives a 100 ms repeat five readings while the sampling thread's share of
+/// one core stays at the reading's cost over 20 ms (bench/bench_telemetry.cpp; figures in
+/// docs/performance.md, "Node acceptance").
 
 #include <condition_variable>
 #include <deque>
