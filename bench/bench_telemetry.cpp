@@ -23,8 +23,8 @@ BENCHMARK(bm_cpu_reading);
 
 void bm_gpu_reading(benchmark::State& state) {
   const auto gpus = sb::probe_gpus_nvml();
-  auto src = gpus.empty() ? nullptr
-                          : sb::make_gpu_telemetry(gpus[0].value("pci_bus_id", std::string()));
+  auto src =
+      gpus.empty() ? nullptr : sb::make_gpu_telemetry(gpus[0].value("pci_bus_id", std::string()));
   if (!src) {
     state.SkipWithError("no GPU seen by NVML");
     return;

@@ -39,9 +39,8 @@ struct PlannedDevice {
 /// Records for a planned case that did not finish: for an each-* case, one per device of
 /// `start` that `have` lacks (or one for the whole case when the devices are unknown);
 /// otherwise one. `whole` is the record of the whole case (its status and message set).
-[[nodiscard]] std::vector<nlohmann::json> unfinished_records(const CaseSpec& spec,
-                                                             const nlohmann::json& whole,
-                                                             const nlohmann::json& start,
-                                                             const std::vector<nlohmann::json>& have);
+[[nodiscard]] std::vector<nlohmann::json> unfinished_records(
+    const CaseSpec& spec, const nlohmann::json& whole, const nlohmann::json& start,
+    const std::vector<nlohmann::json>& have);
 
 }  // namespace sb

@@ -25,8 +25,8 @@ struct JobRunnerOptions {
   std::string lifeline_path;  ///< the launcher's lifeline, watched by the scheduler
   double case_timeout_s = 0;  ///< 0: none
   bool measure_ceilings = true;
-  bool trace = false;           ///< `run --trace`, passed to every case's workers
-  bool fresh_ceilings = false;  ///< `run --fresh-ceilings`
+  bool trace = false;                ///< `run --trace`, passed to every case's workers
+  bool fresh_ceilings = false;       ///< `run --fresh-ceilings`
   double telemetry_period_s = 0.02;  ///< between telemetry readings; < 0: none
   bool keep_throttled = false;       ///< `run --keep-throttled`
   /// Called for every record (start, progress, case) as it arrives, on the launcher's thread.
@@ -35,11 +35,11 @@ struct JobRunnerOptions {
 };
 
 struct JobRunResult {
-  nlohmann::json start;               ///< first job's start record (system, startup)
-  std::vector<nlohmann::json> cases;  ///< the planned cases' records, in plan order (each-gpu
-                                      ///< and each-node cases one per device)
-  int jobs = 0;                       ///< MPI jobs started
-  int stop_signal = 0;                ///< the signal that stopped the run, or 0
+  nlohmann::json start;                 ///< first job's start record (system, startup)
+  std::vector<nlohmann::json> cases;    ///< the planned cases' records, in plan order (each-gpu
+                                        ///< and each-node cases one per device)
+  int jobs = 0;                         ///< MPI jobs started
+  int stop_signal = 0;                  ///< the signal that stopped the run, or 0
   std::vector<std::string> lost_nodes;  ///< nodes the batch system reported lost mid-run
 };
 

@@ -225,8 +225,9 @@ void print_plan(const std::vector<CaseSpec>& cases, const Layout& l, const RunRe
                                              c.path == ExecPath::single_gpu ? 1 : gpu_workers);
         break;
       case ExecPath::each_gpu:
-        how = gpu_workers == 0 ? "skipped here: " + l.gpu_why
-                               : fmt::format("each of {} GPU(s) on its own, all at once", gpu_workers);
+        how = gpu_workers == 0
+                  ? "skipped here: " + l.gpu_why
+                  : fmt::format("each of {} GPU(s) on its own, all at once", gpu_workers);
         break;
       case ExecPath::each_node:
         how = fmt::format("each of {} node(s) on its own, all at once", l.alloc.nodes.size());
@@ -325,11 +326,12 @@ void print_outcome(const nlohmann::json& model, const RunOptions& o, const fs::p
          out.string(), out.string());
     return;
   }
-  say(stdout, results::format_report(model, "table",
-                                     o.wide ? 0 : results::output_width(STDOUT_FILENO)));
+  say(stdout,
+      results::format_report(model, "table", o.wide ? 0 : results::output_width(STDOUT_FILENO)));
   if (o.check && verdicts.empty())
-    say(stderr, "scalebench: --check: no case judged a device (each-gpu, each-node and "
-                "single-gpu cases do)\n");
+    say(stderr,
+        "scalebench: --check: no case judged a device (each-gpu, each-node and "
+        "single-gpu cases do)\n");
   sayf(stderr, "scalebench: report written to {}\n", out.string());
 }
 
@@ -480,8 +482,7 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
     return report.any_failed() && stop_exit_code(res.stop_signal) == 0
                ? kExitFailed
                : stop_exit_code(res.stop_signal);
-  const bool not_ok =
-      o.check && results::count_not_ok(results::verdicts_of(report.model())) > 0;
+  const bool not_ok = o.check && results::count_not_ok(results::verdicts_of(report.model())) > 0;
   return report.any_failed() || not_ok ? kExitFailed : kExitOk;
 }
 

@@ -108,9 +108,9 @@ std::string format_junit(const json& model, const json& summary) {
       if (t.skipped) {
         out += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(t.message));
       } else {
-        out += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n",
-                           xml_escape(t.failure_type), xml_escape(t.message),
-                           xml_escape(t.message));
+        out +=
+            fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n",
+                        xml_escape(t.failure_type), xml_escape(t.message), xml_escape(t.message));
       }
       out += "    </testcase>\n";
     }

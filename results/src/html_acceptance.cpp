@@ -23,8 +23,8 @@ constexpr const char* kOk = "#59a14f";
 constexpr const char* kSlow = "#f28e2b";
 constexpr const char* kThrottled = "#b07aa1";
 constexpr const char* kFailed = "#e15759";
-constexpr const char* kNone = "#e8e8e8";       // no verdict for that cell
-constexpr const char* kShade = "#f6c9c4";      // a throttled repeat on a timeline
+constexpr const char* kNone = "#e8e8e8";   // no verdict for that cell
+constexpr const char* kShade = "#f6c9c4";  // a throttled repeat on a timeline
 constexpr double kCharPx = 6.5;
 
 int severity(const std::string& v) {
@@ -67,7 +67,10 @@ struct Signal {
 const std::vector<Signal>& gpu_signals() {
   static const std::vector<Signal> s{{"gpu_sm_mhz", "SM clock, MHz", "#4e79a7"},
                                      {"gpu_power_w", "power, W", "#f28e2b"},
-                                     {"gpu_temp_c", "temperature, \xC2\xB0" "C", "#e15759"}};
+                                     {"gpu_temp_c",
+                                      "temperature, \xC2\xB0"
+                                      "C",
+                                      "#e15759"}};
   return s;
 }
 
@@ -180,8 +183,7 @@ std::string one_timeline(const json& c) {
   out += fmt::format(
       "<text x=\"{:.0f}\" y=\"{:.0f}\">0</text><text x=\"{:.0f}\" y=\"{:.0f}\" "
       "text-anchor=\"end\">{}</text>\n",
-      left, height - 4, left + width, height - 4,
-      html_escape("time " + human_seconds(tmax)));
+      left, height - 4, left + width, height - 4, html_escape("time " + human_seconds(tmax)));
   out += "</svg>\n";
   std::vector<LegendKey> keys;
   for (const auto& s : signals) keys.push_back({s.color, s.title, true});
@@ -245,10 +247,12 @@ std::string verdict_heatmap(const nlohmann::json& model) {
   out += "</svg>\n";
   std::vector<LegendKey> keys{{kOk, "ok: as fast as its peers and its reference"},
                               {kSlow, "slow: slower than its peers or its reference"},
-                              {kThrottled, "throttled: slow and ran throttled, or slowed down "
-                                           "for thermal or hardware reasons"},
-                              {kFailed, "failed: the case failed on it, or GPU errors (XID, "
-                                        "uncorrected ECC)"}};
+                              {kThrottled,
+                               "throttled: slow and ran throttled, or slowed down "
+                               "for thermal or hardware reasons"},
+                              {kFailed,
+                               "failed: the case failed on it, or GPU errors (XID, "
+                               "uncorrected ECC)"}};
   if (empty_cell) keys.push_back({kNone, "no verdict: that device ran no judged case"});
   return out + html_legend("verdicts", keys);
 }
@@ -257,9 +261,8 @@ std::string verdict_table(const nlohmann::json& model) {
   const json verdicts = verdicts_of(model);
   if (!verdicts.is_array() || verdicts.empty()) return {};
   const bool all = verdicts.size() <= 64;
-  std::string out = fmt::format(
-      "<p>{}</p>\n", html_escape(format_verdicts_text(verdicts).substr(
-                         0, format_verdicts_text(verdicts).find('\n'))));
+  std::string out = fmt::format("<p>{}</p>\n", html_escape(format_verdicts_text(verdicts).substr(
+                                                   0, format_verdicts_text(verdicts).find('\n'))));
   out +=
       "<div class=\"scroll\"><table id=\"verdicts\"><tr><th>verdict</th><th>host</th>"
       "<th>device</th><th>case</th><th>value</th><th>expected</th><th>reason</th></tr>\n";
@@ -292,9 +295,10 @@ std::string telemetry_charts(const nlohmann::json& model, std::size_t max_cases)
     ++shown;
   }
   if (with > shown)
-    out += fmt::format("<p class=\"note\">{} more case(s) with telemetry: the report holds "
-                       "their series (/cases/*/telemetry)</p>\n",
-                       with - shown);
+    out += fmt::format(
+        "<p class=\"note\">{} more case(s) with telemetry: the report holds "
+        "their series (/cases/*/telemetry)</p>\n",
+        with - shown);
   return out.empty() ? "<p class=\"note\">no telemetry recorded</p>\n" : out;
 }
 

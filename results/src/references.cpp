@@ -46,8 +46,8 @@ Reference read_entry(const std::string& name, const toml::table& t) {
       const auto a = text.find('/');
       const auto b = a == std::string::npos ? a : text.find('/', a + 1);
       if (b == std::string::npos)
-        throw UsageError(fmt::format("{}: case '{}' is not workload/path/parameters",
-                                     where(name, v), text));
+        throw UsageError(
+            fmt::format("{}: case '{}' is not workload/path/parameters", where(name, v), text));
       r.workload = text.substr(0, a);
       r.path = detail::canonical_path(text.substr(a + 1, b - a - 1));
       r.params = text.substr(b + 1);
@@ -60,9 +60,10 @@ Reference read_entry(const std::string& name, const toml::table& t) {
     } else if (key == "tolerance") {
       r.tolerance = number(name, v, "tolerance");
       if (!(r.tolerance >= 0 && r.tolerance <= 10))
-        throw UsageError(fmt::format("{}: tolerance must lie between 0 and 10 (a fraction: "
-                                     "0.1 is 10%)",
-                                     where(name, v)));
+        throw UsageError(
+            fmt::format("{}: tolerance must lie between 0 and 10 (a fraction: "
+                        "0.1 is 10%)",
+                        where(name, v)));
     } else if (key == "source" && v.is_string()) {
       r.source = *v.value<std::string>();
     } else {
@@ -73,8 +74,8 @@ Reference read_entry(const std::string& name, const toml::table& t) {
     }
   }
   if (r.model.empty() || !has_case || !has_median)
-    throw UsageError(fmt::format("{}: a [[reference]] needs model, case and median_s",
-                                 where(name, t)));
+    throw UsageError(
+        fmt::format("{}: a [[reference]] needs model, case and median_s", where(name, t)));
   return r;
 }
 
@@ -91,14 +92,15 @@ void read_references_text(const std::string& text, const std::string& name, Refe
     const std::string key(k.str());
     const auto* arr = node.as_array();
     if (key != "reference" || arr == nullptr)
-      throw UsageError(fmt::format("{}: unknown key '{}' (a reference file holds [[reference]] "
-                                   "tables)",
-                                   where(name, node), key));
+      throw UsageError(
+          fmt::format("{}: unknown key '{}' (a reference file holds [[reference]] "
+                      "tables)",
+                      where(name, node), key));
     for (const auto& e : *arr) {
       const auto* t = e.as_table();
       if (t == nullptr)
-        throw UsageError(fmt::format("{}: 'reference' must be [[reference]] tables",
-                                     where(name, e)));
+        throw UsageError(
+            fmt::format("{}: 'reference' must be [[reference]] tables", where(name, e)));
       set.entries.push_back(read_entry(name, *t));
     }
   }

@@ -1,9 +1,9 @@
 #include "scalebench/report_cli.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -97,10 +97,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
                 "medians instead of rendering it");
   sub->callback([o, &exit_code] {
     if (o->make_references) {
-      if (o->files.size() != 1)
-        throw UsageError("report --make-references takes one report");
-      emit(make_references(read_report_isolated(o->files.front()), 0.10, o->files.front()),
-           o->out);
+      if (o->files.size() != 1) throw UsageError("report --make-references takes one report");
+      emit(make_references(read_report_isolated(o->files.front()), 0.10, o->files.front()), o->out);
       exit_code = kExitOk;
       return;
     }

@@ -13,8 +13,8 @@ inline constexpr const char* kSystem = "system";
 inline constexpr const char* kStartup = "startup";  // /system/startup
 inline constexpr const char* kCases = "cases";
 inline constexpr const char* kSummary = "summary";
-inline constexpr const char* kExtra = "extra";  // unknown top-level model keys
-inline constexpr const char* kTimes = "times";  // per-case dataset for "repeats"
+inline constexpr const char* kExtra = "extra";          // unknown top-level model keys
+inline constexpr const char* kTimes = "times";          // per-case dataset for "repeats"
 inline constexpr const char* kVerdicts = "verdicts";    // node acceptance, one row per device
 inline constexpr const char* kTelemetry = "telemetry";  // per-case group
 
@@ -74,26 +74,27 @@ inline const std::vector<Column>& ceiling_columns() {
 }
 
 inline const std::vector<Column>& verdict_columns() {
-  static const std::vector<Column> c{{"host", Kind::Str},    {"device", Kind::Int},
-                                     {"case", Kind::Str},    {"verdict", Kind::Str},
-                                     {"value", Kind::Float}, {"expected", Kind::Float},
-                                     {"reason", Kind::Str},  {"model", Kind::Str},
-                                     {"path", Kind::Str},    {"workload", Kind::Str},
-                                     {"record", Kind::Str},  {"peers", Kind::Int},
-                                     {"reference_s", Kind::Float},
-                                     {"throttled_repeats", Kind::Int}};
+  static const std::vector<Column> c{
+      {"host", Kind::Str},          {"device", Kind::Int},
+      {"case", Kind::Str},          {"verdict", Kind::Str},
+      {"value", Kind::Float},       {"expected", Kind::Float},
+      {"reason", Kind::Str},        {"model", Kind::Str},
+      {"path", Kind::Str},          {"workload", Kind::Str},
+      {"record", Kind::Str},        {"peers", Kind::Int},
+      {"reference_s", Kind::Float}, {"throttled_repeats", Kind::Int}};
   return c;
 }
 
 inline const std::vector<Column>& telemetry_repeat_columns() {
-  static const std::vector<Column> c{{"repeat", Kind::Int},    {"worker", Kind::Int},
-                                     {"host", Kind::Str},      {"gpu", Kind::Int},
+  static const std::vector<Column> c{{"repeat", Kind::Int},     {"worker", Kind::Int},
+                                     {"host", Kind::Str},       {"gpu", Kind::Int},
                                      {"throttled", Kind::Bool}, {"throttle_reason", Kind::Str}};
   return c;
 }
 
 inline const std::vector<Column>& telemetry_series_columns() {
-  static const std::vector<Column> c{{"worker", Kind::Int}, {"repeat", Kind::Int}, {"t", Kind::Float}};
+  static const std::vector<Column> c{
+      {"worker", Kind::Int}, {"repeat", Kind::Int}, {"t", Kind::Float}};
   return c;
 }
 

@@ -147,8 +147,8 @@ void write_model(hid_t file, const json& model) {
     set_units(file, layout::kVerdicts, "value, expected, reference_s: s");
   }
 
-  const std::vector<std::string> known{"attrs", "system", "startup", "cases", "summary",
-                                       layout::kVerdicts};
+  const std::vector<std::string> known{"attrs", "system",  "startup",
+                                       "cases", "summary", layout::kVerdicts};
   bool has_extra = false;
   for (const auto& [k, v] : model.items())
     has_extra = has_extra || std::find(known.begin(), known.end(), k) == known.end();

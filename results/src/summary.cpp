@@ -285,9 +285,8 @@ std::string throttled_note(const json& c) {
   return fmt::format("throttled repeats ({} of {}): {}{}", static_cast<long long>(marked), n,
                      why.empty() ? std::string("clock-event reasons") : why,
                      left_out ? ", left out of the median (--keep-throttled keeps them)"
-                     : marked >= static_cast<double>(n)
-                         ? ", all of them, so all count"
-                         : ", kept (--keep-throttled)");
+                     : marked >= static_cast<double>(n) ? ", all of them, so all count"
+                                                        : ", kept (--keep-throttled)");
 }
 
 std::string reference_key(const json& c) {
@@ -324,8 +323,8 @@ nlohmann::json summarize(const nlohmann::json& model) {
 
   // The worst verdict of each device record (node acceptance, verdicts.hpp).
   std::map<std::string, std::pair<std::string, std::string>> verdict_of;
-  static const std::map<std::string, int> rank{{"ok", 0}, {"slow", 1}, {"throttled", 2},
-                                               {"failed", 3}};
+  static const std::map<std::string, int> rank{
+      {"ok", 0}, {"slow", 1}, {"throttled", 2}, {"failed", 3}};
   for (const auto& v : verdicts_of(model)) {
     auto& slot = verdict_of[str(v, "record")];
     const std::string verdict = str(v, "verdict");
@@ -369,8 +368,10 @@ nlohmann::json summarize(const nlohmann::json& model) {
     const std::string throttled = throttled_note(c);
     if (!throttled.empty()) notes += (notes.empty() ? "" : "; ") + throttled;
     row["notes"] = notes;
-    row["throttled_repeats"] = static_cast<std::int64_t>(num(sub(c, "metrics"), "throttled_repeats", 0.0));
-    row["left_out_repeats"] = static_cast<std::int64_t>(num(sub(c, "metrics"), "left_out_repeats", 0.0));
+    row["throttled_repeats"] =
+        static_cast<std::int64_t>(num(sub(c, "metrics"), "throttled_repeats", 0.0));
+    row["left_out_repeats"] =
+        static_cast<std::int64_t>(num(sub(c, "metrics"), "left_out_repeats", 0.0));
     const auto v = verdict_of.find(detail::case_label(c));
     row["verdict"] = v != verdict_of.end() ? v->second.first : std::string();
     row["verdict_reason"] = v != verdict_of.end() ? v->second.second : std::string();

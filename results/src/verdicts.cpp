@@ -55,7 +55,7 @@ std::string host_of(const json& c) {
   if (!h.empty()) return h;
   const json& hosts = sub(c, "hosts");
   return hosts.is_array() && !hosts.empty() && hosts[0].is_string() ? hosts[0].get<std::string>()
-                                                                     : std::string("?");
+                                                                    : std::string("?");
 }
 
 std::string device_label(const std::string& host, int gpu) {
@@ -92,8 +92,8 @@ Evidence evidence_of(const json& c) {
   std::map<int, std::uint64_t> by_repeat;
   for (const auto& row : sub(sub(c, "telemetry"), "repeats")) {
     const double reasons = num(row, "gpu_clock_event_reasons");
-    if (std::isfinite(reasons)) by_repeat[static_cast<int>(num(row, "repeat", 0))] |=
-        static_cast<std::uint64_t>(reasons);
+    if (std::isfinite(reasons))
+      by_repeat[static_cast<int>(num(row, "repeat", 0))] |= static_cast<std::uint64_t>(reasons);
     if (std::isfinite(num(row, "gpu_sm_mhz_median"))) sm.push_back(num(row, "gpu_sm_mhz_median"));
     if (std::isfinite(num(row, "gpu_app_sm_mhz"))) app.push_back(num(row, "gpu_app_sm_mhz"));
     if (num(row, "gpu_ecc_uncorrected") > 0) e.ecc_uncorrected += num(row, "gpu_ecc_uncorrected");
@@ -121,9 +121,10 @@ std::string evidence_text(const Evidence& e, bool slow) {
   if (std::isfinite(e.sm_mhz) && std::isfinite(e.app_mhz) && (slow || e.throttling()))
     parts.push_back(fmt::format("SM clock {:.0f} MHz of {:.0f}", e.sm_mhz, e.app_mhz));
   if (e.power_cap_repeats > 0)
-    parts.push_back(fmt::format("power cap active in {} of {} repeats", e.power_cap_repeats,
-                                e.repeats));
-  if (const std::string other = throttle_reason_names(e.reasons & kThermalOrHardware); !other.empty())
+    parts.push_back(
+        fmt::format("power cap active in {} of {} repeats", e.power_cap_repeats, e.repeats));
+  if (const std::string other = throttle_reason_names(e.reasons & kThermalOrHardware);
+      !other.empty())
     parts.push_back(other + " active");
   if (e.throttled_repeats > 0)
     parts.push_back(fmt::format("{} of {} repeats throttled", e.throttled_repeats, e.repeats));
@@ -131,13 +132,12 @@ std::string evidence_text(const Evidence& e, bool slow) {
     parts.push_back(fmt::format("the cgroup's CPU quota held it back {:.0f}% of the time",
                                 100.0 * e.cgroup_share));
   if (slow && e.other_cpu >= kBusyNode)
-    parts.push_back(fmt::format("other processes used {:.0f}% of the node's CPUs",
-                                100.0 * e.other_cpu));
+    parts.push_back(
+        fmt::format("other processes used {:.0f}% of the node's CPUs", 100.0 * e.other_cpu));
   if (e.xid > 0)
-    parts.push_back(fmt::format("{:.0f} XID error(s){}", e.xid,
-                                std::isfinite(e.last_xid)
-                                    ? fmt::format(" (last XID {:.0f})", e.last_xid)
-                                    : std::string()));
+    parts.push_back(fmt::format(
+        "{:.0f} XID error(s){}", e.xid,
+        std::isfinite(e.last_xid) ? fmt::format(" (last XID {:.0f})", e.last_xid) : std::string()));
   if (e.ecc_uncorrected > 0)
     parts.push_back(fmt::format("{:.0f} uncorrected ECC error(s)", e.ecc_uncorrected));
   std::string out;
@@ -185,10 +185,9 @@ Comparison against_reference(double value, const Reference* ref) {
   if (ref == nullptr || !std::isfinite(value)) return out;
   out.expected = ref->median_s;
   out.slow = value > ref->median_s * (1.0 + ref->tolerance);
-  const std::string what =
-      fmt::format("the reference {} ({}, {}{}; tolerance {:.0f}%)",
-                  detail::human_seconds(ref->median_s), ref->model, ref->file,
-                  ref->source.empty() ? "" : ": " + ref->source, 100.0 * ref->tolerance);
+  const std::string what = fmt::format(
+      "the reference {} ({}, {}{}; tolerance {:.0f}%)", detail::human_seconds(ref->median_s),
+      ref->model, ref->file, ref->source.empty() ? "" : ": " + ref->source, 100.0 * ref->tolerance);
   out.text = out.slow ? fmt::format("{} slower than {}", percent_slower(value, ref->median_s), what)
                       : "within " + what;
   return out;
@@ -222,9 +221,8 @@ nlohmann::json judge_devices(const nlohmann::json& model, const ReferenceSet& re
     std::vector<double> peers;
     for (const auto& [j, v] : groups[group_key(c)])
       if (j != i) peers.push_back(v);
-    const Reference* ref =
-        find_reference(references, str(c, "device_model"), str(c, "workload"), str(c, "path"),
-                       detail::params_text(sub(c, "params")));
+    const Reference* ref = find_reference(references, str(c, "device_model"), str(c, "workload"),
+                                          str(c, "path"), detail::params_text(sub(c, "params")));
     const Comparison p = status == "ok" ? against_peers(value, peers) : Comparison{};
     const Comparison r = status == "ok" ? against_reference(value, ref) : Comparison{};
     const bool slow = p.slow || r.slow;

@@ -91,8 +91,9 @@ CaseTelemetry combine_telemetry(const std::vector<WorkerTelemetry>& workers,
       if (std::isfinite(r.cpu_mhz.min)) mhz_min.push_back(r.cpu_mhz.min);
       if (std::isfinite(r.cpu_mhz.median)) mhz_med.push_back(r.cpu_mhz.median);
       if (std::isfinite(r.cpu_mhz.max)) mhz_max.push_back(r.cpu_mhz.max);
-      json row = {{"repeat", r.repeat}, {"worker", w.case_rank}, {"host", w.host}, {"gpu", w.gpu},
-                  {"throttled", th.throttled}, {"throttle_reason", th.reason}};
+      json row = {
+          {"repeat", r.repeat}, {"worker", w.case_rank},     {"host", w.host},
+          {"gpu", w.gpu},       {"throttled", th.throttled}, {"throttle_reason", th.reason}};
       row.update(rj);
       rows.push_back(std::move(row));
     }
@@ -143,8 +144,8 @@ CaseTelemetry combine_telemetry(const std::vector<WorkerTelemetry>& workers,
       }
     }
     if (have_throttled)
-      worst_throttled = std::isfinite(worst_throttled) ? std::max(worst_throttled, throttled)
-                                                       : throttled;
+      worst_throttled =
+          std::isfinite(worst_throttled) ? std::max(worst_throttled, throttled) : throttled;
   }
   out.interference = {{"other_cpu_fraction", number(worst_fraction)},
                       {"cpu_mhz",

@@ -145,7 +145,8 @@ double field_after(const std::string& text, const char* key) {
   const std::string k = std::string(key) + " ";
   std::size_t pos = 0;
   while ((pos = text.find(k, pos)) != std::string::npos) {
-    if (pos == 0 || text[pos - 1] == '\n') return std::strtod(text.c_str() + pos + k.size(), nullptr);
+    if (pos == 0 || text[pos - 1] == '\n')
+      return std::strtod(text.c_str() + pos + k.size(), nullptr);
     pos += k.size();
   }
   return -1;
@@ -159,8 +160,8 @@ class LinuxCpuTelemetry final : public TelemetrySource {
     // node at every sample would cost more than the rest of the sample.
     const std::size_t step = std::max<std::size_t>(1, cpus_.size() / 8);
     for (std::size_t i = 0; i < cpus_.size() && freq_.size() < 8; i += step) {
-      auto f = std::make_unique<RereadFile>(
-          "/sys/devices/system/cpu/cpu" + std::to_string(cpus_[i]) + "/cpufreq/scaling_cur_freq");
+      auto f = std::make_unique<RereadFile>("/sys/devices/system/cpu/cpu" +
+                                            std::to_string(cpus_[i]) + "/cpufreq/scaling_cur_freq");
       if (f->ok()) freq_.push_back(std::move(f));
       clock_cpus_.insert(cpus_[i]);
     }

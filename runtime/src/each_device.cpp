@@ -83,7 +83,13 @@ class Sweep {
  public:
   Sweep(const JobPlan& plan, RankContext& ctx, StreamWriter& out, CrossCheckReferences& refs,
         const CaseSpec& spec, int k, int n)
-      : plan_(plan), ctx_(ctx), out_(out), refs_(refs), spec_(spec), k_(k), n_(n),
+      : plan_(plan),
+        ctx_(ctx),
+        out_(out),
+        refs_(refs),
+        spec_(spec),
+        k_(k),
+        n_(n),
         wl_(find_workload(spec.workload)) {}
 
   bool run(std::vector<DeviceRun> devices) {
@@ -117,8 +123,8 @@ class Sweep {
 
  private:
   [[nodiscard]] std::size_t open_devices() const {
-    return static_cast<std::size_t>(std::count_if(
-        devices_.begin(), devices_.end(), [](const DeviceRun& d) { return !d.finished; }));
+    return static_cast<std::size_t>(std::count_if(devices_.begin(), devices_.end(),
+                                                  [](const DeviceRun& d) { return !d.finished; }));
   }
 
   void begin(DeviceRun& d) {
@@ -207,7 +213,8 @@ class Sweep {
     if (want > 0) {
       std::vector<std::int64_t> ids;
       const std::int64_t ntasks = d.sc->num_tasks();
-      while (static_cast<int>(ids.size()) < want && d.next_task < ntasks) ids.push_back(d.next_task++);
+      while (static_cast<int>(ids.size()) < want && d.next_task < ntasks)
+        ids.push_back(d.next_task++);
       Writer w;
       w.put_vec(ids);
       send(ctx_.world, source, kTagAssign, w);

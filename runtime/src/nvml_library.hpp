@@ -22,14 +22,15 @@ inline constexpr unsigned kClockSm = 1;                   // NVML_CLOCK_SM
 inline constexpr unsigned kClockMem = 2;                  // NVML_CLOCK_MEM
 inline constexpr unsigned kNvlinkMaxLinks = 18;           // NVML_NVLINK_MAX_LINKS
 inline constexpr unsigned kNameSize = 96;                 // NVML_DEVICE_NAME_V2_BUFFER_SIZE
-inline constexpr unsigned kUuidSize = 96;  // >= NVML_DEVICE_UUID_V2_BUFFER_SIZE (96)
-inline constexpr unsigned kDriverSize = 80;  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
-inline constexpr unsigned kTemperatureGpu = 0;               // NVML_TEMPERATURE_GPU
-inline constexpr int kMemoryErrorCorrected = 0;              // NVML_MEMORY_ERROR_TYPE_CORRECTED
-inline constexpr int kMemoryErrorUncorrected = 1;            // ..._UNCORRECTED
-inline constexpr int kVolatileEcc = 0;                       // NVML_VOLATILE_ECC
-inline constexpr int kRetiredMultipleSbe = 0;  // NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS
-inline constexpr int kRetiredDbe = 1;          // ..._DOUBLE_BIT_ECC_ERROR
+inline constexpr unsigned kUuidSize = 96;                 // >= NVML_DEVICE_UUID_V2_BUFFER_SIZE (96)
+inline constexpr unsigned kDriverSize = 80;               // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+inline constexpr unsigned kTemperatureGpu = 0;            // NVML_TEMPERATURE_GPU
+inline constexpr int kMemoryErrorCorrected = 0;           // NVML_MEMORY_ERROR_TYPE_CORRECTED
+inline constexpr int kMemoryErrorUncorrected = 1;         // ..._UNCORRECTED
+inline constexpr int kVolatileEcc = 0;                    // NVML_VOLATILE_ECC
+inline constexpr int kRetiredMultipleSbe =
+    0;                                 // NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS
+inline constexpr int kRetiredDbe = 1;  // ..._DOUBLE_BIT_ECC_ERROR
 inline constexpr unsigned long long kEventXidCritical = 0x8;  // nvmlEventTypeXidCriticalError
 
 struct NvmlMemory {  // nvmlMemory_t (v1)

@@ -23,8 +23,8 @@ using detail::kDriverSize;
 using detail::kNameSize;
 using detail::kNvmlSuccess;
 using detail::kUuidSize;
-using detail::NvmlMemory;
 using detail::nvmlDevice_t;
+using detail::NvmlMemory;
 using Nvml = detail::NvmlLibrary;
 
 // nvmlGpuTopologyLevel_t

@@ -27,8 +27,7 @@ class NvmlGpuTelemetry final : public TelemetrySource {
     }
     // XID errors arrive as events; registering may be refused (no permission, old GPU).
     if (nvml_->event_set_create != nullptr && nvml_->register_events != nullptr &&
-        nvml_->event_set_wait != nullptr &&
-        nvml_->event_set_create(&events_) == kNvmlSuccess &&
+        nvml_->event_set_wait != nullptr && nvml_->event_set_create(&events_) == kNvmlSuccess &&
         nvml_->register_events(dev_, kEventXidCritical, events_) != kNvmlSuccess) {
       free_events();
     }

@@ -18,8 +18,8 @@ struct RankContext {
   MPI_Comm world = MPI_COMM_WORLD;
   int rank = 0;
   int size = 1;
-  MPI_Comm workers = MPI_COMM_NULL;      ///< every worker rank (not rank 0)
-  MPI_Comm gpu_workers = MPI_COMM_NULL;  ///< workers bound to a GPU
+  MPI_Comm workers = MPI_COMM_NULL;       ///< every worker rank (not rank 0)
+  MPI_Comm gpu_workers = MPI_COMM_NULL;   ///< workers bound to a GPU
   MPI_Comm node_workers = MPI_COMM_NULL;  ///< the workers of this worker's node (each-node)
   std::string host;
   int local_rank = 0;

@@ -170,7 +170,8 @@ class Scheduler {
       rec["result"] = run.results.empty() ? nlohmann::json::object() : run.results.back();
       rec["task_events"] = run.events;
       validate_case(run, wl, rec);
-      const CaseTelemetry t = combine_telemetry(run.telemetry, run.scheduler_cpu, run.totals.size());
+      const CaseTelemetry t =
+          combine_telemetry(run.telemetry, run.scheduler_cpu, run.totals.size());
       add_telemetry(rec, t);
       set_work_and_metrics(rec, run.sc->work(), run.totals, run.computes, t.throttled,
                            plan_.keep_throttled);

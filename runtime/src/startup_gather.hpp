@@ -19,8 +19,8 @@ struct WorkerInfo {
   int threads = 1;
   bool gpu = false;
   std::string host;
-  int node_gpu = -1;   ///< the GPU's ordinal on its node (placement), -1 without a GPU
-  std::string model;   ///< the GPU's name, or the node's CPU model without a GPU
+  int node_gpu = -1;  ///< the GPU's ordinal on its node (placement), -1 without a GPU
+  std::string model;  ///< the GPU's name, or the node's CPU model without a GPU
 };
 
 struct StartupInfo {

@@ -110,15 +110,19 @@ nlohmann::json TelemetryRecorder::finish_case(std::size_t max_series) {
   std::map<int, std::vector<TelemetrySample>> by_repeat;
   for (const auto& r : readings) by_repeat[r.repeat].push_back(r.s);
   nlohmann::json reps = nlohmann::json::array();
-  for (const auto& [repeat, xs] : by_repeat) reps.push_back(to_json(summarize_repeat(xs, repeat, origin)));
+  for (const auto& [repeat, xs] : by_repeat)
+    reps.push_back(to_json(summarize_repeat(xs, repeat, origin)));
 
-  nlohmann::json series = {{"t", nlohmann::json::array()},      {"repeat", nlohmann::json::array()},
+  nlohmann::json series = {{"t", nlohmann::json::array()},
+                           {"repeat", nlohmann::json::array()},
                            {"cpu_mhz", nlohmann::json::array()}};
   if (gpu)
-    for (const char* k : {"gpu_sm_mhz", "gpu_mem_mhz", "gpu_power_w", "gpu_temp_c", "gpu_clock_event_reasons"})
+    for (const char* k :
+         {"gpu_sm_mhz", "gpu_mem_mhz", "gpu_power_w", "gpu_temp_c", "gpu_clock_event_reasons"})
       series[k] = nlohmann::json::array();
   const std::size_t n = readings.size();
-  const std::size_t stride = max_series > 0 && n > max_series ? (n + max_series - 1) / max_series : 1;
+  const std::size_t stride =
+      max_series > 0 && n > max_series ? (n + max_series - 1) / max_series : 1;
   for (std::size_t i = 0; i < n; ++i) {
     if (i % stride != 0 && i + 1 != n) continue;
     const TelemetrySample& s = readings[i].s;
@@ -132,7 +136,9 @@ nlohmann::json TelemetryRecorder::finish_case(std::size_t max_series) {
     series["gpu_temp_c"].push_back(number(s.gpu_temp_c));
     series["gpu_clock_event_reasons"].push_back(number(s.gpu_reasons));
   }
-  return {{"period_s", period_s_}, {"sources", describe()}, {"repeats", std::move(reps)},
+  return {{"period_s", period_s_},
+          {"sources", describe()},
+          {"repeats", std::move(reps)},
           {"series", std::move(series)}};
 }
 

@@ -214,8 +214,8 @@ void begin_case(RankContext& ctx, const JobPlan& plan, const NodeWorkers& on_nod
   const bool concurrent = j.value("concurrent", false);
   if (env.size > 1)
     env.comm = j.value("comm", std::string("case")) == "node" ? ctx.node_workers
-               : env.device == Device::gpu                   ? ctx.gpu_workers
-                                                             : ctx.workers;
+               : env.device == Device::gpu                    ? ctx.gpu_workers
+                                                              : ctx.workers;
   if (env.device == Device::gpu) {
     if (!ctx.gpu_ctx) throw EnvironmentError("this worker has no GPU");
     env.gpu = ctx.gpu_ctx.get();
@@ -230,10 +230,9 @@ void begin_case(RankContext& ctx, const JobPlan& plan, const NodeWorkers& on_nod
   if (wl.memory_needed) {
     // Before anything is allocated: a case too large for this worker fails alone.
     MemoryBudget budget;
-    budget.host_sharers =
-        env.size <= 1 && !concurrent
-            ? 1
-            : std::max(1, env.device == Device::gpu ? on_node.gpu : on_node.all);
+    budget.host_sharers = env.size <= 1 && !concurrent
+                              ? 1
+                              : std::max(1, env.device == Device::gpu ? on_node.gpu : on_node.all);
     budget.host_total = host_memory_available();
     if (budget.host_total >= 0) budget.host_available = budget.host_total / budget.host_sharers;
     if (env.gpu != nullptr) {
@@ -255,8 +254,7 @@ MPI_Comm split_by_host(MPI_Comm workers, const std::string& host, int world_rank
   int n = 0;
   SB_MPI_CHECK(MPI_Comm_size(workers, &n));
   std::vector<char> all(static_cast<std::size_t>(n) * kLen);
-  SB_MPI_CHECK(
-      MPI_Allgather(mine.data(), kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, workers));
+  SB_MPI_CHECK(MPI_Allgather(mine.data(), kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, workers));
   int color = 0;  // the first worker of the same host
   while (std::strncmp(all.data() + static_cast<std::size_t>(color) * kLen, mine.data(), kLen) != 0)
     ++color;
@@ -342,8 +340,8 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
           w.put_vec(cs.wc->validate());
           send(ctx.world, 0, kTagValidation, w);
           // Telemetry goes after the timed repeats, so that it never lengthens one.
-          nlohmann::json t = recorder ? recorder->finish_case(cs.series_points)
-                                      : nlohmann::json::object();
+          nlohmann::json t =
+              recorder ? recorder->finish_case(cs.series_points) : nlohmann::json::object();
           if (recorder) t["cpus"] = recorder->describe().value("cpus", 0);
           Writer tw;
           tw.put_str(t.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));

@@ -138,8 +138,8 @@ TEST(CasePlan, TheShippedReferencesNamePlannedCases) {
     for (const auto& c : sb::plan_cases(r)) planned.insert(c.id);
   }
   std::size_t entries = 0;
-  for (const auto& e : std::filesystem::directory_iterator(
-           std::filesystem::path(SB_SOURCE_DIR) / "examples/references")) {
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(SB_SOURCE_DIR) /
+                                                           "examples/references")) {
     sb::results::ReferenceSet refs;
     sb::results::read_references(e.path().string(), refs);
     for (const auto& ref : refs.entries) {

@@ -93,15 +93,15 @@ TEST(SuiteFile, MissingFileIsAUsageError) {
 }
 
 TEST(SuiteFile, TheShippedSuitesPlan) {
-  for (const auto& e : std::filesystem::directory_iterator(
-           std::filesystem::path(SB_SOURCE_DIR) / "examples/suites")) {
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(SB_SOURCE_DIR) /
+                                                           "examples/suites")) {
     sb::RunRequest r;
     ASSERT_NO_THROW(sb::load_suite(e.path().string(), r)) << e.path();
     EXPECT_FALSE(sb::plan_cases(r).empty()) << e.path();
   }
   sb::RunRequest r;
-  sb::load_suite((std::filesystem::path(SB_SOURCE_DIR) / "examples/suites/acceptance.toml").string(),
-                 r);
+  sb::load_suite(
+      (std::filesystem::path(SB_SOURCE_DIR) / "examples/suites/acceptance.toml").string(), r);
   EXPECT_EQ(r.paths, (std::vector<sb::ExecPath>{sb::ExecPath::each_gpu, sb::ExecPath::each_node}));
 }
 

@@ -35,14 +35,14 @@ json device(int n, int g, double median_s, const std::string& model = "NVIDIA H2
           {"device_model", model},
           {"workload", "subset-mean"},
           {"path", "each-gpu"},
-          {"params", {{"chunk", "10000"}, {"mu", "10"}, {"n", "100000"}, {"seed", "42"},
-                      {"sigma", "1"}}},
+          {"params",
+           {{"chunk", "10000"}, {"mu", "10"}, {"n", "100000"}, {"seed", "42"}, {"sigma", "1"}}},
           {"device", "gpu"},
           {"workers", 1},
           {"status", "ok"},
           {"message", ""},
-          {"repeats", sb::results::test::repeats_of({median_s, median_s * 1.001,
-                                                     median_s * 0.999, median_s, median_s})},
+          {"repeats", sb::results::test::repeats_of(
+                          {median_s, median_s * 1.001, median_s * 0.999, median_s, median_s})},
           {"metrics", {{"median_s", median_s}}}};
 }
 
@@ -73,8 +73,7 @@ TEST(Verdicts, OneSlowDeviceAmongManyIsNamedAndOnlyIt) {
     for (const int slow : {0, n / 2, n - 1}) {
       const json v = judge_devices(fleet(n, slow, 1.14, 7u + n + slow), ReferenceSet{});
       ASSERT_EQ(v.size(), static_cast<std::size_t>(n));
-      const std::string want =
-          "node" + std::to_string(slow / 8) + "/" + std::to_string(slow % 8);
+      const std::string want = "node" + std::to_string(slow / 8) + "/" + std::to_string(slow % 8);
       EXPECT_EQ(not_ok(v), std::vector<std::string>{want}) << n << " devices, slow " << slow;
       const json& row = v[static_cast<std::size_t>(slow)];
       EXPECT_EQ(row["verdict"], "slow");
@@ -122,7 +121,8 @@ TEST(Verdicts, AReferenceJudgesALoneDeviceAndAWholeSlowFleet) {
       "h200.toml", refs);
   // Every device of the fleet 20% slower: peers agree with each other, the reference does not.
   json m = fleet(4, -1, 1.0);
-  for (auto& c : m["cases"]) c["metrics"]["median_s"] = c["metrics"]["median_s"].get<double>() * 1.2;
+  for (auto& c : m["cases"])
+    c["metrics"]["median_s"] = c["metrics"]["median_s"].get<double>() * 1.2;
   const json v = judge_devices(m, refs);
   EXPECT_EQ(not_ok(v).size(), 4u);
   EXPECT_NE(v[0]["reason"].get<std::string>().find("slower than the reference 24.80 ms"),
@@ -152,7 +152,8 @@ TEST(Verdicts, ThrottledAndFailedDevicesSayWhy) {
   m["cases"][5]["status"] = "failed";
   m["cases"][5]["message"] = "rank 6: CUDA error: an illegal memory access";
   // A device with an XID during the case fails, fast or not.
-  m["cases"][6]["telemetry"] = {{"repeats", {{{"repeat", 0}, {"gpu_xid", 1.0}, {"gpu_last_xid", 79.0}}}}};
+  m["cases"][6]["telemetry"] = {
+      {"repeats", {{{"repeat", 0}, {"gpu_xid", 1.0}, {"gpu_last_xid", 79.0}}}}};
   const json v = judge_devices(m, ReferenceSet{});
   EXPECT_EQ(v[3]["verdict"], "throttled");
   const std::string why = v[3]["reason"];
@@ -229,8 +230,8 @@ TEST(References, MadeFromARunTheyJudgeThatRunOk) {
 }
 
 TEST(References, TheShippedFilesRead) {
-  for (const auto& e : std::filesystem::directory_iterator(
-           std::filesystem::path(SB_SOURCE_DIR) / "examples/references")) {
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(SB_SOURCE_DIR) /
+                                                           "examples/references")) {
     ReferenceSet refs;
     ASSERT_NO_THROW(sb::results::read_references(e.path().string(), refs)) << e.path();
     EXPECT_FALSE(refs.entries.empty()) << e.path();
@@ -271,16 +272,22 @@ TEST(VerdictsReport, TheTableRoundTripsAndJunitNamesTheFailingGpu) {
 TEST(VerdictsReport, TheHeatMapHasACellPerGpuAndTheTimelineShadesThrottledRepeats) {
   json m = fleet(16, 11, 1.25);
   json& slow = m["cases"][11];
-  json rows = json::array(), series = {{"t", json::array()}, {"repeat", json::array()},
-                                       {"worker", json::array()}, {"gpu_sm_mhz", json::array()},
-                                       {"gpu_power_w", json::array()}, {"gpu_temp_c", json::array()}};
+  json rows = json::array(),
+       series = {{"t", json::array()},           {"repeat", json::array()},
+                 {"worker", json::array()},      {"gpu_sm_mhz", json::array()},
+                 {"gpu_power_w", json::array()}, {"gpu_temp_c", json::array()}};
   for (int r = 0; r < 5; ++r) {
     const bool capped = r >= 2;
     slow["repeats"][r]["throttled"] = capped;
     if (capped) slow["repeats"][r]["throttle_reason"] = "power cap";
-    rows.push_back({{"repeat", r}, {"worker", 0}, {"t_begin", 0.04 * r}, {"t_end", 0.04 * r + 0.03},
-                    {"throttled", capped}, {"throttle_reason", capped ? "power cap" : ""},
-                    {"gpu_sm_mhz_median", capped ? 1410.0 : 1980.0}, {"gpu_app_sm_mhz", 1980.0},
+    rows.push_back({{"repeat", r},
+                    {"worker", 0},
+                    {"t_begin", 0.04 * r},
+                    {"t_end", 0.04 * r + 0.03},
+                    {"throttled", capped},
+                    {"throttle_reason", capped ? "power cap" : ""},
+                    {"gpu_sm_mhz_median", capped ? 1410.0 : 1980.0},
+                    {"gpu_app_sm_mhz", 1980.0},
                     {"gpu_clock_event_reasons", capped ? 4 : 0}});
     for (int k = 0; k < 4; ++k) {
       series["t"].push_back(0.04 * r + 0.01 * k);

@@ -64,9 +64,9 @@ std::vector<json> run_plan(const std::vector<sb::CaseSpec>& cases, int ranks, co
   plan.telemetry_period_s = 0.005;
   const fs::path plan_path = dir / "plan.json";
   std::ofstream(plan_path) << plan.to_json().dump();
-  const std::string cmd =
-      fmt::format("env -u SCALEBENCH_PLACEMENT OMP_NUM_THREADS=1 {} -n {} {} --plan {} > {}/log 2>&1",
-                  mpiexec(), ranks, SB_RANK_EXE, plan_path.string(), dir.string());
+  const std::string cmd = fmt::format(
+      "env -u SCALEBENCH_PLACEMENT OMP_NUM_THREADS=1 {} -n {} {} --plan {} > {}/log 2>&1",
+      mpiexec(), ranks, SB_RANK_EXE, plan_path.string(), dir.string());
   EXPECT_EQ(run(cmd), 0) << cmd << "\n" << slurp(dir / "log");
   std::vector<json> out;
   std::ifstream in(plan.stream_path);
@@ -80,10 +80,10 @@ std::vector<json> run_plan(const std::vector<sb::CaseSpec>& cases, int ranks, co
 TEST(AcceptanceMpi, EachNodeIsOneDeviceOfTheNodesWorkersWithTelemetry) {
   TempDir dir;
   // Three ranks: the scheduler and two workers on this one node.
-  const auto recs = run_plan({subset_mean(0, sb::ExecPath::multi_cpu),
-                              subset_mean(1, sb::ExecPath::each_node),
-                              subset_mean(2, sb::ExecPath::each_gpu)},
-                             3, dir.path);
+  const auto recs =
+      run_plan({subset_mean(0, sb::ExecPath::multi_cpu), subset_mean(1, sb::ExecPath::each_node),
+                subset_mean(2, sb::ExecPath::each_gpu)},
+               3, dir.path);
   ASSERT_EQ(recs.size(), 3u);
   const json& multi = recs[0];
   const json& node = recs[1];
@@ -126,9 +126,10 @@ TEST(AcceptanceMpi, EachNodeIsOneDeviceOfTheNodesWorkersWithTelemetry) {
 }
 
 std::string launcher(const std::string& args, const fs::path& dir, const std::string& env = "") {
-  return fmt::format("{} {} run --preset tiny --workloads subset-mean --repeats 3 --no-ceilings "
-                     "{} > {}/stdout 2> {}/stderr",
-                     env, SB_LAUNCHER_EXE, args, dir.string(), dir.string());
+  return fmt::format(
+      "{} {} run --preset tiny --workloads subset-mean --repeats 3 --no-ceilings "
+      "{} > {}/stdout 2> {}/stderr",
+      env, SB_LAUNCHER_EXE, args, dir.string(), dir.string());
 }
 
 TEST(AcceptanceMpi, CheckReferencesAndJunitEndToEnd) {
@@ -151,8 +152,8 @@ TEST(AcceptanceMpi, CheckReferencesAndJunitEndToEnd) {
 
   // JUnit: one test case for the node, one for the multi-cpu case.
   const fs::path junit = dir.path / "r.xml";
-  ASSERT_EQ(run(fmt::format("{} report {} --format junit --out {}", SB_LAUNCHER_EXE,
-                            out.string(), junit.string())),
+  ASSERT_EQ(run(fmt::format("{} report {} --format junit --out {}", SB_LAUNCHER_EXE, out.string(),
+                            junit.string())),
             0);
   const std::string xml = slurp(junit);
   EXPECT_NE(xml.find("name=\"node on " + sb::host_name()), std::string::npos) << xml;
@@ -172,11 +173,11 @@ TEST(AcceptanceMpi, CheckReferencesAndJunitEndToEnd) {
   ASSERT_NE(at, std::string::npos);
   fast.replace(at, fast.find('\n', at) - at, "median_s = 1e-9");
   std::ofstream(dir.path / "fast.toml") << fast;
-  EXPECT_EQ(run(launcher("--paths each-node --check --references " +
-                             (dir.path / "fast.toml").string() + " --out " +
-                             (dir.path / "slow.h5").string(),
-                         dir.path)),
-            1);
+  EXPECT_EQ(
+      run(launcher("--paths each-node --check --references " + (dir.path / "fast.toml").string() +
+                       " --out " + (dir.path / "slow.h5").string(),
+                   dir.path)),
+      1);
   const std::string bad = slurp(dir.path / "stdout");
   EXPECT_NE(bad.find("verdicts: 1 of 1 device not ok"), std::string::npos) << bad;
   EXPECT_NE(bad.find("slow      node " + sb::host_name()), std::string::npos) << bad;

@@ -177,13 +177,15 @@ TEST(CaseTelemetry, InterferenceIsOthersShareOfTheNodeAndRepeatsAreThrottledByAn
     }
     return sb::detail::WorkerTelemetry{
         rank, "node1", rank,
-        json{{"period_s", 0.02}, {"cpus", 4}, {"repeats", reps},
+        json{{"period_s", 0.02},
+             {"cpus", 4},
+             {"repeats", reps},
              {"series", {{"t", {0.0, 1.0}}, {"repeat", {0, 0}}, {"cpu_mhz", {2000.0, nullptr}}}}}};
   };
   // Four CPUs, one second per repeat; the node was busy 3.5 CPU-seconds, the two workers used
   // 1 each and the scheduler 0.5: others took 1 CPU-second of 4, a quarter.
   const std::vector<sb::detail::WorkerTelemetry> ws{worker(0, 3.5, 1.0, 0),
-                                                     worker(1, 3.5, 1.0, 0x40)};
+                                                    worker(1, 3.5, 1.0, 0x40)};
   const sb::detail::SchedulerCpu sched{"node1", {0.5, 0.5, 0.5, 0.5}};
   const auto t = sb::detail::combine_telemetry(ws, sched, 4);
   EXPECT_EQ(t.throttled, (std::vector<bool>{false, false, true, false}));

@@ -21,13 +21,13 @@ namespace sb {
 
 struct JobPlan {
   std::vector<CaseSpec> cases;
-  std::string stream_path;       ///< where the scheduler appends records
-  double case_timeout_s = 0;     ///< 0: none
-  bool measure_ceilings = true;  ///< STREAM triad / DGEMM (and GPU copy / GEMM) at start-up
-  std::string stop_path;         ///< when this file exists, stop before the next case
-  bool trace = false;            ///< `run --trace`: workloads print their step timelines
-  std::string lifeline_path;     ///< the launcher's lifeline (lifeline.hpp); empty: none
-  bool fresh_ceilings = false;   ///< measure the ceilings anew (not from the cache)
+  std::string stream_path;           ///< where the scheduler appends records
+  double case_timeout_s = 0;         ///< 0: none
+  bool measure_ceilings = true;      ///< STREAM triad / DGEMM (and GPU copy / GEMM) at start-up
+  std::string stop_path;             ///< when this file exists, stop before the next case
+  bool trace = false;                ///< `run --trace`: workloads print their step timelines
+  std::string lifeline_path;         ///< the launcher's lifeline (lifeline.hpp); empty: none
+  bool fresh_ceilings = false;       ///< measure the ceilings anew (not from the cache)
   double telemetry_period_s = 0.02;  ///< between readings while a repeat runs; < 0: no telemetry
   bool keep_throttled = false;       ///< `run --keep-throttled`: throttled repeats count
 

@@ -51,12 +51,12 @@ struct TelemetrySample {
   double gpu_power_w = kNoReading;
   double gpu_power_limit_w = kNoReading;  ///< the enforced limit
   double gpu_temp_c = kNoReading;
-  double gpu_reasons = kNoReading;  ///< clock-event reason bits (as a number; NaN: unknown)
-  double gpu_ecc_corrected = kNoReading;    ///< cumulative volatile ECC error counts
+  double gpu_reasons = kNoReading;        ///< clock-event reason bits (as a number; NaN: unknown)
+  double gpu_ecc_corrected = kNoReading;  ///< cumulative volatile ECC error counts
   double gpu_ecc_uncorrected = kNoReading;
-  double gpu_retired_pages = kNoReading;    ///< pages retired (both causes), or remapped rows
-  double gpu_xid_events = kNoReading;       ///< XID errors seen since the source opened
-  double gpu_last_xid = kNoReading;         ///< the last XID seen (its number)
+  double gpu_retired_pages = kNoReading;  ///< pages retired (both causes), or remapped rows
+  double gpu_xid_events = kNoReading;     ///< XID errors seen since the source opened
+  double gpu_last_xid = kNoReading;       ///< the last XID seen (its number)
 };
 
 /// One kind of readings. read() is called from the recorder's thread only; it never throws and
