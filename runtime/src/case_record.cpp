@@ -1,6 +1,8 @@
 // Parts of a case record shared by the ways of running a case (case_record.hpp).
 #include "case_record.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "scalebench/job_plan.hpp"
@@ -56,6 +58,20 @@ void add_task_event(nlohmann::json& e, int repeat, int worker, const TaskOutcome
   e["start"].push_back(o.start);
   e["end"].push_back(o.end);
   e["bytes"].push_back(o.bytes);
+}
+
+nlohmann::json repeat_stop_record(const RepeatRule& rule, const RepeatStop& stop,
+                                  std::size_t repeats) {
+  nlohmann::json out = {{"reason", stop.reason},
+                        {"repeats", static_cast<int>(repeats)},
+                        {"spread", std::isfinite(stop.spread) ? stop.spread : 0.0}};
+  if (rule.adaptive()) {
+    out["min_repeats"] = rule.min_repeats;
+    out["max_repeats"] = rule.max_repeats;
+    out["max_time_s"] = rule.max_time_s;
+    out["target_spread"] = rule.target_spread;
+  }
+  return out;
 }
 
 void set_validation(nlohmann::json& rec, const std::vector<Check>& checks) {

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scalebench/repeat_rule.hpp"
 #include "scalebench/workload.hpp"
 
 namespace sb::detail {
@@ -36,6 +37,10 @@ class CrossCheckReferences {
 [[nodiscard]] nlohmann::json empty_task_events();
 /// Appends a task of timed repeat `repeat` that case rank `worker` finished.
 void add_task_event(nlohmann::json& events, int repeat, int worker, const TaskOutcome& o);
+
+/// rec["repeat_stop"]: why the case stopped taking repeats under `rule`, after `repeats`.
+[[nodiscard]] nlohmann::json repeat_stop_record(const RepeatRule& rule, const RepeatStop& stop,
+                                                std::size_t repeats);
 
 /// rec["validation"] from `checks`; a failed check makes the case failed with its message.
 void set_validation(nlohmann::json& rec, const std::vector<Check>& checks);

@@ -35,6 +35,8 @@ struct DeviceRun {
   std::int64_t next_task = 0;
   PhaseTimes phases;
   double t0 = 0, cpu0 = 0;
+  double timed_t0 = 0;  ///< when its first timed repeat began (`--repeats auto`'s time limit)
+  RepeatStop stop;
   std::vector<double> totals, computes, scheduler_cpu;
   json repeats = json::array();
   json results = json::array();
@@ -198,6 +200,7 @@ class Sweep {
     rb.put<std::int32_t>(d.repeat);
     d.cpu0 = process_cpu_s();
     d.t0 = now();
+    if (d.repeat == spec_.warmup) d.timed_t0 = d.t0;
     for (const auto& p : d.parts) send(ctx_.world, p.rank, kTagRepeatBegin, rb);
   }
 
@@ -235,7 +238,10 @@ class Sweep {
                            {"total", total}});
       d.results.push_back(std::move(result));
     }
-    if (d.repeat + 1 < spec_.warmup + spec_.repeats) {
+    // Each device takes repeats until its own repeat rule says stop (repeat_rule.hpp).
+    if (d.repeat >= spec_.warmup)
+      d.stop = repeat_stop(spec_.repeat_rule(), d.totals, now() - d.timed_t0);
+    if (!d.stop.stop) {
       start_repeat(d);
     } else {
       for (const auto& p : d.parts) send_empty(ctx_.world, p.rank, kTagValidate);
@@ -246,6 +252,7 @@ class Sweep {
   void finish(DeviceRun& d) {
     for (const auto& p : d.parts) send_empty(ctx_.world, p.rank, kTagCaseEnd);
     json& rec = d.rec;
+    rec["repeat_stop"] = repeat_stop_record(spec_.repeat_rule(), d.stop, d.totals.size());
     rec["repeats"] = d.repeats;
     rec["results"] = d.results;
     rec["result"] = d.results.empty() ? json::object() : d.results.back();
@@ -304,6 +311,7 @@ class Sweep {
                 {"path", std::string(to_string(spec_.path))},
                 {"repeat", slowest - spec_.warmup},
                 {"repeats", spec_.repeats},
+                {"auto", spec_.repeat_rule().adaptive()},
                 {"warmup", slowest < spec_.warmup},
                 {"devices", open_devices()}},
                false);

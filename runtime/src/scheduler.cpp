@@ -228,16 +228,7 @@ class Scheduler {
       run_repeat(run, r, k, n);
       stop = repeat_stop(rule, run.totals, now() - t0);
     }
-    nlohmann::json out = {{"reason", stop.reason},
-                          {"repeats", static_cast<int>(run.totals.size())},
-                          {"spread", std::isfinite(stop.spread) ? stop.spread : 0.0}};
-    if (rule.adaptive()) {
-      out["min_repeats"] = rule.min_repeats;
-      out["max_repeats"] = rule.max_repeats;
-      out["max_time_s"] = rule.max_time_s;
-      out["target_spread"] = rule.target_spread;
-    }
-    return out;
+    return repeat_stop_record(rule, stop, run.totals.size());
   }
 
   /// Repeat r (warm-up repeats first): hands out the tasks as the workers ask for them, folds

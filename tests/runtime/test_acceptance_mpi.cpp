@@ -123,6 +123,24 @@ TEST(AcceptanceMpi, EachNodeIsOneDeviceOfTheNodesWorkersWithTelemetry) {
   }
   EXPECT_EQ(gpu.at("status"), "skipped");
   EXPECT_FALSE(gpu.contains("device_id"));
+  EXPECT_EQ(node.at("repeat_stop").at("reason"), "count");
+  EXPECT_EQ(node.at("task_events").at("task").size(), node.at("task_events").at("end").size());
+  EXPECT_FALSE(node.at("task_events").at("task").empty());
+}
+
+TEST(AcceptanceMpi, EachDeviceFollowsTheAdaptiveRepeatRule) {
+  TempDir dir;
+  sb::CaseSpec spec = subset_mean(0, sb::ExecPath::each_node);
+  spec.repeats = 6;  // at most
+  spec.min_repeats = 2;
+  spec.max_time_s = 1e-6;  // past after the fewest repeats
+  spec.target_spread = 1e-9;
+  const auto recs = run_plan({spec}, 3, dir.path);
+  ASSERT_EQ(recs.size(), 1u);
+  ASSERT_EQ(recs[0].at("status"), "ok") << recs[0].dump();
+  EXPECT_EQ(recs[0].at("repeats").size(), 2u);
+  EXPECT_EQ(recs[0].at("repeat_stop").at("reason"), "max-time");
+  EXPECT_EQ(recs[0].at("repeat_stop").at("max_repeats"), 6);
 }
 
 std::string launcher(const std::string& args, const fs::path& dir, const std::string& env = "") {
