@@ -160,10 +160,17 @@ Comparison against_peers(double value, std::vector<double> peers) {
   Comparison out;
   std::erase_if(peers, [](double x) { return !std::isfinite(x) || x <= 0; });
   if (peers.empty() || !std::isfinite(value)) return out;
+  const std::size_t n_peers = peers.size();
+  std::string of =
+      fmt::format("the median of its {} peer{}", peers.size(), peers.size() == 1 ? "" : "s");
+  // Three devices: the middle one, so that one slow device does not pull its peers' figure up.
+  if (peers.size() == 2) {
+    peers.push_back(value);
+    of = "the median of the 3 devices of its model";
+  }
   const double med = median(peers);
   double threshold = kSmallFleetThreshold;
-  std::string how;
-  if (peers.size() >= kRobustPeers) {
+  if (n_peers >= kRobustPeers) {
     std::vector<double> dev;
     for (double x : peers) dev.push_back(std::abs(x - med));
     const double sigma = 1.4826 * median(dev);
@@ -171,8 +178,6 @@ Comparison against_peers(double value, std::vector<double> peers) {
   }
   out.expected = med;
   out.slow = value > med * (1.0 + threshold);
-  const std::string of =
-      fmt::format("the median of its {} peer{}", peers.size(), peers.size() == 1 ? "" : "s");
   out.text = out.slow ? fmt::format("{} slower than {} ({} against {})", percent_slower(value, med),
                                     of, detail::human_seconds(value), detail::human_seconds(med))
                       : fmt::format("within {:.0f}% of {} ({})", 100.0 * threshold, of,

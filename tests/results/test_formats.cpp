@@ -79,7 +79,8 @@ TEST(Formats, Csv) {
   EXPECT_EQ(ls[0],
             "case,workload,path,workers,threads_per_worker,status,repeats,median_s,min_s,max_s,"
             "stddev_s,throughput,throughput_unit,speedup_vs_single_cpu,speedup_vs_single_gpu,"
-            "efficiency,ceiling,ceiling_value,ceiling_unit,notes");
+            "efficiency,ceiling,ceiling_value,ceiling_unit,notes,throttled_repeats,"
+            "left_out_repeats,verdict,verdict_reason");
   EXPECT_EQ(
       ls[2].rfind(
           "\"subset-mean/multi-cpu/chunk=500,n=2000,seed=42\",subset-mean,multi-cpu,2,2,ok,5,0.5,",

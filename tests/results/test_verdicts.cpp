@@ -105,6 +105,20 @@ TEST(Verdicts, SmallFleetsUseARelativeThresholdAndALoneDeviceIsNotJudged) {
   EXPECT_NE(one[0]["reason"].get<std::string>().find("not judged"), std::string::npos);
 }
 
+// Three nodes sharing a busy machine (tests/batch/slurm_each_node.sh): one is held back, another
+// wobbles; the middle of the three is the figure, so only the held-back node is named.
+TEST(Verdicts, ThreeDevicesAreJudgedAgainstTheMiddleOne) {
+  json cases = json::array();
+  const double medians[] = {1.440, 1.914, 3.412};
+  for (int n = 0; n < 3; ++n) cases.push_back(device(n, 0, medians[n]));
+  const json v = judge_devices({{"cases", cases}}, ReferenceSet{});
+  EXPECT_EQ(not_ok(v), std::vector<std::string>{"node2/0"});
+  EXPECT_NE(v[2]["reason"].get<std::string>().find("78% slower than the median of the 3 devices"),
+            std::string::npos)
+      << v[2]["reason"];
+  EXPECT_DOUBLE_EQ(v[2]["expected"].get<double>(), 1.914);
+}
+
 TEST(Verdicts, PeersAreDevicesOfTheSameModel) {
   json m = fleet(8, -1, 1.0);
   // Two H100s, each 30% slower than the H200s: peers of each other only.

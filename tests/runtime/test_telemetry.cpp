@@ -142,14 +142,14 @@ TEST(CpuTelemetry, ReadsThisMachine) {
   EXPECT_GE(src->describe().value("cpus", 0), 1);
   sb::TelemetrySample a, b;
   src->read(a);
-  const double t0 = sb::now();
+  const double c0 = sb::process_cpu_s();
   volatile double x = 0;
-  while (sb::now() - t0 < 0.05) x = x + 1;  // 50 ms of this process's CPU time
+  while (sb::process_cpu_s() - c0 < 0.05) x = x + 1;  // 50 ms of this process's CPU time
   src->read(b);
   ASSERT_TRUE(std::isfinite(a.node_busy_s));
   ASSERT_TRUE(std::isfinite(a.own_cpu_s));
   EXPECT_GE(b.node_busy_s, a.node_busy_s);
-  EXPECT_GT(b.own_cpu_s - a.own_cpu_s, 0.02);
+  EXPECT_GE(b.own_cpu_s - a.own_cpu_s, 0.05);
   if (std::isfinite(a.cpu_mhz)) {
     EXPECT_GT(a.cpu_mhz, 100);  // VMs may give none
   }

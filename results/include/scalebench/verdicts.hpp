@@ -4,7 +4,8 @@
 /// (docs/acceptance.md). One verdict per device and case, from two references, both used:
 ///  - its peers: the same case on the other devices of the same model in the run. With three
 ///    peers or more, slow means slower than their median by more than the larger of 3.5 robust
-///    standard deviations (1.4826 MAD) and 5%; with one or two peers, by more than 10%;
+///    standard deviations (1.4826 MAD) and 5%; with two, slower than the median of the three
+///    devices (itself included) by more than 10%; with one, slower than it by more than 10%;
 ///  - a reference file (references.hpp): slower than its median_s by more than its tolerance.
 /// Then:
 ///  - `failed`: the case failed, timed out or did not run on the device, or the device
