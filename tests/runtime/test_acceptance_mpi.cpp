@@ -214,6 +214,56 @@ TEST(AcceptanceMpi, CheckReferencesAndJunitEndToEnd) {
   EXPECT_FALSE(fs::exists(dir.path / "never.h5"));
 }
 
+// A rank killed with -9 while an each-node case runs: the finished case stays, the node the
+// job never reported is recorded failed by name (its verdict failed, --check exits 1), and the
+// next case runs in a fresh job.
+TEST(AcceptanceMpi, AKilledRankFailsItsDeviceByNameAndTheRunGoesOn) {
+  TempDir dir;
+  const fs::path out = dir.path / "killed.h5";
+  std::ofstream(dir.path / "suite.toml") << R"(repeats = 200
+warmup = 0
+[[case]]
+workload = "subset-mean"
+preset = "tiny"
+paths = ["multi-cpu"]
+[[case]]
+workload = "subset-mean"
+preset = "small"
+paths = ["each-node"]
+[[case]]
+workload = "subset-mean"
+preset = "tiny"
+paths = ["single-cpu"]
+)";
+  const std::string d = dir.path.string();
+  const std::string cmd = fmt::format(
+      "( {} run --suite {}/suite.toml --no-ceilings --check --out {} > {}/stdout 2> {}/stderr; "
+      "echo $? > {}/rc ) & "
+      "for i in $(seq 1 600); do "
+      "  if grep -q '\"path\":\"each-node\"' {}/.scalebench-*/stream-0.jsonl 2>/dev/null; "
+      "then break; fi; sleep 0.1; done; "
+      "sleep 0.5; pkill -9 -n -f 'scalebench-rank --plan {}/' ; wait",
+      SB_LAUNCHER_EXE, d, out.string(), d, d, d, d, d);
+  run(cmd);
+  std::ifstream rc_in(dir.path / "rc");
+  int rc = -1;
+  rc_in >> rc;
+  EXPECT_EQ(rc, 1) << slurp(dir.path / "stderr");
+  const json model = sb::results::read_report(out.string());
+  ASSERT_EQ(model.at("cases").size(), 3u) << model.at("cases").dump();
+  EXPECT_EQ(model["cases"][0].at("status"), "ok");
+  const json& node = model["cases"][1];
+  EXPECT_EQ(node.at("status"), "failed") << node.dump();
+  EXPECT_EQ(node.at("device_id"), sb::host_name());
+  EXPECT_EQ(node.at("planned_id").get<std::string>().rfind("subset-mean/each-node/", 0), 0u);
+  EXPECT_EQ(model["cases"][2].at("status"), "ok") << "the next case runs in a fresh job";
+  EXPECT_GE(model.at("attrs").at("jobs").get<int>(), 2);
+  ASSERT_EQ(model.at("verdicts").size(), 1u);
+  EXPECT_EQ(model["verdicts"][0].at("verdict"), "failed");
+  EXPECT_NE(slurp(dir.path / "stdout").find("failed    node " + sb::host_name()), std::string::npos)
+      << slurp(dir.path / "stdout");
+}
+
 TEST(AcceptanceMpi, TelemetryCanBeTurnedOffAndThrottledRepeatsKept) {
   TempDir dir;
   const fs::path out = dir.path / "off.h5";
