@@ -145,8 +145,11 @@ std::string evidence_text(const Evidence& e, bool slow) {
   return out;
 }
 
+/// "14%", or "120x" from ten times on.
 std::string percent_slower(double value, double expected) {
-  return fmt::format("{:.0f}%", 100.0 * (value / expected - 1.0));
+  const double ratio = value / expected;
+  return ratio >= 10 ? fmt::format("{:.3g}x", ratio)
+                     : fmt::format("{:.0f}%", 100.0 * (ratio - 1.0));
 }
 
 /// The peers' verdict on `value`: {slow, text}; text empty when there is no peer.
