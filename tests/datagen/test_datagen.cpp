@@ -9,7 +9,7 @@
 #include "datagen_command.hpp"
 #include "groupby/config.hpp"
 #include "groupby/generate.hpp"
-#include "input_export.hpp"
+#include "scalebench/input_export.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/philox.hpp"
 #include "subset_mean/subset_mean_cpu.hpp"
