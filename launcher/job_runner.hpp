@@ -27,6 +27,8 @@ struct JobRunnerOptions {
   bool measure_ceilings = true;
   bool trace = false;           ///< `run --trace`, passed to every case's workers
   bool fresh_ceilings = false;  ///< `run --fresh-ceilings`
+  /// Workload plugins every rank loads (plugins.hpp).
+  std::vector<std::string> plugins;
   /// Called for every record (start, progress, case) as it arrives, on the launcher's thread.
   /// An exception it throws (a report that cannot be written) ends the job and propagates.
   std::function<void(const nlohmann::json&)> on_record;

@@ -56,7 +56,8 @@ nlohmann::json JobPlan::to_json() const {
           {"stop_path", stop_path},
           {"trace", trace},
           {"lifeline", lifeline_path},
-          {"fresh_ceilings", fresh_ceilings}};
+          {"fresh_ceilings", fresh_ceilings},
+          {"plugins", plugins}};
 }
 
 JobPlan JobPlan::from_json(const nlohmann::json& j) {
@@ -69,6 +70,7 @@ JobPlan JobPlan::from_json(const nlohmann::json& j) {
   p.trace = j.value("trace", false);
   p.lifeline_path = j.value("lifeline", std::string());
   p.fresh_ceilings = j.value("fresh_ceilings", false);
+  p.plugins = j.value("plugins", std::vector<std::string>());
   return p;
 }
 

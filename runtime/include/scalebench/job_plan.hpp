@@ -28,6 +28,9 @@ struct JobPlan {
   bool trace = false;            ///< `run --trace`: workloads print their step timelines
   std::string lifeline_path;     ///< the launcher's lifeline (lifeline.hpp); empty: none
   bool fresh_ceilings = false;   ///< measure the ceilings anew (not from the cache)
+  /// Workload plugins (plugins.hpp) every rank loads, in this order, before it plans:
+  /// absolute paths the launcher has loaded and checked.
+  std::vector<std::string> plugins;
 
   [[nodiscard]] nlohmann::json to_json() const;
   static JobPlan from_json(const nlohmann::json& j);
