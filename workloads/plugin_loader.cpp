@@ -5,9 +5,12 @@
 // program that loads it: `scalebench` and `scalebench-rank` export their symbols and hold the
 // whole runtime library (top CMakeLists.txt), as a Python interpreter does for its extension
 // modules. RTLD_NOW makes a symbol the program lacks an error here, not a crash in a case.
+#include <cxxabi.h>
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -30,13 +33,24 @@ std::vector<PluginInfo>& plugins() {
   return loaded;
 }
 
-/// One line of dlerror()'s text (it names the file already).
+/// One line of dlerror()'s text (it names the file already); an undefined C++ symbol demangled,
+/// with what it usually means.
 std::string dl_error() {
   const char* e = dlerror();
   std::string s = e != nullptr ? e : "unknown error";
   for (char& c : s)
     if (c == '\n' || c == '\r') c = ' ';
-  return s;
+  static const std::string undefined = "undefined symbol: ";
+  const std::size_t at = s.find(undefined);
+  if (at == std::string::npos) return s;
+  const std::size_t from = at + undefined.size();
+  const std::size_t to = s.find_first_of(" \t", from);
+  const std::string name = s.substr(from, to == std::string::npos ? std::string::npos : to - from);
+  int status = 0;
+  const std::unique_ptr<char, void (*)(void*)> plain(
+      abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
+  if (status == 0 && plain) s.replace(from, name.size(), plain.get());
+  return s + " (scalebench has no such function: was the plugin built against another scalebench?)";
 }
 
 /// The file a --plugin path names: absolute, links resolved. Throws sb::UsageError when there is
