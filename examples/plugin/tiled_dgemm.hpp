@@ -1,15 +1,17 @@
 #pragma once
 /// @file tiled_dgemm.hpp
 /// tiled-dgemm, an example of a workload built outside scalebench (docs/writing-a-workload.md):
-/// C = A B for an m x k matrix A and a k x n matrix B of Philox uniforms in [-1/2, 1/2),
+/// C = A B for an m x k matrix A and a k x n matrix B of Philox uniforms in [-1/2, 1/2)
+/// (scalebench/philox.hpp):
 ///   A[i,l] = uniform(seed, i k + l, stream 0) - 1/2,   B[l,j] = uniform(seed, l n + j, stream 1) -
 ///   1/2
-/// (scalebench/philox.hpp). A task is a panel of `tile` rows of C: its worker generates that
-/// panel of A and multiplies it by B, which every worker generates once, before the first repeat.
-/// A task's partial is the sum and the sum of squares of its panel of C, plus eight sampled
-/// entries kept for validation; the scheduler folds the sums in task order. Validation compares
-/// the sampled entries with a twice-as-precise dot product (Ogita-Rump-Oishi's Dot2) against the
-/// a-priori error bound of a k-term dot product; paths are cross-checked on the two sums.
+/// A task is a panel of `tile` rows of C: its worker generates that panel of A and multiplies it
+/// by B, which every worker generates once, before the first repeat. A task's partial is the sum
+/// and the sum of squares of its panel of C; the worker keeps eight sampled entries of the panel
+/// for validation. The scheduler folds the sums in task order. Validation (untimed) checks the
+/// sampled entries against a twice-as-precise dot product (Ogita-Rump-Oishi's Dot2) and the
+/// total of C against an identity, both within a-priori rounding-error bounds; paths are
+/// cross-checked on the two sums.
 
 #include <algorithm>
 #include <cstdint>
@@ -61,11 +63,23 @@ struct Entry {
 };
 [[nodiscard]] Entry sample_entry(const Config& c, std::int64_t task, int s);
 
-/// A worker's validation output: {largest error / bound, entries checked} over the samples of
-/// `tasks`, whose values are `samples[task * kSamples + s]`.
-[[nodiscard]] std::vector<double> check_samples(const Config& c,
-                                                const std::vector<std::int64_t>& tasks,
-                                                const std::vector<double>& samples, int threads);
+/// A worker's part of the validation (validation.cpp), over the panels of `tasks` it computed
+/// in the last repeat, whose sampled entries are `samples[task * kSamples + s]`:
+///   [0] the largest |entry - accurate reference| / its rounding-error bound (pass: <= 1),
+///   [1] the entries checked,
+///   [2, 2 + k) the column sums of those rows of A, [2 + k, 2 + 2k) of their magnitudes.
+[[nodiscard]] std::vector<double> validation_part(const Config& c, std::vector<std::int64_t> tasks,
+                                                  const std::vector<double>& samples, int threads);
+
+/// The total of C against sum_l (sum_i A_il) (sum_j B_lj), from the workers' column sums of A
+/// (summed over workers) and B generated here.
+struct IdentityCheck {
+  double expected = 0;  ///< the identity's value
+  double ratio = 0;     ///< |total - expected| / rounding-error bound (pass: <= 1)
+};
+[[nodiscard]] IdentityCheck check_total(const Config& c, double total,
+                                        const std::vector<double>& column_sums,
+                                        const std::vector<double>& column_magnitudes);
 
 /// Rows [row0, row0 + rows) of A into `a` (rows x k, row-major), with `threads` threads.
 void generate_a(const Config& c, std::int64_t row0, std::int64_t rows, double* a, int threads);
@@ -82,7 +96,7 @@ std::unique_ptr<sb::WorkerCase> make_cpu_worker(const sb::CaseSpec& spec, const 
 std::unique_ptr<sb::WorkerCase> make_gpu_worker(const sb::CaseSpec& spec, const sb::CaseEnv& env);
 #endif
 
-/// The scheduler side (tiled_dgemm.cpp).
+/// The scheduler side (scheduler.cpp).
 std::unique_ptr<sb::SchedulerCase> make_scheduler(const sb::CaseSpec& spec);
 
 /// datagen: A and B, and C's sums by the CPU kernel when that takes little time.

@@ -116,7 +116,7 @@ class CpuWorker final : public sb::WorkerCase {
 
   [[nodiscard]] sb::PhaseTimes phase_times() const override { return times_; }
 
-  std::vector<double> validate() override { return check_samples(c_, done_, samples_, threads_); }
+  std::vector<double> validate() override { return validation_part(c_, done_, samples_, threads_); }
 
   /// One task ahead: the next one's message arrives while this one computes.
   [[nodiscard]] int prefetch() const override { return 1; }

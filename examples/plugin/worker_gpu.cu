@@ -214,7 +214,7 @@ class GpuWorker final : public sb::WorkerCase {
     SB_CUDA_CHECK(cudaMemcpyAsync(host.data(), samples_, sizeof(double) * host.size(),
                                   cudaMemcpyDeviceToHost, stream_));
     SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    return check_samples(c_, done_, host, threads_);
+    return validation_part(c_, done_, host, threads_);
   }
 
   [[nodiscard]] int prefetch() const override { return kSlots - 1; }
