@@ -13,11 +13,24 @@ namespace sb {
 void preload_plugins(const std::vector<std::string>& args) {
   std::size_t i = 1;
   while (i < args.size() && !args[i].empty() && args[i].front() == '-') ++i;  // --version, ...
+  if (i >= args.size()) return;
   static const std::array<std::string, 3> takes = {"run", "info", "datagen"};
-  if (i >= args.size() || std::find(takes.begin(), takes.end(), args[i]) == takes.end()) return;
+  std::size_t end = args.size();
+  if (args[i] == "submit") {
+    // The options of the `scalebench run` that the batch job will start follow `--`: a plugin
+    // that would fail there is refused before the job is queued.
+    const auto dashes = std::find(args.begin() + static_cast<std::ptrdiff_t>(i), args.end(), "--");
+    if (dashes == args.end()) return;
+    i = static_cast<std::size_t>(dashes - args.begin());
+  } else if (std::find(takes.begin(), takes.end(), args[i]) != takes.end()) {
+    end = static_cast<std::size_t>(
+        std::find(args.begin() + static_cast<std::ptrdiff_t>(i), args.end(), "--") - args.begin());
+  } else {
+    return;
+  }
   static const std::string flag = "--plugin";
-  for (++i; i < args.size() && args[i] != "--"; ++i) {
-    if (args[i] == flag && i + 1 < args.size()) {
+  for (++i; i < end; ++i) {
+    if (args[i] == flag && i + 1 < end) {
       (void)load_plugin(args[++i]);
     } else if (args[i].rfind(flag + "=", 0) == 0) {
       (void)load_plugin(args[i].substr(flag.size() + 1));

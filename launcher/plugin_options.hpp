@@ -16,10 +16,10 @@ class App;
 namespace sb {
 
 /// Loads the plugins that the command line `args` (argv, program name first) names with
-/// `--plugin PATH` or `--plugin=PATH`, when its subcommand takes them (run, info, datagen), up to
-/// a `--`. Called before the subcommands are built, so that their help texts and lists name the
-/// plugins' workloads. Throws sb::UsageError (one line, exit code 2) for a plugin that cannot be
-/// loaded.
+/// `--plugin PATH` or `--plugin=PATH`: those of run, info and datagen (up to a `--`), and those
+/// of the `scalebench run` options after submit's `--` (checked before the job is queued).
+/// Called before the subcommands are built, so that their help texts and lists name the plugins'
+/// workloads. Throws sb::UsageError (one line, exit code 2) for a plugin that cannot be loaded.
 void preload_plugins(const std::vector<std::string>& args);
 
 /// Adds the repeatable --plugin option to `cmd`; each value is loaded (again: a no-op after

@@ -46,6 +46,8 @@ run "a required member missing" "required member make_worker" \
   --plugin="$fx/libsb_fixture_plugin_incomplete.so"
 run "after the options" "no such file" --workloads svd --plugin "$tmp/none.so"
 check "info" "no such file" info --plugin "$tmp/none.so"
+check "submit, before the job is queued" "no such file" \
+  submit --scheduler slurm --dry-run -- --preset tiny --plugin "$tmp/none.so"
 check "datagen" "built against workload API version" datagen tiled-dgemm --out "$tmp/out/d.h5" \
   --plugin "$fx/libsb_fixture_plugin_bad_version.so"
 # A suite file's plugins are relative to its folder and checked before anything starts.
