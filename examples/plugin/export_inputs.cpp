@@ -1,6 +1,10 @@
 // tiled-dgemm's inputs for `scalebench datagen` (scalebench/input_export.hpp): A and B with the
 // workers' generators, and C's sums by the CPU kernel, folded as the scheduler folds them.
 #include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "scalebench/error.hpp"
 #include "tiled_dgemm.hpp"
@@ -28,18 +32,18 @@ sb::InputExport export_inputs(const std::vector<sb::Params>& variants) {
         {"philox_stream", stream}};
     return a;
   };
-  sb::InputArray a = matrix("A", c.m, c.k, 0);
-  a.fill = [c](std::int64_t row0, std::int64_t rows, void* out, int threads) {
+  sb::InputArray array_a = matrix("A", c.m, c.k, 0);
+  array_a.fill = [c](std::int64_t row0, std::int64_t rows, void* out, int threads) {
     generate_a(c, row0, rows, static_cast<double*>(out), threads);
   };
-  sb::InputArray b = matrix("B", c.k, c.n, 1);
-  b.fill = [c](std::int64_t row0, std::int64_t rows, void* out, int /*threads*/) {
+  sb::InputArray array_b = matrix("B", c.k, c.n, 1);
+  array_b.fill = [c](std::int64_t row0, std::int64_t rows, void* out, int /*threads*/) {
     auto* p = static_cast<double*>(out);
     for (std::int64_t l = 0; l < rows; ++l)
       for (std::int64_t j = 0; j < c.n; ++j) p[l * c.n + j] = b_value(c, row0 + l, j);
   };
-  e.arrays.push_back(std::move(a));
-  e.arrays.push_back(std::move(b));
+  e.arrays.push_back(std::move(array_a));
+  e.arrays.push_back(std::move(array_b));
 
   // The answer costs the product itself: only up to a few GFLOP.
   if (2.0 * static_cast<double>(c.m) * static_cast<double>(c.n) * static_cast<double>(c.k) <=
