@@ -6,7 +6,8 @@
 # (mode gpu). The report must hold validated, cross-checked ok cases with their efficiency; in
 # mode cpu, a suite file's `plugins`, datagen (NumPy recomputes C = A B from the file), info,
 # run --help, report and compare must see the plugin's workload too.
-# usage: plugin_example.sh cpu|gpu BUILD_DIR EXAMPLE_DIR PYTHON3 GENERATOR CXX   (exit 77: skipped)
+# usage: plugin_example.sh cpu|gpu BUILD_DIR EXAMPLE_DIR PYTHON3 GENERATOR CXX
+# (exit 77: skipped: no h5py and numpy; mode gpu: a build without CUDA, or no GPU visible)
 set -eu
 mode=$1 build=$2 example=$3 py=$4 gen=$5 cxx=$6
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,6 +31,10 @@ cmake --build "$tmp/build-plugin" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.lo
 lib=$tmp/build-plugin/libtiled_dgemm.so
 
 if [ "$mode" = gpu ]; then
+  gpus=$("$sb" info --format json | "$py" -c 'import json, sys; print(json.load(sys.stdin)["gpus"]["visible"])')
+  if [ "$gpus" = 0 ]; then
+    echo "SKIP: no GPU visible (the plugin's GPU worker was built)"; exit 77
+  fi
   paths=single-cpu,single-gpu,multi-gpu extra=--require-gpu
 else
   paths=single-cpu,multi-cpu extra=
