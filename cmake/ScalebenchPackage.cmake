@@ -22,7 +22,7 @@ string(REGEX REPLACE "^.* ([0-9]+)$" "\\1" SCALEBENCH_API_VERSION "${sb_api_line
 
 # The public headers; the rest of runtime/include stays private to scalebench.
 set(sb_public_headers api_version.hpp workload.hpp workload_registration.hpp input_export.hpp
-    params.hpp exec_path.hpp error.hpp clock.hpp philox.hpp box_muller_tables.hpp)
+    params.hpp exec_path.hpp repeat_rule.hpp error.hpp clock.hpp philox.hpp box_muller_tables.hpp)
 if(SCALEBENCH_HAVE_CUDA)
   list(APPEND sb_public_headers gpu_context.cuh gpu_error.cuh philox.cuh box_muller_tables.cuh)
 endif()

@@ -3,9 +3,10 @@
 # that is then moved (the installation is relocatable), the plugin configured with nothing but
 # find_package(scalebench) and that prefix, and run by the installed program: the CPU paths
 # (mode cpu), or the GPU paths beside the single-cpu reference they are cross-checked against
-# (mode gpu). The report must hold validated, cross-checked ok cases with their efficiency; in
-# mode cpu, a suite file's `plugins`, datagen (NumPy recomputes C = A B from the file), info,
-# run --help, report and compare must see the plugin's workload too.
+# (mode gpu). The report must hold validated, cross-checked ok cases with their efficiency. In
+# mode cpu, every installed header must also compile on its own, and a suite file's `plugins`,
+# datagen (NumPy recomputes C = A B from the file), info, run --help, report and compare must see
+# the plugin's workload.
 # usage: plugin_example.sh cpu|gpu BUILD_DIR EXAMPLE_DIR PYTHON3 GENERATOR CXX
 # (exit 77: skipped: no h5py and numpy; mode gpu: a build without CUDA, or no GPU visible)
 set -eu
@@ -23,6 +24,34 @@ prefix=$tmp/prefix sb=$tmp/prefix/bin/scalebench
 have_cuda=$(sed -n 's/^set(scalebench_HAVE_CUDA \(.*\))$/\1/p' "$prefix"/lib*/cmake/scalebench/scalebench-config.cmake)
 if [ "$mode" = gpu ] && [ "$have_cuda" != ON ]; then
   echo "SKIP: this scalebench was built without CUDA"; exit 77
+fi
+
+if [ "$mode" = cpu ]; then
+  # Every installed header compiles on its own with what the package gives, without warnings.
+  mkdir "$tmp/headers"
+  for h in "$prefix"/include/scalebench/*; do
+    name=$(basename "$h") ext=cpp
+    case $name in *.cuh) ext=cu ;; esac
+    printf '#include "scalebench/%s"\n' "$name" >"$tmp/headers/${name%.*}_${name##*.}.$ext"
+  done
+  cat >"$tmp/headers/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.24)
+project(headers LANGUAGES CXX)
+find_package(scalebench REQUIRED)
+file(GLOB sources *.cpp)
+if(scalebench_HAVE_CUDA)
+  scalebench_enable_cuda()
+  file(GLOB cuda_sources *.cu)
+  list(APPEND sources ${cuda_sources})
+endif()
+add_library(headers OBJECT ${sources})
+target_link_libraries(headers PRIVATE scalebench::workload_api)
+target_compile_options(headers PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Werror>)
+CMAKE
+  cmake -S "$tmp/headers" -B "$tmp/build-headers" -G "$gen" -DCMAKE_CXX_COMPILER="$cxx" \
+    -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/headers.log" 2>&1 &&
+    cmake --build "$tmp/build-headers" >>"$tmp/headers.log" 2>&1 || { cat "$tmp/headers.log"; exit 1; }
+  echo "ok: $(ls "$prefix"/include/scalebench | wc -l) installed headers compile on their own"
 fi
 
 cmake -S "$example" -B "$tmp/build-plugin" -G "$gen" -DCMAKE_CXX_COMPILER="$cxx" \

@@ -2,8 +2,8 @@
 /// @file api_version.hpp
 /// The version of scalebench's workload API: the public headers a workload is compiled
 /// against (workload.hpp and what it includes, workload_registration.hpp, input_export.hpp,
-/// philox.hpp, clock.hpp, error.hpp and, in CUDA builds, gpu_context.cuh, gpu_error.cuh,
-/// philox.cuh, box_muller_tables.cuh).
+/// philox.hpp, box_muller_tables.hpp, clock.hpp, error.hpp and, in CUDA builds,
+/// gpu_context.cuh, gpu_error.cuh, philox.cuh, box_muller_tables.cuh).
 ///
 /// A plugin records the version it was built against (workload_registration.hpp:
 /// scalebench_plugin_api_version); `scalebench` loads only plugins of its own version and names
