@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "scalebench/gpu_context.cuh"
+#include "scalebench/gpu_runtime.hpp"
 #include "subset_mean/fused_variants.cuh"
 #include "subset_mean/subset_mean_gpu.hpp"
 #include "subset_mean/subset_mean_kernel.cuh"

@@ -36,6 +36,9 @@ struct RunRequest {
   double max_time_s = kAutoMaxTime;
   double target_spread = kAutoTargetSpread;
   std::vector<CaseRequest> cases;  ///< a suite file's [[case]] tables, after `workloads`
+  /// A suite file's `plugins` (relative paths made relative to the suite file's folder); the
+  /// launcher loads them before it plans (plugin_options.hpp).
+  std::vector<std::string> plugins;
 };
 
 /// Limits of a run's settings, checked before anything starts.

@@ -22,9 +22,10 @@
 #include <nlohmann/json.hpp>
 
 #include "case_plan.hpp"
-#include "input_export.hpp"
+#include "plugin_options.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/h5_handle.hpp"
+#include "scalebench/input_export.hpp"
 #include "scalebench/version.hpp"
 
 namespace sb {
@@ -384,7 +385,8 @@ void add_datagen_command(CLI::App& app, int& exit_code, const std::string& comma
   auto max_bytes = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "datagen", "Write a case's exact inputs and answer to an HDF5 file (docs/datagen.md)");
-  cmd->add_option("workload", o->workload, "subset-mean, svd or groupby")->required();
+  cmd->add_option("workload", o->workload, workload_names(true))->required();
+  add_plugin_option(*cmd);
   cmd->add_option("--out", o->out, "HDF5 file to write")->required();
   cmd->add_option("--preset", o->preset, "tiny, small (default), seed or large");
   cmd->add_option("--param", o->params, "workload.key=value (repeatable)");

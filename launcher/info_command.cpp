@@ -8,9 +8,11 @@
 #include "batch/allocation.hpp"
 #include "case_plan.hpp"
 #include "info_command.hpp"
+#include "plugin_options.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/gpu_runtime.hpp"
 #include "scalebench/nvml_probe.hpp"
+#include "scalebench/plugins.hpp"
 #include "scalebench/system_info.hpp"
 #include "scalebench/workload.hpp"
 
@@ -36,8 +38,12 @@ nlohmann::json collect_info() {
     for (const auto& [k, help] : w.keys) keys[k] = help;
     nlohmann::json presets = nlohmann::json::object();
     for (const auto& p : preset_names()) presets[p] = w.preset(p).to_json();
-    wl.push_back(
-        {{"name", w.name}, {"description", w.description}, {"keys", keys}, {"presets", presets}});
+    const PluginInfo* plugin = plugin_of(w.name);
+    wl.push_back({{"name", w.name},
+                  {"description", w.description},
+                  {"plugin", plugin != nullptr ? plugin->path : ""},
+                  {"keys", keys},
+                  {"presets", presets}});
   }
   nlohmann::json versions = library_versions();
   const nlohmann::json gpu_versions = gpu_library_versions();  // items() must not outlive it
@@ -54,7 +60,8 @@ nlohmann::json collect_info() {
       {"allocation",
        {{"scheduler", alloc.scheduler}, {"job_id", alloc.job_id}, {"nodes", alloc.nodes.size()}}},
       {"ranks", ranks},
-      {"workloads", wl}};
+      {"workloads", wl},
+      {"plugins", plugins_record()}};
 }
 
 std::string gib(double bytes) {
@@ -91,6 +98,7 @@ void print_table(const nlohmann::json& j) {
   fmt::print("Workloads\n");
   for (const auto& w : j.at("workloads")) {
     fmt::print("  {:<12} {}\n", w.value("name", ""), w.value("description", ""));
+    if (!w.value("plugin", "").empty()) fmt::print("      (plugin {})\n", w.value("plugin", ""));
     for (const auto& [k, help] : w.at("keys").items())
       fmt::print("      {}.{:<12} {}\n", w.value("name", ""), k, help.get<std::string>());
   }
@@ -103,6 +111,7 @@ void add_info_command(CLI::App& app, int& exit_code) {
   CLI::App* info =
       app.add_subcommand("info", "Describe this machine, its GPUs, libraries and workloads");
   info->add_option("--format", *format, "table (default) or json");
+  add_plugin_option(*info);
   info->callback([format, &exit_code] {
     SB_EXPECTS(*format == "table" || *format == "json",
                fmt::format("--format '{}': use table or json", *format));

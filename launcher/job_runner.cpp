@@ -126,6 +126,7 @@ batch::LaunchPlan prepare_job(int job, const std::vector<CaseSpec>& remaining,
   plan.telemetry_period_s = opt.telemetry_period_s;
   plan.keep_throttled = opt.keep_throttled;
   plan.lifeline_path = opt.lifeline_path;
+  plan.plugins = opt.plugins;
   plan.stream_path = fmt::format("{}/stream-{}.jsonl", opt.workdir, job);
   plan.stop_path = fmt::format("{}/stop", opt.workdir);
   const std::string plan_path = fmt::format("{}/plan-{}.json", opt.workdir, job);

@@ -29,6 +29,8 @@ struct JobRunnerOptions {
   bool fresh_ceilings = false;       ///< `run --fresh-ceilings`
   double telemetry_period_s = 0.02;  ///< between telemetry readings; < 0: none
   bool keep_throttled = false;       ///< `run --keep-throttled`
+  /// Workload plugins every rank loads (plugins.hpp).
+  std::vector<std::string> plugins;
   /// Called for every record (start, progress, case) as it arrives, on the launcher's thread.
   /// An exception it throws (a report that cannot be written) ends the job and propagates.
   std::function<void(const nlohmann::json&)> on_record;

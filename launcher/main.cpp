@@ -11,6 +11,7 @@
 #include "console.hpp"
 #include "datagen_command.hpp"
 #include "info_command.hpp"
+#include "plugin_options.hpp"
 #include "recovery.hpp"
 #include "run_command.hpp"
 #include "scalebench/error.hpp"
@@ -23,6 +24,13 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   const std::vector<std::string> args(argv, argv + argc);
   int exit_code = sb::kExitOk;
+  try {
+    // Plugins first: the subcommands' help texts and lists name their workloads.
+    sb::preload_plugins(args);
+  } catch (const sb::Error& e) {
+    sb::sayf(stderr, "scalebench: {}\n", sb::one_line(e.what()));
+    return e.exit_code();
+  }
   CLI::App app{"scalebench: benchmark suite and launcher for HPC nodes and clusters"};
   app.require_subcommand(1);
   const std::string version =

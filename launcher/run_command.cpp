@@ -16,6 +16,7 @@
 #include "case_plan.hpp"
 #include "console.hpp"
 #include "job_runner.hpp"
+#include "plugin_options.hpp"
 #include "progress.hpp"
 #include "recovery.hpp"
 #include "reference_files.hpp"
@@ -26,6 +27,7 @@
 #include "scalebench/find_program.hpp"
 #include "scalebench/gpu_runtime.hpp"
 #include "scalebench/job_plan.hpp"
+#include "scalebench/plugins.hpp"
 #include "scalebench/report.hpp"
 #include "scalebench/settings.hpp"
 #include "scalebench/system_info.hpp"
@@ -136,6 +138,7 @@ std::vector<std::string> split_list(const std::string& s) {
 RunRequest resolve_request(const RunOptions& o) {
   RunRequest req;
   if (!o.suite.empty()) load_suite(o.suite, req);
+  for (const auto& p : req.plugins) (void)load_plugin(p);  // after --plugin's (main.cpp)
   if (o.suite.empty() || o.o_preset->count() > 0) req.preset = o.preset;
   resolve_repeats(o, req);
   if (o.suite.empty() || o.o_warmup->count() > 0) req.warmup = o.warmup;
@@ -275,6 +278,7 @@ nlohmann::json run_attrs(const std::string& command_line, const Layout& l,
                       {"status", "running"}};
   const nlohmann::json set = settings::set_in_environment();  // items() must not outlive it
   for (const auto& [k, v] : set.items()) a[k] = v;
+  if (!loaded_plugins().empty()) a["plugins"] = plugins_record();  // the /plugins table
   return a;
 }
 
@@ -380,6 +384,7 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   jo.fresh_ceilings = o.fresh_ceilings;
   jo.telemetry_period_s = settings::telemetry() ? settings::telemetry_period_ms() / 1000.0 : -1.0;
   jo.keep_throttled = o.keep_throttled;
+  jo.plugins = plugin_paths();
   jo.launch.mpiexec = settings::mpiexec();
   jo.launch.extra = settings::mpiexec_args();
   jo.launch.allow_run_as_root = geteuid() == 0;
@@ -492,8 +497,10 @@ void add_run_command(CLI::App& app, int& exit_code, const std::vector<std::strin
   auto o = std::make_shared<RunOptions>();
   CLI::App* run = app.add_subcommand("run", "Run the benchmark suite and write an HDF5 report");
   o->o_preset = run->add_option("--preset", o->preset, "tiny, small (default), seed or large");
-  o->o_workloads =
-      run->add_option("--workloads", o->workloads, "Comma-separated workloads (default: all)");
+  o->o_workloads = run->add_option(
+      "--workloads", o->workloads,
+      "Comma-separated workloads: " + workload_names() + " (default: all, in this order)");
+  add_plugin_option(*run);
   o->o_paths = run->add_option("--paths", o->paths,
                                "Comma-separated paths: single-cpu,multi-cpu,single-gpu,multi-gpu "
                                "(aliases cpu1,cpuN,gpu1,gpuN; default: these four), each-gpu, "

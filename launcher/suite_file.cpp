@@ -1,5 +1,6 @@
 #include "suite_file.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -99,6 +100,14 @@ void load_suite_text(const std::string& text, const std::string& name, RunReques
       req.paths = parse_paths(join(string_list(name, node, key)));
     } else if (key == "workloads") {
       req.workloads = string_list(name, node, key);
+    } else if (key == "plugins") {
+      const std::filesystem::path folder = std::filesystem::path(name).parent_path();
+      for (const auto& p : string_list(name, node, key)) {
+        if (p.empty())
+          throw UsageError(fmt::format("{}: 'plugins' holds an empty path", where(name, node)));
+        const std::filesystem::path path(p);
+        req.plugins.push_back(path.is_absolute() ? p : (folder / path).string());
+      }
     } else if (key == "params") {
       const auto* t = node.as_table();
       if (t == nullptr)
@@ -139,7 +148,7 @@ void load_suite_text(const std::string& text, const std::string& name, RunReques
     } else {
       throw UsageError(
           fmt::format("{}: unknown key '{}' (known: preset, repeats, min_repeats, max_repeats, "
-                      "max_time, target_spread, warmup, paths, workloads, params, case)",
+                      "max_time, target_spread, warmup, paths, workloads, params, case, plugins)",
                       where(name, node), key));
     }
   }

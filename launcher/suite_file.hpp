@@ -15,6 +15,8 @@
 ///   preset = "seed"                   # optional
 ///   paths = ["single-gpu"]            # optional
 ///   params = { m = 100000 }           # optional, keys of this workload
+///   plugins = ["build/libexample.so"] # workload plugins to load (top level; relative to the
+///                                     # suite file's folder), after those of --plugin
 ///
 /// The cases are those of `workloads` followed by those of each [[case]]; with neither, every
 /// workload runs. Unknown keys are errors (a typo must not silently run the wrong suite), and

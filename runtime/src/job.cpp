@@ -58,7 +58,8 @@ nlohmann::json JobPlan::to_json() const {
           {"lifeline", lifeline_path},
           {"fresh_ceilings", fresh_ceilings},
           {"telemetry_period_s", telemetry_period_s},
-          {"keep_throttled", keep_throttled}};
+          {"keep_throttled", keep_throttled},
+          {"plugins", plugins}};
 }
 
 JobPlan JobPlan::from_json(const nlohmann::json& j) {
@@ -73,6 +74,7 @@ JobPlan JobPlan::from_json(const nlohmann::json& j) {
   p.fresh_ceilings = j.value("fresh_ceilings", false);
   p.telemetry_period_s = j.value("telemetry_period_s", 0.02);
   p.keep_throttled = j.value("keep_throttled", false);
+  p.plugins = j.value("plugins", std::vector<std::string>());
   return p;
 }
 

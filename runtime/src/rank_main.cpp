@@ -23,6 +23,7 @@
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/placement.hpp"
+#include "scalebench/plugins.hpp"
 #include "scalebench/rank_protocol.hpp"
 #include "scalebench/settings.hpp"
 #include "scalebench/system_info.hpp"
@@ -185,6 +186,9 @@ int main(int argc, char** argv) {
     const auto j = nlohmann::json::parse(text);
     const sb::JobPlan plan = sb::JobPlan::from_json(j);
     ctx.launch_epoch = j.value("launch_epoch", 0.0);
+    // Every rank registers the plan's plugin workloads (the launcher checked them) before any
+    // case is planned or built.
+    for (const auto& p : plan.plugins) (void)sb::load_plugin(p);
     place(ctx);
     SB_MPI_CHECK(
         MPI_Comm_split(ctx.world, ctx.rank == 0 ? MPI_UNDEFINED : 0, ctx.rank, &ctx.workers));

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "scalebench/gpu_context.cuh"
+#include "scalebench/gpu_runtime.hpp"
 #include "scalebench/nvml_probe.hpp"
 
 namespace {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "scalebench/gpu_context.cuh"
+#include "scalebench/gpu_runtime.hpp"
 #include "scalebench/philox.hpp"
 #include "subset_mean/fused_variants.cuh"
 #include "subset_mean/subset_mean_gpu.hpp"

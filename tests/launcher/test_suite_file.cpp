@@ -87,6 +87,21 @@ TEST(SuiteFile, RejectsTyposAndBadTypes) {
   }
 }
 
+TEST(SuiteFile, PluginsAreRelativeToTheSuiteFilesFolder) {
+  sb::RunRequest r;
+  sb::load_suite_text(R"(plugins = ["build/libtiled_dgemm.so", "/opt/sb/libmine.so"])",
+                      "/work/suites/gpu.toml", r);
+  EXPECT_EQ(r.plugins, (std::vector<std::string>{"/work/suites/build/libtiled_dgemm.so",
+                                                 "/opt/sb/libmine.so"}));
+  sb::RunRequest here;
+  sb::load_suite_text(R"(plugins = ["libx.so"])", "gpu.toml", here);
+  EXPECT_EQ(here.plugins, (std::vector<std::string>{"libx.so"}));
+  for (const char* text : {"plugins = \"libx.so\"", "plugins = [\"\"]", "plugins = [1]"}) {
+    sb::RunRequest bad;
+    EXPECT_THROW(sb::load_suite_text(text, "bad.toml", bad), sb::UsageError) << text;
+  }
+}
+
 TEST(SuiteFile, MissingFileIsAUsageError) {
   sb::RunRequest r;
   EXPECT_THROW(sb::load_suite("/nonexistent/suite.toml", r), sb::UsageError);

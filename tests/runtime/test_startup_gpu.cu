@@ -8,6 +8,7 @@
 #include <string>
 
 #include "scalebench/gpu_context.cuh"
+#include "scalebench/gpu_runtime.hpp"
 
 namespace {
 

@@ -6,11 +6,13 @@
 #include <fmt/format.h>
 
 #include "groupby/config.hpp"
+#include "groupby/export_inputs.hpp"
 #include "groupby/memory_estimate.hpp"
 #include "groupby/protocol.hpp"
 #include "groupby/validation.hpp"
 #include "groupby/worker_cpu.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/workload_registration.hpp"
 
 #if SCALEBENCH_HAVE_CUDA
 #include "groupby/gpu/worker.hpp"
@@ -178,7 +180,12 @@ Workload groupby_workload() {
   w.memory_needed = [](const CaseSpec& spec, const CaseEnv& env) {
     return groupby::memory_needed(spec, env);
   };
+  w.export_inputs = [](const std::vector<Params>& variants) {
+    return groupby::export_inputs(variants);
+  };
   return w;
 }
 
 }  // namespace sb
+
+SB_REGISTER_WORKLOAD(sb::groupby_workload);

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "input_export.hpp"
+#include "scalebench/input_export.hpp"
 
 namespace sb::subset_mean {
 

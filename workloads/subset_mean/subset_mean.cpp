@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "scalebench/error.hpp"
+#include "scalebench/workload_registration.hpp"
+#include "subset_mean/export_inputs.hpp"
 #include "subset_mean/memory_estimate.hpp"
 #include "subset_mean/subset_mean_cpu.hpp"
 #include "subset_mean/subset_mean_plan.hpp"
@@ -224,7 +226,12 @@ Workload subset_mean_workload() {
   w.memory_needed = [](const CaseSpec& spec, const CaseEnv& env) {
     return subset_mean::memory_needed(spec, env);
   };
+  w.export_inputs = [](const std::vector<Params>& variants) {
+    return subset_mean::export_inputs(variants);
+  };
   return w;
 }
 
 }  // namespace sb
+
+SB_REGISTER_WORKLOAD(sb::subset_mean_workload);

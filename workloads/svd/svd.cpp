@@ -1,6 +1,8 @@
 #include "svd/svd.hpp"
 
 #include "scalebench/error.hpp"
+#include "scalebench/workload_registration.hpp"
+#include "svd/export_inputs.hpp"
 #include "svd/memory_estimate.hpp"
 #include "svd/svd_config.hpp"
 #include "svd/svd_scheduler.hpp"
@@ -41,7 +43,12 @@ Workload svd_workload() {
   w.memory_needed = [](const CaseSpec& spec, const CaseEnv& env) {
     return svd::memory_needed(spec, env);
   };
+  w.export_inputs = [](const std::vector<Params>& variants) {
+    return svd::export_inputs(variants);
+  };
   return w;
 }
 
 }  // namespace sb
+
+SB_REGISTER_WORKLOAD(sb::svd_workload);

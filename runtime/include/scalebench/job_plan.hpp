@@ -30,6 +30,9 @@ struct JobPlan {
   bool fresh_ceilings = false;       ///< measure the ceilings anew (not from the cache)
   double telemetry_period_s = 0.02;  ///< between readings while a repeat runs; < 0: no telemetry
   bool keep_throttled = false;       ///< `run --keep-throttled`: throttled repeats count
+  /// Workload plugins (plugins.hpp) every rank loads, in this order, before it plans:
+  /// absolute paths the launcher has loaded and checked.
+  std::vector<std::string> plugins;
 
   [[nodiscard]] nlohmann::json to_json() const;
   static JobPlan from_json(const nlohmann::json& j);

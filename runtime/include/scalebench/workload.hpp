@@ -1,18 +1,26 @@
 #pragma once
 /// @file workload.hpp
-/// The contract between the runtime and a workload.
+/// The contract between the runtime and a workload (docs/writing-a-workload.md walks through
+/// it with examples/plugin/).
 ///
-/// A case (workload, path, parameters) runs `warmup + repeats` repeats. In each repeat the
-/// scheduler (rank 0) hands out tasks 0..num_tasks()-1 dynamically to the case's workers, which
-/// pull them with bounded prefetch. A worker runs each task through WorkerCase::submit/poll and
-/// sends the task's small `partial` back; after the last task it calls finish_repeat() (where
-/// collectives among the case's workers happen) and sends that partial too. The scheduler folds
-/// everything through SchedulerCase and produces the repeat's result. After the repeats,
-/// validation runs outside the timed region (WorkerCase::validate -> SchedulerCase::validate),
-/// then results of the same workload and parameters are cross-checked across paths.
+/// A workload describes itself in a Workload (name, parameter keys, presets, factories) and
+/// registers it with SB_REGISTER_WORKLOAD (workload_registration.hpp). A case (workload, path,
+/// parameters) runs `warmup + repeats` repeats. In each repeat the scheduler (rank 0) hands out
+/// tasks 0..num_tasks()-1 dynamically to the case's workers, which pull them with bounded
+/// prefetch. A worker runs each task through WorkerCase::submit/poll and sends the task's small
+/// `partial` back; after the last task it calls finish_repeat() (where collectives among the
+/// case's workers happen) and sends that partial too. The scheduler folds everything through
+/// SchedulerCase and produces the repeat's result. After the repeats, validation runs outside
+/// the timed region (WorkerCase::validate -> SchedulerCase::validate), then results of the same
+/// workload and parameters are cross-checked across paths (Workload::cross_check).
 ///
 /// Input data is generated on the worker that owns the chunk (philox.hpp): nothing large travels
 /// through the scheduler.
+///
+/// What the runtime gives a worker (CaseEnv): its CPU threads (OpenMP's pool and OpenBLAS are
+/// set to `threads` before make_worker; `#pragma omp parallel` uses them), an MPI communicator
+/// over the case's workers, and on GPU paths the GpuContext (gpu_context.cuh: device, stream,
+/// NCCL communicator over the GPU workers, cuBLAS and cuSOLVER handles).
 
 #include <mpi.h>
 
@@ -28,6 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scalebench/exec_path.hpp"
+#include "scalebench/input_export.hpp"
 #include "scalebench/params.hpp"
 #include "scalebench/repeat_rule.hpp"
 
@@ -38,23 +47,29 @@ struct GpuContext;  ///< gpu_context.cuh: device, stream, NCCL communicator, lib
 /// Where a worker's time goes (docs/specification.md §2.5: generate, compute, communicate; total is
 /// measured by the scheduler).
 enum class Phase : int { generate = 0, compute = 1, communicate = 2 };
+/// "generate", "compute", "communicate".
 [[nodiscard]] std::string_view to_string(Phase p) noexcept;
 
+/// A worker's wall time per phase in one repeat, in seconds (clock.hpp's ScopedPhase adds to
+/// it; GPU workers measure with CUDA events). The report shows the maximum over the workers.
 struct PhaseTimes {
-  double generate = 0;
-  double compute = 0;
-  double communicate = 0;
+  double generate = 0;     ///< making the inputs (philox.hpp)
+  double compute = 0;      ///< the work being measured
+  double communicate = 0;  ///< collectives and exchanges between workers
 };
 
 /// What the runtime gives a worker for one case.
 struct CaseEnv {
-  Device device = Device::cpu;
-  int rank = 0;                   ///< this worker's index among the case's workers
-  int size = 1;                   ///< workers in the case
-  int threads = 1;                ///< CPU threads this worker may use (OpenMP is set to it)
+  Device device = Device::cpu;  ///< CPU or GPU path (the case's ExecPath decides)
+  int rank = 0;                 ///< this worker's index among the case's workers
+  int size = 1;                 ///< workers in the case
+  /// CPU threads this worker may use: OpenMP's pool (omp_set_num_threads) and OpenBLAS are
+  /// set to it before make_worker. 1 on single-cpu; on multi-cpu the worker's share of its
+  /// node's cores; on GPU paths the host threads that drive the GPU.
+  int threads = 1;
   MPI_Comm comm = MPI_COMM_SELF;  ///< the case's workers only (MPI_COMM_SELF on single-* paths)
-  GpuContext* gpu = nullptr;      ///< GPU paths only
-  std::string host;
+  GpuContext* gpu = nullptr;      ///< GPU paths only; lives as long as the worker
+  std::string host;               ///< this worker's host name
   /// `scalebench run --trace`: the workload may print a timeline of its steps to stderr (one
   /// line per repeat and worker, prefixed with the workload and rank). Never changes the work.
   bool trace = false;
@@ -69,8 +84,8 @@ struct CaseSpec {
   Params params;       ///< complete: preset values plus overrides
   std::string preset;  ///< the preset the parameters started from (for people; not in the id)
   int repeats = 5;     ///< timed repeats; under `--repeats auto` the most it may take
-  int warmup = 1;
-  int workers = 1;  ///< workers taking part in the case
+  int warmup = 1;      ///< untimed repeats before them
+  int workers = 1;     ///< workers taking part in the case
   /// `--repeats auto` (repeat_rule.hpp): the fewest repeats (0: `repeats` is a fixed count),
   /// the wall-time limit and the target spread of the median.
   int min_repeats = 0;
@@ -83,29 +98,35 @@ struct CaseSpec {
 
 /// One finished task as a worker reports it.
 struct TaskOutcome {
-  std::int64_t task = -1;
-  std::vector<double> partial;  ///< workload-defined, small
-  double start = 0;             ///< seconds since this worker's repeat start
-  double end = 0;
-  std::int64_t bytes = 0;  ///< bytes produced or consumed (task-stream picture)
-  Phase phase = Phase::compute;
+  std::int64_t task = -1;        ///< the task index submit() was given
+  std::vector<double> partial;   ///< workload-defined, small (a few numbers: it is a message)
+  double start = 0;              ///< seconds since this worker's repeat start
+  double end = 0;                ///< seconds since this worker's repeat start
+  std::int64_t bytes = 0;        ///< bytes produced or consumed (task-stream picture)
+  Phase phase = Phase::compute;  ///< the phase the task's time counts in (task-stream colour)
 };
 
 /// A validation figure: value against limit.
 struct Check {
-  std::string name;
-  double value = 0;
-  double limit = 0;
-  bool pass = false;
+  std::string name;    ///< "max_rel_error", "answer_vs_expected", ...
+  double value = 0;    ///< what was measured
+  double limit = 0;    ///< what it may be at most (or at least: say so in detail)
+  bool pass = false;   ///< a case with a failed check is recorded `failed` (exit code 1)
   std::string detail;  ///< one line, e.g. "|answer - 11| <= 6/sqrt(count)"
 };
 
 /// Work done by one repeat, for throughput and efficiency against the ceiling that bounds it.
+/// Throughput is units / median repeat time. Efficiency is bytes (or flops) / median time over
+/// the ceiling of the case's devices times its workers: per CPU worker a STREAM triad (bytes)
+/// or DGEMM (flops) rate, per GPU a device-to-device copy (bytes) or fp64 GEMM (flops) rate.
+/// Count what the algorithm must move or compute (not what an implementation happens to do),
+/// the same on every path, so efficiencies of paths compare.
 struct Work {
   double units = 0;  ///< count of `unit` (draws, rows, flop)
   std::string unit;  ///< "draws", "rows", "flop"
   double bytes = 0;  ///< bytes moved, when bytes bound the case
   double flops = 0;  ///< floating-point operations, when flops bound the case
+  /// Which of bytes and flops limits the case, hence which ceiling efficiency is taken of.
   enum class Bound { bytes, flops } bound = Bound::bytes;
 };
 
@@ -116,7 +137,9 @@ struct Fingerprint {
 };
 
 /// Worker side of one case. Created once per case on each taking-part worker, before the
-/// first repeat (allocation belongs there, outside the timed region).
+/// first repeat (allocation belongs there, outside the timed region). An exception thrown by
+/// any member fails the case with its message (sb::Error and its kinds, error.hpp); the run
+/// goes on with the next case.
 class WorkerCase {
  public:
   virtual ~WorkerCase() = default;
@@ -146,6 +169,7 @@ class WorkerCase {
 };
 
 /// Scheduler side of one case.
+/// Created once per case on rank 0 (make_scheduler); it sees every task's partial, never data.
 class SchedulerCase {
  public:
   virtual ~SchedulerCase() = default;
@@ -153,9 +177,14 @@ class SchedulerCase {
   SchedulerCase(const SchedulerCase&) = delete;
   SchedulerCase& operator=(const SchedulerCase&) = delete;
 
+  /// Tasks per repeat (>= 1); handed out as indices 0..num_tasks()-1.
   [[nodiscard]] virtual std::int64_t num_tasks() const = 0;
+  /// Start of a repeat (warm-up or timed): reset what on_task folds.
   virtual void begin_repeat() = 0;
+  /// A finished task, in the order tasks finish (not task order: keep and fold in end_repeat,
+  /// or fold into per-task slots).
   virtual void on_task(const TaskOutcome& outcome) = 0;
+  /// A worker's finish_repeat() partial (`rank` among the case's workers).
   virtual void on_worker_done(int rank, const std::vector<double>& partial) = 0;
   /// The repeat's result, e.g. {"answer": 11.0000213, "full_mean": 9.99999}. Must not depend on
   /// the order tasks arrived in (fold per-task partials in task order).
@@ -164,6 +193,7 @@ class SchedulerCase {
   virtual std::vector<Check> validate(const std::vector<std::vector<double>>& worker_parts) = 0;
   /// Values compared across paths of the same workload and parameters.
   [[nodiscard]] virtual Fingerprint fingerprint() const = 0;
+  /// The work of one repeat (the same for every repeat of the case).
   [[nodiscard]] virtual Work work() const = 0;
 };
 
@@ -175,10 +205,13 @@ struct MemoryNeed {
   double device_bytes = 0;
 };
 
-/// A workload as the registry knows it.
+/// A workload as the registry knows it: what SB_REGISTER_WORKLOAD's function returns. Required:
+/// name, preset, expand, make_scheduler, make_worker, cross_check; the rest may stay empty.
 struct Workload {
-  std::string name;  ///< "subset-mean", "svd", "groupby"
-  std::string description;
+  /// "subset-mean", "svd", "groupby": letters, digits, '-' and '_'; unique in the run. It
+  /// starts case ids and --param keys ("svd.m=100000").
+  std::string name;
+  std::string description;  ///< one line for `scalebench info` and the help texts
   /// Known parameter keys with a one-line help each; --param keys are checked against these.
   std::vector<std::pair<std::string, std::string>> keys;
   /// Parameters of a preset ("tiny", "small", "seed", "large").
@@ -195,9 +228,13 @@ struct Workload {
   /// Optional: memory a worker needs for the case (env as make_worker would get it, without the
   /// GPU context). Empty: no check.
   std::function<MemoryNeed(const CaseSpec&, const CaseEnv&)> memory_needed;
+  /// Optional: the exact inputs of a case for `scalebench datagen` (input_export.hpp), from its
+  /// expanded variants' parameters. Empty: datagen refuses the workload.
+  std::function<InputExport(const std::vector<Params>& variants)> export_inputs;
 };
 
-/// Every workload compiled in, in suite order.
+/// Every registered workload, in suite order: the built-in ones (subset-mean, svd, groupby),
+/// then those of the loaded plugins, in load order. Defined by scalebench.
 [[nodiscard]] const std::vector<Workload>& workloads();
 /// Throws sb::UsageError listing the known names.
 [[nodiscard]] const Workload& find_workload(std::string_view name);

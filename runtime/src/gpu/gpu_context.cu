@@ -20,6 +20,7 @@
 
 #include "scalebench/clock.hpp"
 #include "scalebench/gpu_context.cuh"
+#include "scalebench/gpu_runtime.hpp"
 #include "scalebench/nvml_probe.hpp"
 #include "scalebench/settings.hpp"
 

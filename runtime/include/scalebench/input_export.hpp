@@ -2,9 +2,9 @@
 /// @file input_export.hpp
 /// The exact inputs of a case, described for `scalebench datagen` (docs/datagen.md).
 ///
-/// A workload's exporter (workloads/<name>/export_inputs.cpp) turns a case's complete
-/// parameters into an InputExport: the arrays its workers generate, each with a `fill` function
-/// that produces any range of rows with the workload's own generators (the same bits the
+/// A workload's exporter (its Workload::export_inputs member, workload.hpp) turns a case's
+/// complete parameters into an InputExport: the arrays its workers generate, each with a `fill`
+/// function that produces any range of rows with the workload's own generators (the same bits the
 /// workers see), plus the answer computed by scalebench's own CPU code when that is cheap.
 /// Nothing is generated until `fill` or `answer` is called, so the size of an export is known
 /// (InputExport::bytes) before any work is done. This header knows nothing of HDF5: the
@@ -79,9 +79,10 @@ struct InputExport {
   }
 };
 
-/// The export of `workload` for its expanded case parameters (as plan_cases gives them; the
-/// variants must share their data parameters). Throws sb::UsageError for an unknown workload
-/// or one without an exporter, and on bad parameters.
+/// The export of the registered workload named `workload` for its expanded case parameters (as
+/// plan_cases gives them; the variants must share their data parameters): its
+/// Workload::export_inputs. Throws sb::UsageError for an unknown workload or one without an
+/// exporter, and on bad parameters. Defined by scalebench (workloads/registry.cpp).
 [[nodiscard]] InputExport export_inputs(const std::string& workload,
                                         const std::vector<Params>& variants);
 
