@@ -16,6 +16,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -165,6 +166,12 @@ class SchedulerCase {
   /// Values compared across paths of the same workload and parameters.
   [[nodiscard]] virtual Fingerprint fingerprint() const = 0;
   [[nodiscard]] virtual Work work() const = 0;
+  /// Optional, after validate(): figures of the workload's own, merged into the case's
+  /// `metrics` over the runtime's (per-size bandwidths of a sweep, named outliers). A workload
+  /// whose repeat time is not its headline states it here: `throughput` and `throughput_unit`,
+  /// `efficiency` with `ceiling`, `ceiling_value`, `ceiling_unit`; `notes` (strings, each
+  /// "WHAT (FIGURE): WHY") join the summary's notes.
+  [[nodiscard]] virtual nlohmann::json metrics() const { return nlohmann::json::object(); }
 };
 
 /// Memory one worker of a case needs (an estimate from the parameters, made before anything is
@@ -195,7 +202,16 @@ struct Workload {
   /// Optional: memory a worker needs for the case (env as make_worker would get it, without the
   /// GPU context). Empty: no check.
   std::function<MemoryNeed(const CaseSpec&, const CaseEnv&)> memory_needed;
+  /// The paths the workload runs on; empty: all four. Cases are planned on these only.
+  std::vector<ExecPath> paths;
+  /// The fewest workers a case needs: a case with fewer is recorded as skipped, with the reason.
+  int min_workers = 1;
 };
+
+/// True when `w` runs on `path` (Workload::paths).
+[[nodiscard]] inline bool runs_on(const Workload& w, ExecPath path) {
+  return w.paths.empty() || std::find(w.paths.begin(), w.paths.end(), path) != w.paths.end();
+}
 
 /// Every workload compiled in, in suite order.
 [[nodiscard]] const std::vector<Workload>& workloads();
