@@ -15,6 +15,9 @@
 #if SB_HAVE_WORKLOAD_GROUPBY
 #include "groupby/groupby.hpp"
 #endif
+#if SB_HAVE_WORKLOAD_COMMS
+#include "comms/comms.hpp"
+#endif
 
 namespace sb {
 
@@ -29,6 +32,9 @@ const std::vector<Workload>& workloads() {
 #endif
 #if SB_HAVE_WORKLOAD_GROUPBY
     v.push_back(groupby_workload());
+#endif
+#if SB_HAVE_WORKLOAD_COMMS
+    v.push_back(comms_workload());
 #endif
     return v;
   }();
