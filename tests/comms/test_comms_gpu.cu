@@ -6,6 +6,7 @@
 #include <nccl.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 

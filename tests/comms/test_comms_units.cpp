@@ -111,6 +111,31 @@ TEST(CommsConfig, PlannedOnMultiPathsOnly) {
   EXPECT_NE(two[1].id.find("op=pairs"), std::string::npos) << two[1].id;
 }
 
+TEST(TransportAxis, SvdAndGroupbyTakeCommAndNameItInTheCaseId) {
+  RunRequest r;
+  r.preset = "tiny";
+  r.workloads = {"svd", "groupby"};
+  r.paths = parse_paths("gpu1,gpuN");
+  r.params = {"svd.comm=nccl,mpi-host", "groupby.comm=nccl,mpi-host", "groupby.query=by-key"};
+  const auto cases = plan_cases(r);
+  ASSERT_EQ(cases.size(), 8u);  // 2 workloads x 2 transports x 2 paths
+  int mpi_host = 0;
+  for (const auto& c : cases) mpi_host += c.id.find("comm=mpi-host") != std::string::npos ? 1 : 0;
+  EXPECT_EQ(mpi_host, 4);
+  // Absent by default: today's case ids are unchanged.
+  RunRequest d;
+  d.preset = "tiny";
+  d.workloads = {"svd", "groupby"};
+  for (const auto& c : plan_cases(d)) EXPECT_EQ(c.id.find("comm="), std::string::npos) << c.id;
+  for (const char* bad : {"svd.comm=tcp", "groupby.comm=ucx"}) {
+    r.params = {bad};
+    EXPECT_THROW((void)plan_cases(r), UsageError) << bad;
+  }
+  // The peer exchange stores into GPU memory: it has no host-staged form.
+  r.params = {"groupby.comm=mpi-host", "groupby.gpu_exchange=peer", "groupby.query=by-key"};
+  EXPECT_THROW((void)plan_cases(r), UsageError);
+}
+
 TEST(CommsCollectives, CountsAndBusFactorsAreNcclTests) {
   const int n = 8;
   const std::int64_t S = 1 << 20;
