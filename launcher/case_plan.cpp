@@ -223,6 +223,7 @@ std::vector<CaseSpec> plan_cases(const RunRequest& req, std::vector<std::string>
   const std::vector<ExecPath> default_paths = req.paths.empty() ? all_exec_paths() : req.paths;
   std::vector<CaseSpec> out;
   std::set<std::string> seen;
+  std::string last_path_note;  ///< a group that runs on none of the paths asked for
   for (const auto& g : groups) {
     const Workload& w = find_workload(g.workload);
     const std::string preset = g.preset.empty() ? req.preset : g.preset;
@@ -241,6 +242,22 @@ std::vector<CaseSpec> plan_cases(const RunRequest& req, std::vector<std::string>
     }
     std::vector<ExecPath> paths = g.paths.empty() ? default_paths : g.paths;
     std::sort(paths.begin(), paths.end());
+    const bool asked = !g.paths.empty() || !req.paths.empty();
+    std::string left_out;
+    for (const ExecPath path : paths)
+      if (!runs_on(w, path))
+        left_out += (left_out.empty() ? "" : ", ") + std::string(to_string(path));
+    std::erase_if(paths, [&](ExecPath path) { return !runs_on(w, path); });
+    if (!left_out.empty() && (asked || paths.empty())) {
+      std::string on;
+      for (const ExecPath path : w.paths)
+        on += (on.empty() ? "" : ", ") + std::string(to_string(path));
+      const std::string line =
+          fmt::format("{} runs on {} only: no {} case planned", w.name, on, left_out);
+      if (notes != nullptr && std::find(notes->begin(), notes->end(), line) == notes->end())
+        notes->push_back(line);
+      if (paths.empty()) last_path_note = line;
+    }
     for (const Params& point : sweep(w.preset(preset), specs)) {
       for (const Params& variant : w.expand(point)) {
         for (const ExecPath path : paths) {
@@ -265,7 +282,9 @@ std::vector<CaseSpec> plan_cases(const RunRequest& req, std::vector<std::string>
       }
     }
   }
-  SB_EXPECTS(!out.empty(), "nothing to run: no workload selected");
+  SB_EXPECTS(!out.empty(), last_path_note.empty()
+                               ? std::string("nothing to run: no workload selected")
+                               : "nothing to run: " + last_path_note);
   for (std::size_t i = 0; i < out.size(); ++i) out[i].index = static_cast<int>(i);
   if (notes != nullptr)
     for (std::size_t i = 0; i < run_params.size(); ++i)

@@ -321,6 +321,8 @@ std::string format_html(const json& model, const json& summary) {
   out += "<h2>Repeat distributions</h2>\n" + distribution_charts(model, summary);
   out += "<h2>Scaling</h2>\n" + scaling_chart(model, summary);
   out += "<h2>Phase breakdown (median per phase)</h2>\n" + phase_chart(model);
+  if (const std::string links = link_charts(model); !links.empty())
+    out += "<h2>Interconnect</h2>\n" + links;
   out += "<h2>Task streams (first timed repeat)</h2>\n" + task_streams(model, 24, 5000);
   out += "<h2>Telemetry (timed repeats)</h2>\n" + telemetry_charts(model, 24);
   out += "<h2>Validation</h2>\n" + validation_section(model);

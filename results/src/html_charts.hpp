@@ -37,6 +37,10 @@ std::string distribution_charts(const nlohmann::json& model, const nlohmann::jso
 std::string scaling_chart(const nlohmann::json& model, const nlohmann::json& summary);
 /// Median share of each phase in each case's total time, with the legend.
 std::string phase_chart(const nlohmann::json& model);
+/// The interconnect charts (html_link_charts.cpp): per path, bus bandwidth against message
+/// size for the cases whose metrics hold a size sweep, and a heat map per case whose metrics
+/// hold a pair matrix, each with its legend. Empty when no case has either.
+std::string link_charts(const nlohmann::json& model);
 /// The task stream of the first timed repeat of up to `max_cases` cases, with the legend.
 std::string task_streams(const nlohmann::json& model, std::size_t max_cases,
                          std::size_t max_events);

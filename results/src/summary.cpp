@@ -199,6 +199,11 @@ struct Efficiency {
 };
 
 Efficiency efficiency_of(const json& c, const json& ceilings, double median_s, double workers) {
+  // A workload that states its own efficiency (a bus bandwidth over its link's rate) is taken
+  // at its word; its ceiling is not one of /system/ceilings.
+  if (const json& m = sub(c, "metrics"); std::isfinite(num(m, "efficiency")))
+    return {num(m, "efficiency"), str(m, "ceiling"), num(m, "ceiling_value"),
+            num(m, "ceiling_value"), str(m, "ceiling_unit")};
   const json& work = sub(c, "work");
   const std::string bound = str(work, "bound");
   const double bytes = num(work, "bytes");
@@ -363,6 +368,10 @@ nlohmann::json summarize(const nlohmann::json& model) {
     row["ceiling_value"] = eff.total;
     row["ceiling_unit"] = eff.unit;
     std::string notes = above_ceiling_note(eff, workers);
+    if (const json& own = sub(sub(c, "metrics"), "notes"); own.is_array())
+      for (const auto& n : own)
+        if (n.is_string() && !n.get<std::string>().empty())
+          notes += (notes.empty() ? "" : "; ") + n.get<std::string>();
     const std::string slower = slower_note(c, row, preset);
     if (!slower.empty()) notes += (notes.empty() ? "" : "; ") + slower;
     const std::string throttled = throttled_note(c);

@@ -153,6 +153,12 @@ class Scheduler {
       rec["ended_utc"] = utc_now();
       return rec;
     }
+    if (const std::string why = cannot_run(run.spec, run.parts.size()); !why.empty()) {
+      rec["status"] = "skipped";
+      rec["message"] = why;
+      rec["ended_utc"] = utc_now();
+      return rec;
+    }
     rec["threads_per_worker"] = threads_of(run, 0);
     rec["hosts"] = nlohmann::json::array();
     for (std::size_t i = 0; i < run.parts.size(); ++i) {
@@ -175,6 +181,9 @@ class Scheduler {
       add_telemetry(rec, t);
       set_work_and_metrics(rec, run.sc->work(), run.totals, run.computes, t.throttled,
                            plan_.keep_throttled);
+      // A workload's own figures (SchedulerCase::metrics) over the runtime's.
+      if (const nlohmann::json own = run.sc->metrics(); own.is_object())
+        for (const auto& [key, value] : own.items()) rec["metrics"][key] = value;
     } catch (const CaseFailure& f) {
       rec["status"] = f.status;
       rec["message"] = f.message;
@@ -190,6 +199,25 @@ class Scheduler {
     }
     rec["ended_utc"] = utc_now();
     return rec;
+  }
+
+  /// Why a case cannot run on its path (Workload::paths) or on `workers` workers
+  /// (Workload::min_workers), "" when it can.
+  static std::string cannot_run(const CaseSpec& spec, std::size_t workers) {
+    const auto& all = workloads();
+    const auto it = std::find_if(all.begin(), all.end(),
+                                 [&](const Workload& w) { return w.name == spec.workload; });
+    if (it == all.end()) return {};  // run_case reports an unknown workload
+    const Workload& wl = *it;
+    if (!runs_on(wl, spec.path))
+      return fmt::format("{} does not run on {}", spec.workload, to_string(spec.path));
+    if (static_cast<int>(workers) >= wl.min_workers) return {};
+    const bool gpu = device_of(spec.path) == Device::gpu;
+    return fmt::format(
+        "{} needs at least {} workers and {} has {} here ({}: run on {} or more)", spec.workload,
+        wl.min_workers, to_string(spec.path), workers,
+        gpu ? "one worker per GPU" : "one CPU worker per GPU, or per node without GPUs",
+        gpu ? fmt::format("{} GPUs", wl.min_workers) : fmt::format("{} nodes", wl.min_workers));
   }
 
   /// CPU threads of the case's i-th participant (one on single-cpu).

@@ -9,7 +9,7 @@
 # Then:
 #   1. `sbatch -N 3 --wrap 'srun -N 3 hostname'`: the cluster itself works (three host names);
 #   2. `scalebench submit --scheduler slurm --nodes 3 --cpus-per-node 2 ... -- --preset tiny
-#      --workloads subset-mean --paths single-cpu,multi-cpu --out DIR/report.h5`; the report
+#      --workloads subset-mean,comms --paths single-cpu,multi-cpu --out DIR/report.h5`; the report
 #      must hold every case ok (validated) or skipped, scheduler "slurm", the job's id, nodes = 3,
 #      and every multi-cpu case must have run a worker on each of the three nodes;
 #   3. the same run on the first node in an LSF-shaped environment (LSB_JOBID,
@@ -84,7 +84,7 @@ sb_log "job $J1 (srun -N $NODES hostname): $got"
 REPORT=$T/out/report.h5
 J2=$("$SCALEBENCH" submit --scheduler slurm --nodes "$NODES" --cpus-per-node 2 \
   --time 00:10:00 --partition "$NC_PARTITION" --output "$T/out/scalebench-%j.out" -- \
-  --preset tiny --workloads subset-mean --paths single-cpu,multi-cpu --out "$REPORT") ||
+  --preset tiny --workloads subset-mean,comms --paths single-cpu,multi-cpu --out "$REPORT") ||
   sb_fail "scalebench submit failed"
 J2=$(tail -n 1 <<<"$J2" | tr -d '[:space:]')
 [[ "$J2" =~ ^[0-9]+$ ]] || sb_fail "scalebench submit printed '$J2', not a job id"
@@ -96,6 +96,24 @@ tail -n 40 "$T/out/scalebench-$J2.out" 2>/dev/null
 [ "$st" = COMPLETED ] || sb_fail "scalebench job $J2 ended $st"
 [ -s "$REPORT" ] || sb_fail "job $J2 wrote no report at $REPORT"
 sb_check_report "$REPORT" slurm "$J2" "${NC_NODES[@]}" || sb_fail "report check failed"
+# comms across the nodes: every collective and the pair matrix ran (one CPU worker per node),
+# and every link of the matrix is a network link.
+py=/usr/bin/python3
+[ -x "$py" ] || py=$(command -v python3)
+"$py" - "$REPORT" "$NODES" <<'EOF_PY' || sb_fail "comms check failed"
+import sys
+import h5py
+path, nodes = sys.argv[1], int(sys.argv[2])
+with h5py.File(path, "r") as f:
+    comms = [g for g in f["cases"].values() if g.attrs["workload"] == "comms"]
+    assert len(comms) == 6, f"{len(comms)} comms cases"
+    for g in comms:
+        assert g.attrs["status"] == "ok", f"{g.attrs['id']}: {g.attrs['status']} {g.attrs['message']}"
+    pairs = [g for g in comms if g["params"].attrs["op"] == "pairs"][0]
+    kinds = {k.decode() if isinstance(k, bytes) else k for k in pairs["metrics"]["links"]["kind"]}
+    assert len(pairs["metrics"]["links"]) == nodes * (nodes - 1), "not every pair measured"
+    assert kinds == {"network"}, f"link kinds {kinds}"
+EOF_PY
 sb_log "$NODES-node SLURM job $J2 ran scalebench on ${NC_NODES[*]}"
 
 # ------------------------------------------------------------------ 3, 4: LSF and SGE shapes

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Checks `scalebench report --format html` in a real headless browser (Chromium).
 
-usage: check_html_render.py CHROMIUM REPORT.html WORKDIR
+usage: check_html_render.py CHROMIUM REPORT.html WORKDIR [MORE_KINDS]
+
+MORE_KINDS: chart kinds the page must hold besides the five below, comma-separated (the
+interconnect charts of a report with comms cases: busbw,pair-matrix).
 
 1. A copy of the page with a probe script appended is loaded with --dump-dom: after layout the
    probe measures every chart (<svg class="chart" data-chart=KIND>) and counts its painted shapes
@@ -137,9 +140,10 @@ def png_pixels(path):
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         sys.exit(__doc__)
-    browser, page, workdir = sys.argv[1:]
+    browser, page, workdir = sys.argv[1:4]
+    kinds = KINDS + (sys.argv[4].split(",") if len(sys.argv) == 5 else [])
     failures = []
     html = open(page, encoding="utf-8").read()
     probe_page = os.path.join(workdir, "probe.html")
@@ -164,7 +168,7 @@ def main():
     charts = probe["charts"]
     if probe["svgs"] != len(charts):
         failures.append(f"{probe['svgs']} svg elements but {len(charts)} charts")
-    for kind in KINDS:
+    for kind in kinds:
         mine = [c for c in charts if c["kind"] == kind]
         if not mine:
             failures.append(f"no {kind} chart in the rendered page")
@@ -188,7 +192,7 @@ def main():
             failures.append(f"headline lacks the status, the tally or the host: {head['text']!r}")
         print("headline:", " | ".join([l for l in head["text"].splitlines() if l.strip()][:2]))
     legends = {l["name"]: l for l in probe.get("legends", [])}
-    for kind in KINDS:
+    for kind in kinds:
         l = legends.get(kind)
         if not l:
             failures.append(f"no legend for the {kind} chart")

@@ -316,7 +316,8 @@ TEST(LauncherFaults, ClosedOutputPipeDoesNotStopTheRun) {
   EXPECT_EQ(rc, 0);
   const auto model = sb::results::read_report(out.string());
   EXPECT_EQ(model.at("attrs").at("status"), "ok");
-  EXPECT_EQ(model.at("cases").size(), 10u);
+  // subset-mean 2, svd 2, groupby 6, comms 6 (skipped: this machine has one CPU worker).
+  EXPECT_EQ(model.at("cases").size(), 16u);
   EXPECT_TRUE(work_folders(dir.path).empty());
 }
 

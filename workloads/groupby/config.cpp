@@ -71,6 +71,7 @@ std::vector<std::pair<std::string, std::string>> config_keys() {
        fmt::format("pieces the nccl exchange sends its rows in, 1..{} (default 1 on up to two "
                    "GPUs, else 4)",
                    kMaxShuffleChunks)},
+      {"comm", kGpuTransportHelp},
   };
 }
 
@@ -128,6 +129,17 @@ Config parse_config(const Params& p) {
   c.gpu_shuffle = choice(p, "gpu_shuffle", {"auto", "rows", "groups"});
   c.gpu_exchange = choice(p, "gpu_exchange", {"auto", "peer", "nccl"});
   c.push_blocks = optional_int(p, "push_blocks", 1, kMaxPushBlocks);
+  if (p.has("comm")) {
+    const auto t = parse_gpu_transport(p.str("comm"));
+    if (!t)
+      throw UsageError(fmt::format("groupby: parameter 'comm' must be nccl or mpi-host (got '{}')",
+                                   p.str("comm")));
+    c.comm = *t;
+  }
+  if (c.comm == GpuTransportKind::mpi_host && c.gpu_exchange == "peer")
+    throw UsageError(
+        "groupby: gpu_exchange=peer stores rows into the owners' GPU memory (CUDA IPC) and has no "
+        "mpi-host form (use comm=nccl, or gpu_exchange=auto or nccl)");
   c.shuffle_chunks = optional_int(p, "shuffle_chunks", 1, kMaxShuffleChunks);
   return c;
 }

@@ -6,7 +6,8 @@
 /// Keys: days (partitions of 86 400 rows), rows (overrides days), partition (rows per task,
 /// default one day), cardinality (keys of the by-key query, default 10^7), query
 /// (by-name | by-id | by-key | all), seed (42); by-key on several GPUs only: gpu_shuffle,
-/// gpu_exchange, push_blocks, shuffle_chunks (optional tuning, in no preset). Presets: tiny 2
+/// gpu_exchange, push_blocks, shuffle_chunks (optional tuning, in no preset); on several GPUs:
+/// comm (nccl | mpi-host, optional, in no preset). Presets: tiny 2
 /// days, small and seed 30 days, large 10^8 rows in tasks of 5 * 10^6 rows. expand() gives one
 /// case per query.
 
@@ -17,6 +18,7 @@
 
 #include "groupby/generate.hpp"
 #include "groupby/query.hpp"
+#include "scalebench/gpu_transport_kind.hpp"
 #include "scalebench/params.hpp"
 
 namespace sb::groupby {
@@ -54,6 +56,10 @@ struct Config {
   /// (parameter shuffle_chunks, 1..kMaxShuffleChunks; cut to a divisor of the send regions);
   /// 0: the default, one on up to two GPUs and four from three on.
   int shuffle_chunks = 0;
+  /// How a multi-GPU case moves its partial results and shuffled rows between the GPUs
+  /// (parameter comm: nccl, or mpi-host staged through host memory; the peer exchange has no
+  /// mpi-host form, so gpu_exchange=auto then means nccl's row exchange).
+  GpuTransportKind comm = GpuTransportKind::nccl;
 
   [[nodiscard]] std::int64_t num_tasks() const { return (rows + partition - 1) / partition; }
   /// Every key of the by-key column is below 2^32 (keys lie in [0, cardinality)): the GPU's

@@ -50,6 +50,7 @@ const std::vector<std::pair<std::string, std::string>>& keys() {
       {"slice_rows",
        "GPU sketch: a row slice of the solve and the Gram matrix has at least slice_rows * n "
        "rows, 1..10^6 (default 32): more rows make fewer, larger products over the streams"},
+      {"comm", kGpuTransportHelp},
   };
   return k;
 }
@@ -117,6 +118,13 @@ Config parse(const Params& params) {
       throw UsageError(
           fmt::format("svd: slice_rows must be an integer in [1, 10^6] (got '{}')", text));
     c.slice_rows = v;
+  }
+  if (params.has("comm")) {
+    const auto t = parse_gpu_transport(params.str("comm"));
+    if (!t)
+      throw UsageError(
+          fmt::format("svd: comm must be nccl or mpi-host (got '{}')", params.str("comm")));
+    c.comm = *t;
   }
   constexpr std::int64_t int_max = std::numeric_limits<int>::max();
   if (c.chunk < c.n)

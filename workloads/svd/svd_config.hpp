@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "scalebench/exec_path.hpp"
+#include "scalebench/gpu_transport_kind.hpp"
 #include "scalebench/params.hpp"
 
 namespace sb::svd {
@@ -45,6 +46,9 @@ struct Config {
   std::int64_t slice_rows = kDefaultSliceRows;
   static constexpr std::int64_t kDefaultSliceRows = 32;
   static constexpr std::int64_t kMaxSliceRows = 1'000'000;
+  /// How the multi-GPU path moves its R factors, sketch and Gram matrices between the GPUs
+  /// (parameter `comm`, optional: nccl, or mpi-host staged through host memory).
+  GpuTransportKind comm = GpuTransportKind::nccl;
   /// Whether a CPU worker factors its blocks by the sketch (cpu_local resolved).
   [[nodiscard]] bool cpu_sketch() const {
     return cpu_local == "sketch" || (cpu_local == "auto" && m >= 8 * n);

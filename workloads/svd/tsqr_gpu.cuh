@@ -52,10 +52,12 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "scalebench/gpu_context.cuh"
+#include "scalebench/gpu_transport.cuh"
 #include "scalebench/workload.hpp"
 #include "svd/svd_config.hpp"
 #include "svd/tree.hpp"
@@ -178,6 +180,9 @@ class GpuTsqr {
   Config cfg_;
   GpuContext& ctx_;
   MPI_Comm comm_;
+  /// The exchanges between the case's GPUs (cfg.comm: NCCL or staged through host memory);
+  /// null on one GPU.
+  std::unique_ptr<GpuTransport> transport_;
   int rank_;
   int size_;
   int capacity_ = 0;

@@ -25,6 +25,7 @@ GpuTsqr::GpuTsqr(const Config& cfg, GpuContext& ctx, MPI_Comm comm, int rank, in
     throw EnvironmentError("svd: a multi-GPU case needs the NCCL communicator over exactly its " +
                            std::to_string(size_) + " workers in case-rank order (have " +
                            std::to_string(ctx_.nccl == nullptr ? 0 : ctx_.nccl_size) + " ranks)");
+  if (size_ > 1) transport_ = std::make_unique<GpuTransport>(cfg_.comm, ctx_, comm_);
   const auto steps = tree_steps(rank_, size_);
   const auto receives = static_cast<std::size_t>(
       std::count_if(steps.begin(), steps.end(), [](const TreeStep& s) { return s.receive; }));

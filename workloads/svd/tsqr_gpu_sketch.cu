@@ -52,8 +52,8 @@ bool GpuTsqr::sketch_solve(int k) {
   // whatever the order. Every stream's sketch is in (finish() made main wait).
   if (size_ > 1) {
     comm_begin();
-    SB_NCCL_CHECK(ncclAllReduce(sketch_y_, sketch_y_, static_cast<std::size_t>(sk * n), ncclUint64,
-                                ncclSum, ctx_.nccl, main));
+    transport_->all_reduce(sketch_y_, sketch_y_, static_cast<std::size_t>(sk * n), ncclUint64,
+                           ncclSum, main);
     comm_end();
   }
   mark("sketch Y");
@@ -78,7 +78,7 @@ bool GpuTsqr::sketch_solve(int k) {
   }
   if (size_ > 1) {
     comm_begin();
-    SB_NCCL_CHECK(ncclBroadcast(rs_, rs_, nn, ncclDouble, 0, ctx_.nccl, main));
+    transport_->broadcast(rs_, rs_, nn, ncclDouble, 0, main);
     comm_end();
   }
   mark("sketch R");
@@ -118,7 +118,7 @@ bool GpuTsqr::sketch_solve(int k) {
   mark("gram");
   if (size_ > 1) {
     comm_begin();
-    SB_NCCL_CHECK(ncclAllReduce(chol_, chol_, nn, ncclDouble, ncclSum, ctx_.nccl, main));
+    transport_->all_reduce(chol_, chol_, nn, ncclDouble, ncclSum, main);
     comm_end();
   }
   mark("G");
@@ -128,7 +128,7 @@ bool GpuTsqr::sketch_solve(int k) {
   mark("svd of R");
   if (size_ > 1) {
     comm_begin();
-    SB_NCCL_CHECK(ncclBroadcast(cbuf_, cbuf_, nn + 1, ncclDouble, 0, ctx_.nccl, main));
+    transport_->broadcast(cbuf_, cbuf_, nn + 1, ncclDouble, 0, main);
     comm_end();
   }
   double verdict = 0;

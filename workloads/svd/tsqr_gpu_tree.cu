@@ -1,5 +1,5 @@
 // GpuTsqr, steps 2 and 4 of finish() (tsqr_gpu.cuh): R factors up the tree across the case's
-// GPU workers over NCCL, U_R back down.
+// GPU workers (NCCL, or staged through host memory: svd.comm), U_R back down.
 #include <cublas_v2.h>
 
 #include <algorithm>
@@ -24,7 +24,7 @@ void GpuTsqr::tree_up(const std::vector<TreeStep>& steps, std::size_t& lv) {
   for (const auto& step : steps) {
     if (step.receive) {
       comm_begin();
-      SB_NCCL_CHECK(ncclRecv(stage_, nn, ncclDouble, step.partner, ctx_.nccl, main));
+      transport_->recv(stage_, nn, ncclDouble, step.partner, main);
       comm_end();
       merge_cholesky_[lv] = sketched_ && merge_by_cholesky(lv);
       if (!merge_cholesky_[lv]) {
@@ -38,8 +38,8 @@ void GpuTsqr::tree_up(const std::vector<TreeStep>& steps, std::size_t& lv) {
       ++lv;
     } else {
       comm_begin();
-      SB_NCCL_CHECK(ncclSend(own_r_, nn, ncclDouble, step.partner, ctx_.nccl, main));
-      SB_NCCL_CHECK(ncclRecv(x_, nn, ncclDouble, step.partner, ctx_.nccl, main));
+      transport_->send(own_r_, nn, ncclDouble, step.partner, main);
+      transport_->recv(x_, nn, ncclDouble, step.partner, main);
       comm_end();
     }
   }
@@ -72,7 +72,7 @@ void GpuTsqr::tree_down(const std::vector<TreeStep>& steps, std::size_t lv) {
       gpu::copy_matrix(stage_, n, cbuf_ + n, 2 * n, n, n, main);
     }
     comm_begin();
-    SB_NCCL_CHECK(ncclSend(stage_, nn, ncclDouble, steps[s].partner, ctx_.nccl, main));
+    transport_->send(stage_, nn, ncclDouble, steps[s].partner, main);
     comm_end();
   }
 }

@@ -24,6 +24,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -195,6 +196,12 @@ class SchedulerCase {
   [[nodiscard]] virtual Fingerprint fingerprint() const = 0;
   /// The work of one repeat (the same for every repeat of the case).
   [[nodiscard]] virtual Work work() const = 0;
+  /// Optional, after validate(): figures of the workload's own, merged into the case's
+  /// `metrics` over the runtime's (per-size bandwidths of a sweep, named outliers). A workload
+  /// whose repeat time is not its headline states it here: `throughput` and `throughput_unit`,
+  /// `efficiency` with `ceiling`, `ceiling_value`, `ceiling_unit`; `notes` (strings, each
+  /// "WHAT (FIGURE): WHY") join the summary's notes.
+  [[nodiscard]] virtual nlohmann::json metrics() const { return nlohmann::json::object(); }
 };
 
 /// Memory one worker of a case needs (an estimate from the parameters, made before anything is
@@ -231,7 +238,16 @@ struct Workload {
   /// Optional: the exact inputs of a case for `scalebench datagen` (input_export.hpp), from its
   /// expanded variants' parameters. Empty: datagen refuses the workload.
   std::function<InputExport(const std::vector<Params>& variants)> export_inputs;
+  /// The paths the workload runs on; empty: all four. Cases are planned on these only.
+  std::vector<ExecPath> paths;
+  /// The fewest workers a case needs: a case with fewer is recorded as skipped, with the reason.
+  int min_workers = 1;
 };
+
+/// True when `w` runs on `path` (Workload::paths).
+[[nodiscard]] inline bool runs_on(const Workload& w, ExecPath path) {
+  return w.paths.empty() || std::find(w.paths.begin(), w.paths.end(), path) != w.paths.end();
+}
 
 /// Every registered workload, in suite order: the built-in ones (subset-mean, svd, groupby),
 /// then those of the loaded plugins, in load order. Defined by scalebench.

@@ -60,17 +60,16 @@ std::int64_t Exchange::exchange_records(const std::vector<long long>& counts,
     SB_CUDA_CHECK(cudaMemcpyAsync(recv_ + roffsets[me] * W, records + offsets[me] * W,
                                   sizeof(std::uint64_t) * counts[me] * W, cudaMemcpyDeviceToDevice,
                                   stream_));
-  SB_NCCL_CHECK(ncclGroupStart());
+  GpuTransport& tr = *e_.transport;
+  tr.group_start();
   for (int p = 0; p < size; ++p) {
     if (p == me) continue;
     if (counts[p] > 0)
-      SB_NCCL_CHECK(ncclSend(records + offsets[p] * W, counts[p] * W, ncclUint64, nccl_peer[p],
-                             e_.ctx->nccl, stream_));
+      tr.send(records + offsets[p] * W, counts[p] * W, ncclUint64, nccl_peer[p], stream_);
     if (rcounts[p] > 0)
-      SB_NCCL_CHECK(ncclRecv(recv_ + roffsets[p] * W, rcounts[p] * W, ncclUint64, nccl_peer[p],
-                             e_.ctx->nccl, stream_));
+      tr.recv(recv_ + roffsets[p] * W, rcounts[p] * W, ncclUint64, nccl_peer[p], stream_);
   }
-  SB_NCCL_CHECK(ncclGroupEnd());
+  tr.group_end();
   SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   const double dt = now() - t;
   stats.seconds += dt;

@@ -25,6 +25,7 @@
 #include "groupby/gpu/hash_table.cuh"
 #include "groupby/protocol.hpp"
 #include "scalebench/gpu_context.cuh"
+#include "scalebench/gpu_transport.cuh"
 #include "scalebench/workload.hpp"
 
 namespace sb::groupby::gpu {
@@ -34,6 +35,8 @@ struct ExchangeEnv {
   const Config* cfg = nullptr;
   const CaseEnv* env = nullptr;  ///< comm, rank, size, host, trace
   GpuContext* ctx = nullptr;     ///< the worker's GPU: stream, NCCL communicator, properties
+  /// Moves device buffers between the case's GPUs (groupby.comm: NCCL or host-staged MPI).
+  GpuTransport* transport = nullptr;
   /// The worker's table: every row of the worker (groups), or the rows whose send bucket was
   /// full (the row shuffles' spill table).
   const HashTable* table = nullptr;

@@ -74,7 +74,12 @@ std::unique_ptr<Exchange> make_exchange(const ExchangeEnv& e) {
   if (c.gpu_shuffle != "groups") {
     const RowShuffle plan = plan_rows(e, owner.get());
     if (plan.owners > 0) {
-      const auto it = row_exchanges().find(c.gpu_exchange);
+      // Host-staged transport: the rows travel through the NCCL row exchange's steps (its
+      // transfers go through e.transport); the peer exchange's stores have no such form.
+      const std::string how = c.comm == GpuTransportKind::mpi_host && c.gpu_exchange == "auto"
+                                  ? "nccl"
+                                  : c.gpu_exchange;
+      const auto it = row_exchanges().find(how);
       if (it == row_exchanges().end())
         throw UsageError("groupby: unknown gpu_exchange '" + c.gpu_exchange + "'");
       return it->second(e, std::move(owner), plan);

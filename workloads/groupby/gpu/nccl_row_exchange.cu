@@ -203,20 +203,21 @@ void NcclRowExchange::transfer(const Layout& lay, int K, const std::vector<int>&
     SB_CUDA_CHECK(cudaStreamWaitEvent(comm_stream_, ev_pack[g], 0));
     SB_CUDA_CHECK(cudaEventRecord(ev_c0[g], comm_stream_));
     // One message per peer and direction (keys, x and y back to back).
-    SB_NCCL_CHECK(ncclGroupStart());
+    GpuTransport& tr = *e_.transport;
+    tr.group_start();
     for (int j = 0; j + 1 < P; ++j) {
       const std::size_t gp = static_cast<std::size_t>(g) * P + j;
       const int peer = nccl_peer[static_cast<std::size_t>(peer_of(j))];
       if (lay.send_n[gp] > 0)
-        SB_NCCL_CHECK(ncclSend(sh.send + lay.send_off[gp],
-                               static_cast<std::size_t>(sh.block_words(lay.send_n[gp])), ncclUint64,
-                               peer, e_.ctx->nccl, comm_stream_));
+        tr.send(sh.send + lay.send_off[gp],
+                static_cast<std::size_t>(sh.block_words(lay.send_n[gp])), ncclUint64, peer,
+                comm_stream_);
       if (lay.recv_n[gp] > 0)
-        SB_NCCL_CHECK(ncclRecv(sh.recv + lay.recv_off[gp],
-                               static_cast<std::size_t>(sh.block_words(lay.recv_n[gp])), ncclUint64,
-                               peer, e_.ctx->nccl, comm_stream_));
+        tr.recv(sh.recv + lay.recv_off[gp],
+                static_cast<std::size_t>(sh.block_words(lay.recv_n[gp])), ncclUint64, peer,
+                comm_stream_);
     }
-    SB_NCCL_CHECK(ncclGroupEnd());
+    tr.group_end();
     SB_CUDA_CHECK(cudaEventRecord(ev_c1[g], comm_stream_));
   }
   // While the chunks travel, this worker's own rows (its block of every chunk, straight from

@@ -18,6 +18,7 @@
 #include "scalebench/clock.hpp"
 #include "scalebench/gpu_context.cuh"
 #include "scalebench/gpu_error.cuh"
+#include "scalebench/gpu_transport.cuh"
 
 namespace sb::groupby {
 
@@ -39,6 +40,7 @@ class GpuWorker final : public WorkerCase {
     if (env_.size > 1 && (ctx_->nccl == nullptr || ctx_->nccl_size != env_.size))
       throw EnvironmentError(
           "groupby: a multi-GPU case needs a NCCL communicator over exactly its workers");
+    if (env_.size > 1) transport_ = std::make_unique<GpuTransport>(c.comm, *ctx_, env_.comm);
     const auto n = static_cast<std::size_t>(c.partition < c.rows ? c.partition : c.rows);
     const unsigned cols = c.def.columns;
     if (cols & kColName) cols_.name = device_alloc<std::int32_t>(n);
@@ -224,7 +226,8 @@ class GpuWorker final : public WorkerCase {
     const std::int64_t groups = c.max_groups(c.rows);
     table_ = gpu::make_hash(groups, c.def.fields);
     if (env_.size > 1)
-      exchange_ = gpu::make_exchange(gpu::ExchangeEnv{&cfg_, &env_, ctx_, &table_, &records_});
+      exchange_ = gpu::make_exchange(
+          gpu::ExchangeEnv{&cfg_, &env_, ctx_, transport_.get(), &table_, &records_});
     // Partitioned aggregation when the table is much larger than L2 and the buckets for every
     // row of the case fit comfortably (a worker may be handed every task).
     std::size_t free_b = 0, total_b = 0;
@@ -270,8 +273,8 @@ class GpuWorker final : public WorkerCase {
     const QueryDef& q = cfg_.def;
     if (env_.size > 1) {
       const double t = now();
-      SB_NCCL_CHECK(ncclReduce(dense_.acc, dense_.acc, static_cast<std::size_t>(dense_.words),
-                               ncclFloat64, ncclSum, nccl_peer_[0], ctx_->nccl, stream_));
+      transport_->reduce(dense_.acc, dense_.acc, static_cast<std::size_t>(dense_.words),
+                         ncclFloat64, ncclSum, nccl_peer_[0], stream_);
       SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
       stats_.seconds = now() - t;
       const double bytes = 8.0 * dense_.words;
@@ -330,6 +333,8 @@ class GpuWorker final : public WorkerCase {
   gpu::DenseAgg dense_;
   gpu::HashTable table_;
   gpu::HashStage stage_;
+  /// Multi-GPU: how device buffers travel between the GPUs (groupby.comm).
+  std::unique_ptr<GpuTransport> transport_;
   /// Multi-GPU high cardinality: how the groups reach their owners.
   std::unique_ptr<gpu::Exchange> exchange_;
   std::uint64_t* records_ = nullptr;

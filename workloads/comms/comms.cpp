@@ -1,0 +1,87 @@
+// comms: the workload's registry entry (comms.hpp).
+#include "comms/comms.hpp"
+
+#include <fmt/format.h>
+
+#include "comms/config.hpp"
+#include "comms/expected.hpp"
+#include "comms/memory_estimate.hpp"
+#include "comms/scheduler.hpp"
+#include "comms/worker_cpu.hpp"
+#include "scalebench/error.hpp"
+#include "scalebench/workload_registration.hpp"
+
+#if SCALEBENCH_HAVE_CUDA
+#include "comms/gpu/worker.hpp"
+#endif
+
+namespace sb {
+namespace comms {
+
+std::vector<Check> cross_check(const Fingerprint& reference, const Fingerprint& other) {
+  Check c;
+  c.name = "exact";  // the runtime prefixes "cross:"
+  const auto wrong = [](const Fingerprint& f) {
+    return f.values.is_object() && f.values.contains("wrong") && f.values["wrong"].is_number()
+               ? f.values["wrong"].get<double>()
+               : -1.0;
+  };
+  const double a = wrong(reference);
+  const double b = wrong(other);
+  c.value = a == 0 && b == 0 ? 0.0 : 1.0;
+  c.limit = 0;
+  c.pass = c.value == 0;
+  c.detail = fmt::format(
+      "both paths delivered every element exactly (wrong elements: {} and {}; the figures "
+      "themselves differ by path)",
+      a, b);
+  return {c};
+}
+
+}  // namespace comms
+
+Workload comms_workload() {
+  Workload w;
+  w.name = "comms";
+  w.description =
+      "the interconnect: collective sweeps (time, algbw, busbw as nccl-tests) and the pair "
+      "matrix of bandwidth and latency between every two workers, slow links named";
+  w.keys = comms::config_keys();
+  w.preset = [](const std::string& preset) { return comms::preset_params(preset); };
+  w.expand = [](const Params& p) { return comms::expand_params(p); };
+  w.make_scheduler = [](const CaseSpec& spec) {
+    const comms::Config cfg = comms::parse_config(spec.params);
+    return cfg.measure == comms::Measure::pairs
+               ? comms::make_pairs_scheduler(cfg, spec.workers, spec.warmup)
+               : comms::make_sweep_scheduler(cfg, spec.workers, spec.warmup);
+  };
+  w.make_worker = [](const CaseSpec& spec, const CaseEnv& env) -> std::unique_ptr<WorkerCase> {
+    const comms::Config cfg = comms::parse_config(spec.params);
+    if (env.size > comms::kMaxExactRanks)
+      throw UsageError(fmt::format("comms: at most {} workers (sums stay exact in float32)",
+                                   comms::kMaxExactRanks));
+    if (env.device == Device::gpu) {
+#if SCALEBENCH_HAVE_CUDA
+      return cfg.measure == comms::Measure::pairs ? comms::make_pairs_worker_gpu(cfg, env)
+                                                  : comms::make_sweep_worker_gpu(cfg, env);
+#else
+      throw EnvironmentError("comms: this scalebench was built without CUDA");
+#endif
+    }
+    return cfg.measure == comms::Measure::pairs ? comms::make_pairs_worker_cpu(cfg, env)
+                                                : comms::make_sweep_worker_cpu(cfg, env);
+  };
+  w.cross_check = [](const Fingerprint& a, const Fingerprint& b) {
+    return comms::cross_check(a, b);
+  };
+  w.memory_needed = [](const CaseSpec& spec, const CaseEnv& env) {
+    return comms::memory_needed(spec, env);
+  };
+  w.paths = {ExecPath::multi_cpu, ExecPath::multi_gpu};
+  w.min_workers = 2;
+  return w;
+}
+
+}  // namespace sb
+
+SB_REGISTER_WORKLOAD(sb::comms_workload);

@@ -1,0 +1,24 @@
+#pragma once
+/// @file scheduler.hpp
+/// The scheduler side of a comms case: a collective's sweep (sweep_scheduler.cpp) or the pair
+/// matrix (pairs_scheduler.cpp). Both hand out no task; every worker reports its figures in its
+/// finish_repeat partial.
+
+#include <memory>
+
+#include "comms/config.hpp"
+#include "scalebench/workload.hpp"
+
+namespace sb::comms {
+
+/// `warmup`: the case's untimed repeats, which come first (their outputs are checked too).
+[[nodiscard]] std::unique_ptr<SchedulerCase> make_sweep_scheduler(const Config& cfg, int workers,
+                                                                  int warmup);
+[[nodiscard]] std::unique_ptr<SchedulerCase> make_pairs_scheduler(const Config& cfg, int workers,
+                                                                  int warmup);
+
+/// Cross-path check: both cases' outputs were exact (the figures themselves differ by path).
+[[nodiscard]] std::vector<Check> cross_check(const Fingerprint& reference,
+                                             const Fingerprint& other);
+
+}  // namespace sb::comms

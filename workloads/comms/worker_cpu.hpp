@@ -1,0 +1,19 @@
+#pragma once
+/// @file worker_cpu.hpp
+/// The CPU workers of comms: collectives and pair transfers over MPI between CPU workers (one
+/// per node, or per GPU on GPU nodes), inside a node through MPI's shared memory, across nodes
+/// through its network.
+
+#include <memory>
+
+#include "comms/config.hpp"
+#include "scalebench/workload.hpp"
+
+namespace sb::comms {
+
+[[nodiscard]] std::unique_ptr<WorkerCase> make_sweep_worker_cpu(const Config& cfg,
+                                                                const CaseEnv& env);
+[[nodiscard]] std::unique_ptr<WorkerCase> make_pairs_worker_cpu(const Config& cfg,
+                                                                const CaseEnv& env);
+
+}  // namespace sb::comms
