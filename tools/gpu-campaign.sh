@@ -6,6 +6,11 @@
 #   tools/gpu-campaign.sh build [OTHER]       build everything (and OTHER's scalebench: another
 #                                             source tree, e.g. `git archive COMMIT` unpacked)
 #   tools/gpu-campaign.sh tests               the GPU tests of the build (ctest -L gpu)
+#   tools/gpu-campaign.sh verdicts            after `build` and `tests`: the figures the issues
+#                                             ask for, each twice where it matters (seed on 4
+#                                             and 2 GPUs, large svd/by-key, comms with the
+#                                             PyTorch all_reduce peer, each-gpu with telemetry
+#                                             on and off, the transport axis), a table last
 #   tools/gpu-campaign.sh ab OTHER [PRESET..] seed and large (or PRESET..) on gpu1,gpuN, this
 #                                             tree and OTHER alternating, twice each; medians
 #                                             side by side (both built by `build OTHER`)
@@ -43,6 +48,51 @@ case "$mode" in
   tests)
     (cd build-gpu && timeout 500 ctest -L gpu --output-on-failure >"$out/gpu-tests.log" 2>&1)
     grep -E "\*\*\*Failed|Failed  |tests passed|tests failed" "$out/gpu-tests.log" | tail -15
+    exit 0 ;;
+  verdicts)
+    sb=build-gpu/scalebench
+    ngpu=$(nvidia-smi -L | wc -l)
+    run() {  # label, then run arguments (environment before the label via env)
+      local label=$1
+      shift
+      timeout 150 "$@" --out "$out/$label.h5" >"$out/$label.txt" 2>"$out/$label.err" ||
+        echo "$label: rc=$?"
+      $sb report "$out/$label.h5" --format csv >"$out/$label.csv" 2>/dev/null
+    }
+    run seed4a $sb run --preset seed --workloads subset-mean,svd,groupby --paths gpu1,gpuN --repeats 10
+    run seed4b $sb run --preset seed --workloads subset-mean,svd,groupby --paths gpu1,gpuN --repeats 10
+    run seed2 env CUDA_VISIBLE_DEVICES=0,1 $sb run --preset seed --workloads subset-mean,svd,groupby \
+      --paths gpuN --repeats 10
+    run large4 $sb run --preset large --workloads svd,groupby --param groupby.query=by-key \
+      --paths gpu1,gpuN --repeats 5
+    run large2 env CUDA_VISIBLE_DEVICES=0,1 $sb run --preset large --workloads svd,groupby \
+      --param groupby.query=by-key --paths gpuN --repeats 5
+    run transport4 $sb run --preset large --workloads svd,groupby --param groupby.query=by-key \
+      --param svd.comm=mpi-host --param groupby.comm=mpi-host --paths gpuN --repeats 5
+    run comms $sb run --workloads comms --preset large --paths gpuN --repeats 3
+    run accept $sb run --preset seed --workloads subset-mean,svd,groupby --paths each-gpu --repeats 10
+    run accept-off env SCALEBENCH_TELEMETRY=0 $sb run --preset seed --workloads subset-mean,svd,groupby \
+      --paths each-gpu --repeats 10
+    timeout 120 python3 tools/peers/comms_peers.py --sizes 1G >"$out/torch-allreduce.txt" 2>&1
+    python3 - "$out" <<'PY'
+import csv, os, statistics, sys
+out = sys.argv[1]
+def rows(label):
+    path = f"{out}/{label}.csv"
+    return list(csv.DictReader(open(path))) if os.path.exists(path) else []
+for label in ("seed4a", "seed4b", "seed2", "large4", "large2", "transport4", "accept", "accept-off", "comms"):
+    print(f"== {label}")
+    for r in rows(label):
+        med = float(r.get("median_s") or "nan") * 1e3
+        mx = float(r.get("max_s") or "nan") * 1e3
+        short = r["case"].replace("cardinality=10000000,", "").replace(",seed=42", "")
+        extra = r.get("throughput", "")
+        print(f"  {short[:78]:78} {r['status']:>7} {r.get('repeats',''):>3} med {med:9.3f} ms max {mx:9.3f} ms {extra}")
+PY
+    tail -5 "$out/torch-allreduce.txt"
+    grep -h "runtime up" "$out"/seed4a.txt "$out"/seed4b.txt
+    $sb report "$out/comms.h5" --wide 2>/dev/null | grep -E "all-reduce|pairs" | cut -c1-200 | head -6
+    $sb report "$out/accept.h5" 2>/dev/null | tail -15
     exit 0 ;;
   ab)
     other=${2:?usage: tools/gpu-campaign.sh ab OTHER [PRESET..]}

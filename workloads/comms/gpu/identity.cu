@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "scalebench/gpu_context.cuh"
+#include "scalebench/gpu_runtime.hpp"
 
 namespace sb::comms::gpu {
 
