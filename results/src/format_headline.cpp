@@ -163,9 +163,9 @@ std::string ceilings_used(const json& model, const json& summary) {
     }
     std::string per;
     for (const int t : threads)
-      per += fmt::format("{}{} ({} thread{})", per.empty() ? "" : ", ",
-                         human_rate(ceiling_median(ceilings, k, t), it->second), t,
-                         t == 1 ? "" : "s");
+      per +=
+          fmt::format("{}{} ({} thread{})", per.empty() ? "" : ", ",
+                      human_rate(ceiling_median(ceilings, k, t), it->second), t, t == 1 ? "" : "s");
     parts.push_back(fmt::format("{} {}", k, per));
   }
   if (parts.empty()) return {};

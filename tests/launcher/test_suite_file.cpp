@@ -40,9 +40,10 @@ params = { chunk = 1000 }
 TEST(SuiteFile, AutoRepeatsWithTheirLimits) {
   sb::RunRequest r;
   r.preset = "tiny";
-  sb::load_suite_text("repeats = \"auto\"\nmax_repeats = 30\nmin_repeats = 4\nmax_time = 2.5\n"
-                      "target_spread = 0.02\nworkloads = [\"subset-mean\"]\npaths = [\"cpu1\"]\n",
-                      "auto.toml", r);
+  sb::load_suite_text(
+      "repeats = \"auto\"\nmax_repeats = 30\nmin_repeats = 4\nmax_time = 2.5\n"
+      "target_spread = 0.02\nworkloads = [\"subset-mean\"]\npaths = [\"cpu1\"]\n",
+      "auto.toml", r);
   EXPECT_TRUE(r.auto_repeats);
   const auto cases = sb::plan_cases(r);
   ASSERT_EQ(cases.size(), 1u);
@@ -59,8 +60,7 @@ TEST(SuiteFile, AutoRepeatsWithTheirLimits) {
 
   // Limits without "auto", and out-of-range limits, are refused.
   sb::RunRequest fixed;
-  EXPECT_THROW(sb::load_suite_text("repeats = 5\nmax_time = 3\n", "f.toml", fixed),
-               sb::UsageError);
+  EXPECT_THROW(sb::load_suite_text("repeats = 5\nmax_time = 3\n", "f.toml", fixed), sb::UsageError);
   for (const char* bad : {"min_repeats = 1", "min_repeats = 50\nmax_repeats = 10",
                           "target_spread = 1.5", "max_time = 0"}) {
     sb::RunRequest b;

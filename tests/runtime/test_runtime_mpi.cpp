@@ -179,8 +179,7 @@ TEST(RuntimeMpi, AutoRepeatsStopByTheRuleAndSayWhy) {
   EXPECT_EQ(capped.at("repeats").size(), 7u);
   EXPECT_EQ(capped.at("repeat_stop").at("max_repeats"), 7);
 
-  const auto timed =
-      run_auto("timed", "--min-repeats 4 --max-time 1e-6 --target-spread 1e-9");
+  const auto timed = run_auto("timed", "--min-repeats 4 --max-time 1e-6 --target-spread 1e-9");
   EXPECT_EQ(timed.at("repeat_stop").at("reason"), "max-time");
   EXPECT_EQ(timed.at("repeats").size(), 4u);
   EXPECT_NE(slurp(dir.path / "timed.out").find("stopped by max-time"), std::string::npos);
