@@ -248,13 +248,17 @@ std::vector<CaseSpec> plan_cases(const RunRequest& req, std::vector<std::string>
       if (!runs_on(w, path))
         left_out += (left_out.empty() ? "" : ", ") + std::string(to_string(path));
     std::erase_if(paths, [&](ExecPath path) { return !runs_on(w, path); });
+    // Said when the user named the workload; a workload that only came with "all of them"
+    // leaves out the paths it does not run on without a word.
+    const bool named = !req.workloads.empty() || !req.cases.empty();
     if (!left_out.empty() && (asked || paths.empty())) {
       std::string on;
       for (const ExecPath path : w.paths)
         on += (on.empty() ? "" : ", ") + std::string(to_string(path));
       const std::string line =
           fmt::format("{} runs on {} only: no {} case planned", w.name, on, left_out);
-      if (notes != nullptr && std::find(notes->begin(), notes->end(), line) == notes->end())
+      if (named && notes != nullptr &&
+          std::find(notes->begin(), notes->end(), line) == notes->end())
         notes->push_back(line);
       if (paths.empty()) last_path_note = line;
     }

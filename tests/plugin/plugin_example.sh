@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # examples/plugin as a user builds it: scalebench installed with `cmake --install` into a prefix
 # that is then moved (the installation is relocatable), the plugin configured with nothing but
-# find_package(scalebench) and that prefix, and run by the installed program: the CPU paths
-# (mode cpu), or the GPU paths beside the single-cpu reference they are cross-checked against
-# (mode gpu). The report must hold validated, cross-checked ok cases with their efficiency. In
+# find_package(scalebench) and that prefix, and run by the installed program: the CPU paths and
+# each-node (mode cpu), or the GPU paths and each-gpu beside the single-cpu reference they are
+# cross-checked against (mode gpu). The report must hold validated, cross-checked ok cases with their efficiency. In
 # mode cpu, every installed header must also compile on its own, and a suite file's `plugins`,
 # datagen (NumPy recomputes C = A B from the file), info, run --help, report and compare must see
 # the plugin's workload.
@@ -64,9 +64,9 @@ if [ "$mode" = gpu ]; then
   if [ "$gpus" = 0 ]; then
     echo "SKIP: no GPU visible (the plugin's GPU worker was built)"; exit 77
   fi
-  paths=single-cpu,single-gpu,multi-gpu extra=--require-gpu
+  paths=single-cpu,single-gpu,multi-gpu,each-gpu extra=--require-gpu
 else
-  paths=single-cpu,multi-cpu extra=
+  paths=single-cpu,multi-cpu,each-node extra=
 fi
 mkdir "$tmp/run"
 "$sb" run --plugin "$lib" --workloads tiled-dgemm --preset tiny --paths "$paths" \
@@ -105,7 +105,7 @@ assert set(w[0]["keys"]) == {"m", "n", "k", "tile", "seed"}, w[0]["keys"]
 assert set(w[0]["presets"]) == {"tiny", "small", "seed", "large"}, w[0]["presets"]
 assert [p["workloads"] for p in info["plugins"]] == ["tiled-dgemm"], info["plugins"]
 PY
-"$sb" run --help --plugin "$lib" | grep -q "subset-mean, svd, groupby, tiled-dgemm"
+"$sb" run --help --plugin "$lib" | grep -qE "subset-mean, svd, groupby(, [a-z0-9_-]+)*, tiled-dgemm "
 "$sb" datagen --help --plugin "$lib" | grep -q "tiled-dgemm"
 echo "ok: info, run --help, datagen --help"
 

@@ -68,9 +68,11 @@ TEST(Registry, BuiltInWorkloadsRegisterThroughTheMacroInSuiteOrder) {
             (std::vector<std::string>{"subset-mean", "svd", "groupby"}));
   for (const auto& w : sb::workloads()) {
     EXPECT_EQ(sb::detail::workload_problem(w), "") << w.name;
-    EXPECT_TRUE(static_cast<bool>(w.export_inputs)) << w.name << ": datagen needs its exporter";
     EXPECT_EQ(sb::plugin_of(w.name), nullptr) << w.name;
   }
+  // datagen's exporters are members of the workloads that generate data, not a name dispatch.
+  for (const char* name : {"subset-mean", "svd", "groupby"})
+    EXPECT_TRUE(static_cast<bool>(sb::find_workload(name).export_inputs)) << name;
   // The symbols a plugin exports are this program's too, of this API version.
   EXPECT_EQ(scalebench_plugin_api_version(), SCALEBENCH_API_VERSION);
   EXPECT_EQ(scalebench_plugin_workloads(), sb::detail::RegistrationList::head);

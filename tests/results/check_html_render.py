@@ -4,13 +4,14 @@
 usage: check_html_render.py CHROMIUM REPORT.html WORKDIR [MORE_KINDS]
 
 MORE_KINDS: chart kinds the page must hold besides the five below, comma-separated (the
+node-acceptance charts of a run with each-gpu/each-node cases: verdicts,telemetry; the
 interconnect charts of a report with comms cases: busbw,pair-matrix).
 
 1. A copy of the page with a probe script appended is loaded with --dump-dom: after layout the
    probe measures every chart (<svg class="chart" data-chart=KIND>) and counts its painted shapes
    (rect / circle / line / polyline / path with a non-empty bounding box) and the texts cut off
    at its edges; the result lands in the dumped DOM. Every kind (speedup, distribution, scaling,
-   phases, task-stream, verdicts, telemetry) must be there with a non-zero size and shapes, and no text may be cut
+   phases, task-stream, and MORE_KINDS) must be there with a non-zero size and shapes, and no text may be cut
    off. The headline (#headline) must be laid out at the top with the run status and the case
    tally; every chart must be followed by a legend whose swatches are drawn, and every colour a
    chart fills its shapes with must be one of the legends' swatch colours; the summary table's
@@ -27,7 +28,7 @@ import subprocess
 import sys
 import zlib
 
-KINDS = ["speedup", "distribution", "scaling", "phases", "task-stream", "verdicts", "telemetry"]
+KINDS = ["speedup", "distribution", "scaling", "phases", "task-stream"]
 BAR_BLUE = (0x4E, 0x79, 0xA7)  # results/src/format_html.cpp: speedup >= 1
 
 PROBE = """

@@ -18,4 +18,4 @@ trap 'rm -rf "$tmp"' EXIT
 "$sb" run --preset tiny --workloads subset-mean,groupby --paths cpu1,cpuN,each-node --repeats 2 --warmup 0 \
   --out "$tmp/r.h5" >"$tmp/run.log" 2>&1 || { cat "$tmp/run.log"; exit 1; }
 "$sb" report "$tmp/r.h5" --format html --out "$tmp/r.html" || exit 1
-"$py" "$(dirname "$0")/check_html_render.py" "$browser" "$tmp/r.html" "$tmp"
+"$py" "$(dirname "$0")/check_html_render.py" "$browser" "$tmp/r.html" "$tmp" verdicts,telemetry
