@@ -138,3 +138,25 @@ with h5py.File(path, "r+") as f:
     assert gone, f"no case of {path} starts with {prefix}"
 PY
 }
+
+# plugin_example [install|configure|build]: examples/plugin as docs/writing-a-workload.md builds
+# it, in the current folder: scalebench installed into ./sb-prefix (made once per runner and
+# copied: the installation is relocatable), then the plugin configured in ./build-plugin, or
+# built there (./build-plugin/libtiled_dgemm.so; default).
+plugin_example() {
+  local step=${1:-build} cached=$DOCS_FIXTURES/plugin-example
+  if [ ! -s "$cached/build-plugin/libtiled_dgemm.so" ]; then
+    rm -rf "$cached"
+    mkdir -p "$cached"
+    (cd "$cached" && cmake --install "$SB_BUILD" --prefix "$PWD/sb-prefix" &&
+      cmake -S "$SB_SOURCE/examples/plugin" -B build-plugin -DCMAKE_PREFIX_PATH="$PWD/sb-prefix" &&
+      cmake --build build-plugin) >"$cached.log" 2>&1 || { cat "$cached.log" >&2; return 1; }
+  fi
+  cp -r "$cached/sb-prefix" .
+  case $step in
+    install) ;;
+    configure) cmake -S "$SB_SOURCE/examples/plugin" -B build-plugin \
+                 -DCMAKE_PREFIX_PATH="$PWD/sb-prefix" >/dev/null ;;
+    build) mkdir -p build-plugin && cp "$cached/build-plugin/libtiled_dgemm.so" build-plugin/ ;;
+  esac
+}
