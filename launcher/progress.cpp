@@ -14,6 +14,7 @@ namespace sb {
 namespace {
 std::string seconds(double s) {
   if (!std::isfinite(s) || s < 0) return "?";
+  if (s < 0.01) return fmt::format("{:.3g} ms", s * 1e3);  // sub-millisecond medians too
   if (s < 1) return fmt::format("{:.0f} ms", s * 1e3);
   if (s < 120) return fmt::format("{:.1f} s", s);
   return fmt::format("{}m{:02}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60);

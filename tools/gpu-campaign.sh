@@ -11,6 +11,10 @@
 #                                             and 2 GPUs, large svd/by-key, comms with the
 #                                             PyTorch all_reduce peer, each-gpu with telemetry
 #                                             on and off, the transport axis), a table last
+#   tools/gpu-campaign.sh trace [REPEATS]      after `build`: seed on gpu1, gpuN and each-gpu
+#                                             (telemetry on and off) with run --trace; per case
+#                                             the median, the runtime's own cost (`runtime`,
+#                                             `messages`), the worst repeat and its trace line
 #   tools/gpu-campaign.sh ab OTHER [PRESET..] seed and large (or PRESET..) on gpu1,gpuN, this
 #                                             tree and OTHER alternating, twice each; medians
 #                                             side by side (both built by `build OTHER`)
@@ -30,6 +34,8 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 nvidia-smi -L | tee "$out/gpus.txt"
 export LD_LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# The tests build examples/plugin against an installed scalebench: its dependencies from there.
+export CMAKE_PREFIX_PATH=/opt/deps/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
 case "$mode" in
   build)
     t0=$(date +%s)
@@ -93,6 +99,32 @@ PY
     grep -h "runtime up" "$out"/seed4a.txt "$out"/seed4b.txt
     $sb report "$out/comms.h5" --wide 2>/dev/null | grep -E "all-reduce|pairs" | cut -c1-200 | head -6
     $sb report "$out/accept.h5" 2>/dev/null | tail -15
+    exit 0 ;;
+  trace)
+    sb=build-gpu/scalebench
+    reps=${2:-20}
+    three=subset-mean,svd,groupby
+    # label  paths  workloads  settings (the telemetry's cost: on and off; GPU waits that spin
+    # without yielding the core)
+    while read -r label path wl envs; do
+      for k in a b; do
+        env ${envs//,/ } timeout 150 $sb run --preset seed --workloads "$wl" --paths "$path" \
+          --repeats "$reps" --trace --out "$out/trace-$label-$k.h5" \
+          >"$out/trace-$label-$k.txt" 2>"$out/trace-$label-$k.err" || echo "$label-$k: rc=$?"
+        $sb report "$out/trace-$label-$k.h5" --format json >"$out/trace-$label-$k.json" 2>/dev/null
+      done
+    done <<'RUNS'
+gpu1 gpu1 subset-mean,svd,groupby SCALEBENCH_TELEMETRY=1
+gpuN gpuN subset-mean,svd,groupby SCALEBENCH_TELEMETRY=1
+each each-gpu subset-mean,svd,groupby SCALEBENCH_TELEMETRY=1
+each-off each-gpu subset-mean,svd,groupby SCALEBENCH_TELEMETRY=0
+gpu1-spin gpu1 subset-mean,svd,groupby SCALEBENCH_GPU_WAIT=spin
+gpuN-spin gpuN subset-mean,svd,groupby SCALEBENCH_GPU_WAIT=spin
+each-spin each-gpu subset-mean,svd,groupby SCALEBENCH_GPU_WAIT=spin
+RUNS
+    (cd "$out" && tar czf trace.tgz trace-*.err trace-*.json &&
+      rm -f trace-*.err trace-*.json trace-*.txt trace-*.h5)
+    python3 tools/trace_summary.py --brief --tgz "$out/trace.tgz"
     exit 0 ;;
   ab)
     other=${2:?usage: tools/gpu-campaign.sh ab OTHER [PRESET..]}

@@ -22,11 +22,10 @@ using h5::Column;
 using h5::Kind;
 
 inline const std::vector<Column>& times_columns() {
-  static const std::vector<Column> c{{"repeat", Kind::Int},
-                                     {"generate", Kind::Float},
-                                     {"compute", Kind::Float},
-                                     {"communicate", Kind::Float},
-                                     {"total", Kind::Float}};
+  static const std::vector<Column> c{{"repeat", Kind::Int},    {"generate", Kind::Float},
+                                     {"compute", Kind::Float}, {"communicate", Kind::Float},
+                                     {"total", Kind::Float},   {"runtime", Kind::Float},
+                                     {"messages", Kind::Float}};
   return c;
 }
 
@@ -110,6 +109,7 @@ inline const std::vector<Column>& summary_columns() {
                                      {"min_s", Kind::Float},
                                      {"max_s", Kind::Float},
                                      {"stddev_s", Kind::Float},
+                                     {"runtime_s", Kind::Float},
                                      {"throughput", Kind::Float},
                                      {"throughput_unit", Kind::Str},
                                      {"speedup_vs_single_cpu", Kind::Float},

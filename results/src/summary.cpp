@@ -359,6 +359,8 @@ nlohmann::json summarize(const nlohmann::json& model) {
     row["min_s"] = min_of(p.totals);
     row["max_s"] = max_of(p.totals);
     row["stddev_s"] = stddev(p.totals);
+    // The runtime's own cost (time outside the workers' phases); NaN for older reports.
+    row["runtime_s"] = num(sub(c, "metrics"), "median_runtime_s", std::nan(""));
     row["throughput"] = p.tp.value;
     row["throughput_unit"] = p.tp.unit;
     row["speedup_vs_single_cpu"] = speedup(single_cpu);

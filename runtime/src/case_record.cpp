@@ -106,11 +106,14 @@ void set_work_and_metrics(nlohmann::json& rec, const Work& work, const std::vect
   for (std::size_t i = 0; i < totals.size(); ++i) marked += i < throttled.size() && throttled[i];
   // Every repeat throttled: nothing would be left, so all count (the record says so).
   const bool leave_out = !keep_throttled && marked > 0 && marked < totals.size();
-  std::vector<double> kept, kept_compute;
+  std::vector<double> kept, kept_compute, kept_runtime;
+  const nlohmann::json& reps = rec.contains("repeats") ? rec["repeats"] : nlohmann::json();
   for (std::size_t i = 0; i < totals.size(); ++i) {
     if (leave_out && i < throttled.size() && throttled[i]) continue;
     kept.push_back(totals[i]);
     if (i < computes.size()) kept_compute.push_back(computes[i]);
+    if (reps.is_array() && i < reps.size() && reps[i].contains("runtime"))
+      kept_runtime.push_back(reps[i]["runtime"].get<double>());
   }
   const double med = results::median(kept);
   const double med_compute = results::median(kept_compute);
@@ -123,6 +126,8 @@ void set_work_and_metrics(nlohmann::json& rec, const Work& work, const std::vect
                     {"compute_throughput", med_compute > 0 ? work.units / med_compute : 0.0},
                     {"throttled_repeats", marked},
                     {"left_out_repeats", leave_out ? marked : 0}};
+  // The runtime's own cost: the repeat outside the busiest worker's phases.
+  if (!kept_runtime.empty()) rec["metrics"]["median_runtime_s"] = results::median(kept_runtime);
 }
 
 }  // namespace sb::detail

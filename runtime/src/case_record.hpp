@@ -47,7 +47,8 @@ void set_validation(nlohmann::json& rec, const std::vector<Check>& checks);
 
 /// rec["work"] and rec["metrics"]. The medians use the repeats not left out: by default those
 /// marked throttled (`throttled[i]`), unless `keep_throttled` or every repeat is throttled.
-/// metrics also says `throttled_repeats` and `left_out_repeats`.
+/// metrics also says `throttled_repeats`, `left_out_repeats` and `median_runtime_s` (the
+/// repeats' `runtime`, when rec["repeats"] has them).
 void set_work_and_metrics(nlohmann::json& rec, const Work& work, const std::vector<double>& totals,
                           const std::vector<double>& computes, const std::vector<bool>& throttled,
                           bool keep_throttled);

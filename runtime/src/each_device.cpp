@@ -12,6 +12,7 @@
 
 #include "case_telemetry.hpp"
 #include "message.hpp"
+#include "repeat_timing.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/workload.hpp"
@@ -33,8 +34,8 @@ struct DeviceRun {
   int repeat = -1;  ///< repeat running (warm-up ones first), -1 before the first
   std::size_t done_workers = 0;
   std::int64_t next_task = 0;
-  PhaseTimes phases;
-  double t0 = 0, cpu0 = 0;
+  RepeatTiming timing;
+  double cpu0 = 0;
   double timed_t0 = 0;  ///< when its first timed repeat began (`--repeats auto`'s time limit)
   RepeatStop stop;
   std::vector<double> totals, computes, scheduler_cpu;
@@ -44,6 +45,8 @@ struct DeviceRun {
   std::vector<std::vector<double>> vparts;
   std::size_t vgot = 0;
   std::vector<WorkerTelemetry> telemetry;
+  bool repeats_done = false;  ///< its repeat rule said stop
+  bool validating = false;    ///< VALIDATE sent
   bool finished = false;
 };
 
@@ -100,7 +103,7 @@ class Sweep {
       for (const auto& p : devices_[i].parts) owner_[p.rank] = i;
     deadline_ = plan_.case_timeout_s > 0 ? now() + plan_.case_timeout_s : 0;
     for (auto& d : devices_) begin(d);
-    Backoff backoff(device_of(spec_.path) == Device::gpu ? kGpuPollUs : 500);
+    Backoff backoff(device_of(spec_.path) == Device::gpu ? kGpuPollUs : kCpuPollUs);
     Message m;
     while (open_devices() > 0) {
       if (!try_receive(ctx_.world, MPI_ANY_SOURCE, MPI_ANY_TAG, m)) {
@@ -168,13 +171,13 @@ class Sweep {
       case kTagRequest:
         on_request(d, m.source, rd);
         break;
-      case kTagDone:
-        d.phases.generate = std::max(d.phases.generate, rd.get<double>());
-        d.phases.compute = std::max(d.phases.compute, rd.get<double>());
-        d.phases.communicate = std::max(d.phases.communicate, rd.get<double>());
-        d.sc->on_worker_done(crank, rd.get_vec<double>());
+      case kTagDone: {
+        const RepeatDone done = get_done(rd);
+        d.timing.on_done(crank, done);
+        d.sc->on_worker_done(crank, done.partial);
         if (++d.done_workers == d.parts.size()) end_repeat(d);
         break;
+      }
       case kTagValidation:
         d.vparts[static_cast<std::size_t>(crank)] = rd.get_vec<double>();
         if (++d.vgot == 2 * d.parts.size()) finish(d);
@@ -195,12 +198,11 @@ class Sweep {
     d.sc->begin_repeat();
     d.next_task = 0;
     d.done_workers = 0;
-    d.phases = {};
     Writer rb;
     rb.put<std::int32_t>(d.repeat);
     d.cpu0 = process_cpu_s();
-    d.t0 = now();
-    if (d.repeat == spec_.warmup) d.timed_t0 = d.t0;
+    d.timing.begin(out_.seconds_writing());
+    if (d.repeat == spec_.warmup) d.timed_t0 = now();
     for (const auto& p : d.parts) send(ctx_.world, p.rank, kTagRepeatBegin, rb);
   }
 
@@ -225,17 +227,20 @@ class Sweep {
   }
 
   void end_repeat(DeviceRun& d) {
-    const double total = now() - d.t0;
+    const double total = d.timing.end(out_.seconds_writing());
     const double cpu = process_cpu_s() - d.cpu0;
     json result = d.sc->end_repeat();
-    if (d.repeat >= spec_.warmup) {
+    const bool measured = d.repeat >= spec_.warmup;
+    if (plan_.trace)
+      std::fputs(
+          d.timing.trace_lines(d.rec.value("id", spec_.id), measured ? d.repeat - spec_.warmup : -1)
+              .c_str(),
+          stderr);
+    if (measured) {
       d.totals.push_back(total);
-      d.computes.push_back(d.phases.compute);
+      d.computes.push_back(d.timing.phases().compute);
       d.scheduler_cpu.push_back(cpu);
-      d.repeats.push_back({{"generate", d.phases.generate},
-                           {"compute", d.phases.compute},
-                           {"communicate", d.phases.communicate},
-                           {"total", total}});
+      d.repeats.push_back(d.timing.record());
       d.results.push_back(std::move(result));
     }
     // Each device takes repeats until its own repeat rule says stop (repeat_rule.hpp).
@@ -244,6 +249,21 @@ class Sweep {
     if (!d.stop.stop) {
       start_repeat(d);
     } else {
+      d.repeats_done = true;
+      validate_when_all_done();
+    }
+  }
+
+  /// Validation (CPU work: threads, BLAS) and the device's record (a durable write) wait until
+  /// every device has finished its repeats, so that none of them runs beside another device's
+  /// timed repeats (the first repeats of a case ran 10x slower beside them: --trace of svd and
+  /// groupby seed on each-gpu).
+  void validate_when_all_done() {
+    for (const auto& d : devices_)
+      if (!d.finished && !d.repeats_done) return;
+    for (auto& d : devices_) {
+      if (d.finished || d.validating) continue;
+      d.validating = true;
       for (const auto& p : d.parts) send_empty(ctx_.world, p.rank, kTagValidate);
     }
   }
@@ -281,6 +301,7 @@ class Sweep {
       for (const auto& p : d.parts) send_empty(ctx_.world, p.rank, kTagCaseEnd);
     }
     emit(d);
+    validate_when_all_done();
   }
 
   void time_out() {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/job_plan.hpp"
 
@@ -58,6 +59,8 @@ nlohmann::json JobPlan::to_json() const {
           {"lifeline", lifeline_path},
           {"fresh_ceilings", fresh_ceilings},
           {"telemetry_period_s", telemetry_period_s},
+          {"telemetry_gpu_min_s", telemetry_gpu_min_s},
+          {"telemetry_counters_s", telemetry_counters_s},
           {"keep_throttled", keep_throttled},
           {"plugins", plugins}};
 }
@@ -73,6 +76,8 @@ JobPlan JobPlan::from_json(const nlohmann::json& j) {
   p.lifeline_path = j.value("lifeline", std::string());
   p.fresh_ceilings = j.value("fresh_ceilings", false);
   p.telemetry_period_s = j.value("telemetry_period_s", 0.02);
+  p.telemetry_gpu_min_s = j.value("telemetry_gpu_min_s", 0.01);
+  p.telemetry_counters_s = j.value("telemetry_counters_s", 1.0);
   p.keep_throttled = j.value("keep_throttled", false);
   p.plugins = j.value("plugins", std::vector<std::string>());
   return p;
@@ -90,11 +95,13 @@ StreamWriter::~StreamWriter() {
 }
 
 void StreamWriter::write(const nlohmann::json& record, bool durable) {
+  const double t0 = now();
   const std::string line =
       record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (std::fwrite(line.data(), 1, line.size(), f_) != line.size() || std::fflush(f_) != 0)
     throw EnvironmentError(fmt::format("cannot write result stream: {}", std::strerror(errno)));
   if (durable) ::fsync(fileno(f_));
+  seconds_writing_ += now() - t0;
 }
 
 std::string utc_now() {

@@ -133,6 +133,11 @@ bool receive(MPI_Comm comm, int source, int tag, Message& out, double deadline =
 /// timer slack (50 us by default): see the task events of subset-mean seed on single-gpu.
 constexpr int kGpuPollUs = 0;
 
+/// Longest sleep between probes while a CPU case runs: short, so that a message waits little
+/// (it is part of the repeat's time, `messages` in the case record), yet a waiting rank leaves
+/// the cores to the computing workers (a probe costs about a microsecond).
+constexpr int kCpuPollUs = 50;
+
 /// Back-off sleeper for polling loops: short at first, up to `max_us` microseconds; with
 /// `max_us` <= 0 it never sleeps but yields the core at every pause.
 class Backoff {

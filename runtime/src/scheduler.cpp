@@ -19,6 +19,7 @@
 #include "each_device.hpp"
 #include "message.hpp"
 #include "rank.hpp"
+#include "repeat_timing.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/lifeline.hpp"
@@ -138,7 +139,7 @@ class Scheduler {
     run.parts = participants(run.spec.path);
     run.spec.workers = static_cast<int>(run.parts.size());
     // GPU cases: the host is idle and repeats are short, so poll the workers closely.
-    wait_sleep_us_ = device_of(run.spec.path) == Device::gpu ? kGpuPollUs : 500;
+    wait_sleep_us_ = device_of(run.spec.path) == Device::gpu ? kGpuPollUs : kCpuPollUs;
     nlohmann::json rec = record_head(run.spec);
     run.scheduler_cpu.host = ctx_.host;
     if (run.spec.path == ExecPath::single_gpu && !run.parts.empty()) {
@@ -278,9 +279,9 @@ class Scheduler {
     run.sc->begin_repeat();
     const std::int64_t ntasks = run.sc->num_tasks();
     std::int64_t next = 0;
-    PhaseTimes phases;
+    RepeatTiming timing;
     const double cpu0 = process_cpu_s();
-    const double t0 = now();
+    timing.begin(out_.seconds_writing());
     Writer rb;
     rb.put<std::int32_t>(r);
     for (const auto& p : run.parts) send(ctx_.world, p.rank, kTagRepeatBegin, rb);
@@ -305,27 +306,25 @@ class Scheduler {
           send(ctx_.world, m.source, kTagAssign, w);
         }
       } else if (m.tag == kTagDone) {
-        phases.generate = std::max(phases.generate, rd.get<double>());
-        phases.compute = std::max(phases.compute, rd.get<double>());
-        phases.communicate = std::max(phases.communicate, rd.get<double>());
-        run.sc->on_worker_done(crank, rd.get_vec<double>());
+        const RepeatDone d = get_done(rd);
+        timing.on_done(crank, d);
+        run.sc->on_worker_done(crank, d.partial);
         ++done;
       } else {
         throw CaseFailure{"failed", fmt::format("internal: unexpected tag {} in a repeat", m.tag),
                           true};
       }
     }
-    const double total = now() - t0;
+    const double total = timing.end(out_.seconds_writing());
     const double cpu = process_cpu_s() - cpu0;
     nlohmann::json result = run.sc->end_repeat();
+    if (plan_.trace)
+      std::fputs(timing.trace_lines(spec.id, measured ? r - spec.warmup : -1).c_str(), stderr);
     if (!measured) return;
     run.totals.push_back(total);
-    run.computes.push_back(phases.compute);
+    run.computes.push_back(timing.phases().compute);
     run.scheduler_cpu.own_cpu_s.push_back(cpu);
-    run.repeats.push_back({{"generate", phases.generate},
-                           {"compute", phases.compute},
-                           {"communicate", phases.communicate},
-                           {"total", total}});
+    run.repeats.push_back(timing.record());
     run.results.push_back(std::move(result));
   }
 

@@ -14,6 +14,7 @@
 #include "memory_check.hpp"
 #include "message.hpp"
 #include "rank.hpp"
+#include "repeat_timing.hpp"
 #include "scalebench/ceiling_cache.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
@@ -110,8 +111,11 @@ std::unique_ptr<TelemetryRecorder> make_recorder(const JobPlan& plan, const nloh
   std::vector<std::unique_ptr<TelemetrySource>> sources;
   sources.push_back(make_cpu_telemetry());
   if (desc.contains("gpu_description")) {
-    if (auto gpu = make_gpu_telemetry(desc["gpu_description"].value("pci_bus_id", std::string())))
+    const std::string bus = desc["gpu_description"].value("pci_bus_id", std::string());
+    if (auto gpu = make_gpu_telemetry(bus, plan.telemetry_gpu_min_s))
       sources.push_back(std::move(gpu));
+    if (auto counters = make_gpu_counter_telemetry(bus, plan.telemetry_counters_s))
+      sources.push_back(std::move(counters));
   }
   return std::make_unique<TelemetryRecorder>(std::move(sources), plan.telemetry_period_s);
 }
@@ -131,10 +135,13 @@ struct WorkerCaseState {
 /// Executes one repeat of `wc`: pull tasks with bounded prefetch, report outcomes, then
 /// finish_repeat and DONE. A GPU case spins while it waits for its tasks (kGpuPollUs).
 /// `recorder` (may be null) marks timed repeat `timed` (-1: a warm-up repeat) while the first
-/// request is on its way and after DONE, outside what the scheduler times.
+/// request is on its way and after DONE, outside what the scheduler times. `received`: when
+/// REPEAT_BEGIN arrived (sb::now()); `trace`: --trace, the repeat's events go with DONE.
 void run_repeat(RankContext& ctx, WorkerCase& wc, bool gpu_case, TelemetryRecorder* recorder,
-                int timed) {
+                int timed, double received, bool trace) {
+  WorkerRepeatTrace events(trace, received);
   wc.begin_repeat();
+  events.mark("begun");
   const int depth = std::max(0, wc.prefetch()) + 1;
   std::deque<std::int64_t> queue;
   bool no_more = false;
@@ -146,6 +153,8 @@ void run_repeat(RankContext& ctx, WorkerCase& wc, bool gpu_case, TelemetryRecord
     w.put<std::int32_t>(want).put<std::int32_t>(static_cast<std::int32_t>(finished.size()));
     for (const auto& o : finished) put_outcome(w, o);
     send(ctx.world, 0, kTagRequest, w);
+    events.mark(want > 0 ? "request" : "report",
+                want > 0 ? want : static_cast<long long>(finished.size()));
     finished.clear();
     if (want > 0) ++awaiting;
   };
@@ -157,12 +166,18 @@ void run_repeat(RankContext& ctx, WorkerCase& wc, bool gpu_case, TelemetryRecord
     Reader r(m.data);
     const auto ids = r.get_vec<std::int64_t>();
     if (ids.empty()) no_more = true;
+    events.mark("assign", static_cast<long long>(ids.size()));
     queue.insert(queue.end(), ids.begin(), ids.end());
+  };
+
+  auto take = [&](TaskOutcome o, const char* how) {
+    events.mark(how, o.task);
+    finished.push_back(std::move(o));
   };
 
   send_request(depth);
   if (recorder != nullptr && timed >= 0) recorder->begin_repeat(timed);
-  Backoff backoff(gpu_case ? kGpuPollUs : 200);
+  Backoff backoff(gpu_case ? kGpuPollUs : kCpuPollUs);
   Message m;
   while (true) {
     while (awaiting > 0 && try_receive(ctx.world, 0, MPI_ANY_TAG, m)) handle(m);
@@ -170,15 +185,16 @@ void run_repeat(RankContext& ctx, WorkerCase& wc, bool gpu_case, TelemetryRecord
     // replacement at once keeps the next task on its way while this worker computes.
     while (!queue.empty() && static_cast<int>(wc.in_flight()) < depth) {
       wc.submit(queue.front());
+      events.mark("submit", queue.front());
       queue.pop_front();
-      while (auto o = wc.poll(false)) finished.push_back(std::move(*o));
+      while (auto o = wc.poll(false)) take(std::move(*o), "ready");
       if (!finished.empty()) send_request(no_more ? 0 : static_cast<int>(finished.size()));
     }
-    while (auto o = wc.poll(false)) finished.push_back(std::move(*o));
+    while (auto o = wc.poll(false)) take(std::move(*o), "ready");
     if (!finished.empty()) send_request(no_more ? 0 : static_cast<int>(finished.size()));
     if (no_more && queue.empty() && wc.in_flight() == 0 && awaiting == 0) break;
     if (wc.in_flight() > 0 && (queue.empty() || static_cast<int>(wc.in_flight()) >= depth)) {
-      if (auto o = wc.poll(true)) finished.push_back(std::move(*o));
+      if (auto o = wc.poll(true)) take(std::move(*o), "waited");
       backoff.reset();
     } else if (wc.in_flight() == 0 && queue.empty()) {
       if (awaiting == 0) throw Error("internal: worker has no work and no request outstanding");
@@ -190,10 +206,15 @@ void run_repeat(RankContext& ctx, WorkerCase& wc, bool gpu_case, TelemetryRecord
       }
     }
   }
-  const std::vector<double> partial = wc.finish_repeat();
-  const PhaseTimes pt = wc.phase_times();
+  events.mark("finish");
+  RepeatDone done;
+  done.partial = wc.finish_repeat();
+  done.phases = wc.phase_times();
+  events.mark("finished");
+  done.trace = events.str();
+  done.wall = now() - received;
   Writer w;
-  w.put<double>(pt.generate).put<double>(pt.compute).put<double>(pt.communicate).put_vec(partial);
+  put_done(w, done);
   send(ctx.world, 0, kTagDone, w);
   if (recorder != nullptr && timed >= 0) recorder->end_repeat(timed);
 }
@@ -312,10 +333,11 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
   WorkerCaseState cs;
   Message m;
   while (true) {
-    // Between the repeats of a GPU case the next one must start at once: a repeat lasts a few
-    // milliseconds and a 2 ms sleep here would be part of its time. The CPU is idle then; CPU
-    // cases keep the long back-off, which leaves the cores to the computing workers.
-    receive(ctx.world, 0, MPI_ANY_TAG, m, 0, cs.gpu_case ? kGpuPollUs : 2000);
+    // Between the repeats of a case the next one must start at once: the begin message is
+    // already on its way, and a long sleep here would be part of the repeat's time (`messages`
+    // in its record). The cores are idle then. Between cases the worker sleeps longer.
+    receive(ctx.world, 0, MPI_ANY_TAG, m, 0, !cs.wc ? 2000 : cs.gpu_case ? kGpuPollUs : kCpuPollUs);
+    const double received = now();
     if (m.tag == kTagShutdown) break;
     try {
       switch (m.tag) {
@@ -331,7 +353,7 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
           Reader r(m.data);
           const int repeat = r.get<std::int32_t>();
           run_repeat(ctx, *cs.wc, cs.gpu_case, recorder.get(),
-                     repeat >= cs.warmup ? repeat - cs.warmup : -1);
+                     repeat >= cs.warmup ? repeat - cs.warmup : -1, received, plan.trace);
           break;
         }
         case kTagValidate: {

@@ -76,11 +76,12 @@ TEST(Formats, Csv) {
   const json m = make_model();
   const auto ls = lines(format_report(m, "csv"));
   ASSERT_EQ(ls.size(), m["cases"].size() + 1);
-  EXPECT_EQ(ls[0],
-            "case,workload,path,workers,threads_per_worker,status,repeats,median_s,min_s,max_s,"
-            "stddev_s,throughput,throughput_unit,speedup_vs_single_cpu,speedup_vs_single_gpu,"
-            "efficiency,ceiling,ceiling_value,ceiling_unit,notes,throttled_repeats,"
-            "left_out_repeats,verdict,verdict_reason");
+  EXPECT_EQ(
+      ls[0],
+      "case,workload,path,workers,threads_per_worker,status,repeats,median_s,min_s,max_s,"
+      "stddev_s,runtime_s,throughput,throughput_unit,speedup_vs_single_cpu,speedup_vs_single_gpu,"
+      "efficiency,ceiling,ceiling_value,ceiling_unit,notes,throttled_repeats,"
+      "left_out_repeats,verdict,verdict_reason");
   EXPECT_EQ(
       ls[2].rfind(
           "\"subset-mean/multi-cpu/chunk=500,n=2000,seed=42\",subset-mean,multi-cpu,2,2,ok,5,0.5,",

@@ -147,6 +147,19 @@ TEST(RuntimeMpi, LauncherRunsTinySuiteAndWritesAValidReport) {
     EXPECT_EQ(c[2].at("status"), "ok");
   }
   EXPECT_EQ(c[0].at("result").at("answer"), c[1].at("result").at("answer"));
+  // The runtime's own cost: each repeat's time outside the busiest worker's phases, and the
+  // part of it outside every worker (messages), with the case's median of the first.
+  for (int i = 0; i < 2; ++i) {
+    for (const auto& r : c[i].at("repeats")) {
+      const double total = r.at("total").get<double>();
+      const double runtime = r.at("runtime").get<double>();
+      EXPECT_GE(runtime, 0.0);
+      EXPECT_LE(runtime, total);
+      EXPECT_GE(r.at("messages").get<double>(), 0.0);
+      EXPECT_LE(r.at("messages").get<double>(), runtime + 1e-12);
+    }
+    EXPECT_GE(c[i].at("metrics").at("median_runtime_s").get<double>(), 0.0);
+  }
   EXPECT_EQ(model.at("attrs").at("status"), "ok");
   EXPECT_EQ(model.at("attrs").at("scheduler"), "local");
   // No work folder left behind.

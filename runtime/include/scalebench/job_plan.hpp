@@ -21,15 +21,17 @@ namespace sb {
 
 struct JobPlan {
   std::vector<CaseSpec> cases;
-  std::string stream_path;           ///< where the scheduler appends records
-  double case_timeout_s = 0;         ///< 0: none
-  bool measure_ceilings = true;      ///< STREAM triad / DGEMM (and GPU copy / GEMM) at start-up
-  std::string stop_path;             ///< when this file exists, stop before the next case
-  bool trace = false;                ///< `run --trace`: workloads print their step timelines
-  std::string lifeline_path;         ///< the launcher's lifeline (lifeline.hpp); empty: none
-  bool fresh_ceilings = false;       ///< measure the ceilings anew (not from the cache)
-  double telemetry_period_s = 0.02;  ///< between readings while a repeat runs; < 0: no telemetry
-  bool keep_throttled = false;       ///< `run --keep-throttled`: throttled repeats count
+  std::string stream_path;            ///< where the scheduler appends records
+  double case_timeout_s = 0;          ///< 0: none
+  bool measure_ceilings = true;       ///< STREAM triad / DGEMM (and GPU copy / GEMM) at start-up
+  std::string stop_path;              ///< when this file exists, stop before the next case
+  bool trace = false;                 ///< `run --trace`: workloads print their step timelines
+  std::string lifeline_path;          ///< the launcher's lifeline (lifeline.hpp); empty: none
+  bool fresh_ceilings = false;        ///< measure the ceilings anew (not from the cache)
+  double telemetry_period_s = 0.02;   ///< between readings while a repeat runs; < 0: no telemetry
+  double telemetry_gpu_min_s = 0.01;  ///< the least time between two GPU readings
+  double telemetry_counters_s = 1.0;  ///< the least time between two GPU error-counter readings
+  bool keep_throttled = false;        ///< `run --keep-throttled`: throttled repeats count
   /// Workload plugins (plugins.hpp) every rank loads, in this order, before it plans:
   /// absolute paths the launcher has loaded and checked.
   std::vector<std::string> plugins;
@@ -49,9 +51,12 @@ class StreamWriter {
   StreamWriter(const StreamWriter&) = delete;
   StreamWriter& operator=(const StreamWriter&) = delete;
   void write(const nlohmann::json& record, bool durable);
+  /// Seconds spent in write() so far (run --trace shows a repeat's share).
+  [[nodiscard]] double seconds_writing() const { return seconds_writing_; }
 
  private:
   std::FILE* f_ = nullptr;
+  double seconds_writing_ = 0;
 };
 
 /// Current UTC time as ISO 8601 ("2026-11-22T10:00:00.123Z").

@@ -1,0 +1,80 @@
+#pragma once
+/// @file repeat_timing.hpp
+/// (private) The end of a worker's repeat (kTagDone) and how the scheduler folds its workers'
+/// reports into the repeat's times: the phases, and the runtime's own cost, which is the part of
+/// the repeat spent outside the busiest worker's phases (dispatch, messages, waits, a GPU idle
+/// between tasks). With --trace each worker also sends its events of the repeat and the
+/// scheduler prints them as one line per worker.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "message.hpp"
+#include "scalebench/workload.hpp"
+
+namespace sb::detail {
+
+/// What a worker reports when its part of a repeat is done (worker -> scheduler).
+struct RepeatDone {
+  PhaseTimes phases;
+  std::vector<double> partial;  ///< the workload's partial result (WorkerCase::finish_repeat)
+  double wall = 0;              ///< from REPEAT_BEGIN received to DONE sent, seconds
+  std::string trace;            ///< --trace: "label@ms ..." since REPEAT_BEGIN was received
+};
+
+void put_done(Writer& w, const RepeatDone& d);
+[[nodiscard]] RepeatDone get_done(Reader& r);
+
+/// A worker's events within one repeat (--trace); free when tracing is off.
+class WorkerRepeatTrace {
+ public:
+  WorkerRepeatTrace(bool on, double t0);
+  void mark(const char* what, long long n = -1);
+  /// The events, then the thread's context switches since the start ("csw=voluntary/forced").
+  [[nodiscard]] std::string str() const;
+
+ private:
+  bool on_;
+  double t0_;
+  long csw_ = 0, icsw_ = 0;
+  std::string text_;
+};
+
+/// One repeat as the scheduler sees it, from REPEAT_BEGIN sent to the last DONE received.
+class RepeatTiming {
+ public:
+  /// Starts the clock (just before the first REPEAT_BEGIN is sent); `writing`: the stream's
+  /// StreamWriter::seconds_writing() then (end() takes it again).
+  void begin(double writing = 0);
+  /// A participant's DONE.
+  void on_done(int case_rank, const RepeatDone& d);
+  /// Ends the repeat: its total time, seconds.
+  double end(double writing = 0);
+
+  [[nodiscard]] const PhaseTimes& phases() const { return phases_; }
+  /// The repeat's entry of a case record's `repeats`: the phases (maxima over the workers),
+  /// `total`, `runtime` (total minus the busiest worker's phases) and `messages` (total minus
+  /// the longest worker's own wall time: what getting the repeat to and from the workers took).
+  [[nodiscard]] nlohmann::json record() const;
+  /// --trace: one line per worker for case `id`, repeat `repeat` (-1: a warm-up repeat).
+  [[nodiscard]] std::string trace_lines(const std::string& id, int repeat) const;
+
+ private:
+  struct Worker {
+    int rank = 0;
+    double done_at = 0;  ///< DONE received, seconds after begin()
+    double busy = 0;     ///< the worker's phases, summed
+    double wall = 0;
+    std::string trace;
+  };
+  double t0_ = 0;
+  double total_ = 0;
+  double writing_ = 0;       ///< seconds the scheduler spent writing records during the repeat
+  long csw_ = 0, icsw_ = 0;  ///< the scheduler thread's context switches (at begin, then deltas)
+  PhaseTimes phases_;
+  std::vector<Worker> workers_;
+};
+
+}  // namespace sb::detail
