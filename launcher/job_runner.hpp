@@ -25,10 +25,12 @@ struct JobRunnerOptions {
   std::string lifeline_path;  ///< the launcher's lifeline, watched by the scheduler
   double case_timeout_s = 0;  ///< 0: none
   bool measure_ceilings = true;
-  bool trace = false;                ///< `run --trace`, passed to every case's workers
-  bool fresh_ceilings = false;       ///< `run --fresh-ceilings`
-  double telemetry_period_s = 0.02;  ///< between telemetry readings; < 0: none
-  bool keep_throttled = false;       ///< `run --keep-throttled`
+  bool trace = false;                 ///< `run --trace`, passed to every case's workers
+  bool fresh_ceilings = false;        ///< `run --fresh-ceilings`
+  double telemetry_period_s = 0.02;   ///< between telemetry readings; < 0: none
+  double telemetry_gpu_min_s = 0.01;  ///< the least time between two GPU readings
+  double telemetry_counters_s = 1.0;  ///< the least time between two GPU error-counter readings
+  bool keep_throttled = false;        ///< `run --keep-throttled`
   /// Workload plugins every rank loads (plugins.hpp).
   std::vector<std::string> plugins;
   /// Called for every record (start, progress, case) as it arrives, on the launcher's thread.

@@ -383,6 +383,8 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   jo.trace = o.trace;
   jo.fresh_ceilings = o.fresh_ceilings;
   jo.telemetry_period_s = settings::telemetry() ? settings::telemetry_period_ms() / 1000.0 : -1.0;
+  jo.telemetry_gpu_min_s = settings::telemetry_gpu_min_ms() / 1000.0;
+  jo.telemetry_counters_s = settings::telemetry_counters_s();
   jo.keep_throttled = o.keep_throttled;
   jo.plugins = plugin_paths();
   jo.launch.mpiexec = settings::mpiexec();

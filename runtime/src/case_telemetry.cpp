@@ -61,7 +61,16 @@ CaseTelemetry combine_telemetry(const std::vector<WorkerTelemetry>& workers,
   std::vector<std::vector<std::string>> why(repeats);
   double period = kNaN;
   bool any = false;
+  json read_s = json::object();  // the sampler's own cost: the longest read, the mean read
   for (const auto& w : workers) {
+    const json reads = w.data.value("read_s", json::object());
+    for (const auto& [src, v] : reads.items()) {
+      json& r = read_s[src];
+      if (!r.is_object()) r = json::object();
+      r["max"] = std::max(r.value("max", 0.0), v.value("max", 0.0));
+      r["mean"] = std::max(r.value("mean", 0.0), v.value("mean", 0.0));
+      r["count"] = r.value("count", 0) + v.value("count", 0);
+    }
     const json& reps = w.data.value("repeats", json::array());
     if (!reps.is_array() || reps.empty()) continue;
     any = true;
@@ -164,6 +173,7 @@ CaseTelemetry combine_telemetry(const std::vector<WorkerTelemetry>& workers,
     out.reasons[i] = text;
   }
   out.telemetry = {{"period_s", number(period)},
+                   {"read_s", std::move(read_s)},
                    {"repeats", drop_empty_columns(std::move(rows))},
                    {"series", std::move(series)}};
   return out;

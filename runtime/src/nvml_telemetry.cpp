@@ -1,6 +1,7 @@
-// A worker's GPU as a telemetry source (telemetry_source.hpp), through NVML loaded at run time
-// (nvml_library.hpp): clocks, power, temperature, clock-event reasons, ECC and retired-page
-// counters, and XID errors through an NVML event set polled without waiting.
+// A worker's GPU as two telemetry sources (telemetry_source.hpp), through NVML loaded at run
+// time (nvml_library.hpp): clocks, power, temperature and clock-event reasons; and, read more
+// rarely, ECC and retired-page counters and XID errors through an NVML event set polled without
+// waiting.
 #include <memory>
 #include <string>
 
@@ -12,10 +13,12 @@ namespace {
 
 using namespace detail;  // the NVML ABI subset
 
+/// Clocks, power, temperature and clock-event reasons.
 class NvmlGpuTelemetry final : public TelemetrySource {
  public:
-  NvmlGpuTelemetry(std::unique_ptr<NvmlLibrary> nvml, nvmlDevice_t dev, std::string bus)
-      : nvml_(std::move(nvml)), dev_(dev), bus_(std::move(bus)) {
+  NvmlGpuTelemetry(std::unique_ptr<NvmlLibrary> nvml, nvmlDevice_t dev, std::string bus,
+                   double min_interval_s)
+      : nvml_(std::move(nvml)), dev_(dev), bus_(std::move(bus)), min_interval_s_(min_interval_s) {
     name_ = nvml_->device_name(dev_);
     unsigned mhz = 0;
     if (nvml_->app_clock != nullptr && nvml_->app_clock(dev_, kClockSm, &mhz) == kNvmlSuccess &&
@@ -25,14 +28,7 @@ class NvmlGpuTelemetry final : public TelemetrySource {
                nvml_->max_clock(dev_, kClockSm, &mhz) == kNvmlSuccess && mhz > 0) {
       app_sm_mhz_ = mhz;  // no application clock: the maximum stands for it
     }
-    // XID errors arrive as events; registering may be refused (no permission, old GPU).
-    if (nvml_->event_set_create != nullptr && nvml_->register_events != nullptr &&
-        nvml_->event_set_wait != nullptr && nvml_->event_set_create(&events_) == kNvmlSuccess &&
-        nvml_->register_events(dev_, kEventXidCritical, events_) != kNvmlSuccess) {
-      free_events();
-    }
   }
-  ~NvmlGpuTelemetry() override { free_events(); }
 
   void read(TelemetrySample& s) noexcept override {
     unsigned v = 0;
@@ -52,12 +48,6 @@ class NvmlGpuTelemetry final : public TelemetrySource {
     if (nvml_->clock_event_reasons != nullptr &&
         nvml_->clock_event_reasons(dev_, &reasons) == kNvmlSuccess)
       s.gpu_reasons = static_cast<double>(reasons);
-    read_errors(s);
-    poll_xid();
-    if (events_ != nullptr) {
-      s.gpu_xid_events = xid_events_;
-      if (xid_events_ > 0) s.gpu_last_xid = last_xid_;
-    }
   }
 
   [[nodiscard]] nlohmann::json describe() const override {
@@ -66,6 +56,42 @@ class NvmlGpuTelemetry final : public TelemetrySource {
     return j;
   }
   [[nodiscard]] bool gpu() const override { return true; }
+  [[nodiscard]] double min_interval_s() const override { return min_interval_s_; }
+
+ private:
+  std::unique_ptr<NvmlLibrary> nvml_;
+  nvmlDevice_t dev_ = nullptr;
+  std::string bus_;
+  std::string name_;
+  double min_interval_s_ = 0;
+  double app_sm_mhz_ = kNoReading;
+};
+
+/// ECC and retired-page (or remapped-row) counters and XID events.
+class NvmlGpuCounters final : public TelemetrySource {
+ public:
+  NvmlGpuCounters(std::unique_ptr<NvmlLibrary> nvml, nvmlDevice_t dev, double min_interval_s)
+      : nvml_(std::move(nvml)), dev_(dev), min_interval_s_(min_interval_s) {
+    // XID errors arrive as events; registering may be refused (no permission, old GPU).
+    if (nvml_->event_set_create != nullptr && nvml_->register_events != nullptr &&
+        nvml_->event_set_wait != nullptr && nvml_->event_set_create(&events_) == kNvmlSuccess &&
+        nvml_->register_events(dev_, kEventXidCritical, events_) != kNvmlSuccess) {
+      free_events();
+    }
+  }
+  ~NvmlGpuCounters() override { free_events(); }
+
+  void read(TelemetrySample& s) noexcept override {
+    read_errors(s);
+    poll_xid();
+    if (events_ != nullptr) {
+      s.gpu_xid_events = xid_events_;
+      if (xid_events_ > 0) s.gpu_last_xid = last_xid_;
+    }
+  }
+  [[nodiscard]] bool gpu() const override { return true; }
+  [[nodiscard]] std::string name() const override { return "gpu_counters"; }
+  [[nodiscard]] double min_interval_s() const override { return min_interval_s_; }
 
  private:
   void read_errors(TelemetrySample& s) noexcept {
@@ -116,9 +142,7 @@ class NvmlGpuTelemetry final : public TelemetrySource {
 
   std::unique_ptr<NvmlLibrary> nvml_;
   nvmlDevice_t dev_ = nullptr;
-  std::string bus_;
-  std::string name_;
-  double app_sm_mhz_ = kNoReading;
+  double min_interval_s_ = 0;
   nvmlEventSet_t events_ = nullptr;
   double xid_events_ = 0;
   double last_xid_ = kNoReading;
@@ -126,12 +150,25 @@ class NvmlGpuTelemetry final : public TelemetrySource {
 
 }  // namespace
 
-std::unique_ptr<TelemetrySource> make_gpu_telemetry(const std::string& pci_bus_id) {
+std::unique_ptr<TelemetrySource> make_gpu_telemetry(const std::string& pci_bus_id,
+                                                    double min_interval_s) {
   try {
     auto nvml = std::make_unique<NvmlLibrary>();
     nvmlDevice_t dev = nvml->by_bus_id(pci_bus_id);
     if (dev == nullptr) return nullptr;
-    return std::make_unique<NvmlGpuTelemetry>(std::move(nvml), dev, pci_bus_id);
+    return std::make_unique<NvmlGpuTelemetry>(std::move(nvml), dev, pci_bus_id, min_interval_s);
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+std::unique_ptr<TelemetrySource> make_gpu_counter_telemetry(const std::string& pci_bus_id,
+                                                            double min_interval_s) {
+  try {
+    auto nvml = std::make_unique<NvmlLibrary>();
+    nvmlDevice_t dev = nvml->by_bus_id(pci_bus_id);
+    if (dev == nullptr) return nullptr;
+    return std::make_unique<NvmlGpuCounters>(std::move(nvml), dev, min_interval_s);
   } catch (...) {
     return nullptr;
   }

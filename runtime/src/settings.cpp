@@ -47,6 +47,12 @@ const std::vector<Setting> kTable = {
     {"SCALEBENCH_TELEMETRY_PERIOD_MS", real, "20", "milliseconds >= 0",
      "time between telemetry readings while a repeat runs (0: one reading at each repeat's begin "
      "and end only)"},
+    {"SCALEBENCH_TELEMETRY_GPU_MIN_MS", real, "10", "milliseconds >= 0",
+     "the least time between two readings of a GPU's clocks, power and throttle reasons: "
+     "repeats shorter than this share readings (NVML calls are not free)"},
+    {"SCALEBENCH_TELEMETRY_COUNTERS_S", real, "1", "seconds >= 0",
+     "the least time between two readings of a GPU's ECC, retired-page and XID counters (they "
+     "change rarely; some drivers take milliseconds to read them)"},
     {"SCALEBENCH_REFERENCE_DIR", path, "(installed references)", "a folder",
      "folder of the reference files `scalebench run` uses besides --references"},
     {"SCALEBENCH_REPORT_READ_TIMEOUT_S", real, "0 (60 s + 1 s per 20 MB)", "seconds >= 0",
@@ -60,6 +66,9 @@ const std::vector<Setting> kTable = {
      "stack that patches memory functions)"},
     {"SCALEBENCH_NCCL_WARMUP", boolean, "0", "0 or 1",
      "one all-reduce at start-up connects NCCL's peers (for runs with --warmup 0)"},
+    {"SCALEBENCH_GPU_WAIT", choice, "yield", "yield, spin or block",
+     "how a GPU worker's thread waits for its GPU (CUDA's device schedule flag): yield spins but "
+     "gives the core to any other thread that wants it; spin never gives it up; block sleeps"},
 };
 
 const Setting& row(std::string_view name) {
@@ -123,6 +132,7 @@ void check(const Setting& s) {
       break;
     case choice:
       if (s.name == "SCALEBENCH_EARLY_GPU") (void)early_gpu();
+      if (s.name == "SCALEBENCH_GPU_WAIT") (void)gpu_wait();
       break;
     case text:
     case path:
@@ -207,6 +217,18 @@ double telemetry_period_ms() {
   return real_value("SCALEBENCH_TELEMETRY_PERIOD_MS");
 }
 
+double telemetry_gpu_min_ms() {
+  const auto v = raw("SCALEBENCH_TELEMETRY_GPU_MIN_MS");
+  if (!v || v->empty()) return 10.0;
+  return real_value("SCALEBENCH_TELEMETRY_GPU_MIN_MS");
+}
+
+double telemetry_counters_s() {
+  const auto v = raw("SCALEBENCH_TELEMETRY_COUNTERS_S");
+  if (!v || v->empty()) return 1.0;
+  return real_value("SCALEBENCH_TELEMETRY_COUNTERS_S");
+}
+
 std::string reference_dir() {
   return text_value("SCALEBENCH_REFERENCE_DIR", "");
 }
@@ -231,6 +253,12 @@ std::string early_gpu() {
 
 bool nccl_warmup() {
   return boolean_value("SCALEBENCH_NCCL_WARMUP");
+}
+
+std::string gpu_wait() {
+  const std::string v = text_value("SCALEBENCH_GPU_WAIT", "yield");
+  if (v != "yield" && v != "spin" && v != "block") bad(row("SCALEBENCH_GPU_WAIT"), v);
+  return v;
 }
 
 }  // namespace sb::settings

@@ -19,7 +19,7 @@ nlohmann::json number(double v) {
 
 TelemetryRecorder::TelemetryRecorder(std::vector<std::unique_ptr<TelemetrySource>> sources,
                                      double period_s)
-    : sources_(std::move(sources)), period_s_(period_s) {
+    : sources_(std::move(sources)), period_s_(period_s), last_read_(sources_.size(), 0.0) {
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -38,6 +38,7 @@ void TelemetryRecorder::begin_case(bool gpu) {
   readings_.clear();
   active_ = -1;
   gpu_ = gpu;
+  last_read_.assign(sources_.size(), 0.0);  // the case's first reading reads every source
 }
 
 void TelemetryRecorder::begin_repeat(int repeat) noexcept {
@@ -84,9 +85,26 @@ void TelemetryRecorder::loop() {
     lk.unlock();
     TelemetrySample s;
     s.t = now();
-    for (auto& src : sources_)
-      if (gpu || !src->gpu()) src->read(s);
+    std::vector<double> took(sources_.size(), 0.0);
+    for (std::size_t i = 0; i < sources_.size(); ++i) {
+      if (!gpu && sources_[i]->gpu()) continue;
+      // A source read less than its interval ago sits this reading out (short repeats).
+      const double r0 = now();
+      if (last_read_[i] > 0 && r0 - last_read_[i] < sources_[i]->min_interval_s()) continue;
+      sources_[i]->read(s);
+      last_read_[i] = r0;
+      took[i] = now() - r0;
+    }
     lk.lock();
+    read_max_s_.resize(sources_.size(), 0.0);
+    read_sum_s_.resize(sources_.size(), 0.0);
+    read_n_.resize(sources_.size(), 0);
+    for (std::size_t i = 0; i < took.size(); ++i) {
+      if (took[i] <= 0) continue;
+      read_max_s_[i] = std::max(read_max_s_[i], took[i]);
+      read_sum_s_[i] += took[i];
+      ++read_n_[i];
+    }
     busy_ = false;
     readings_.push_back({s, repeat});
     if (pending_.empty()) served_.notify_all();
@@ -96,11 +114,16 @@ void TelemetryRecorder::loop() {
 
 nlohmann::json TelemetryRecorder::finish_case(std::size_t max_series) {
   std::vector<Reading> readings;
+  std::vector<double> read_max, read_sum;
+  std::vector<std::size_t> read_n;
   bool gpu = false;
   {
     std::unique_lock lk(m_);
     served_.wait(lk, [&] { return stop_ || (pending_.empty() && !busy_); });
     readings.swap(readings_);
+    read_max.swap(read_max_s_);
+    read_sum.swap(read_sum_s_);
+    read_n.swap(read_n_);
     active_ = -1;
     gpu = gpu_;
   }
@@ -136,8 +159,18 @@ nlohmann::json TelemetryRecorder::finish_case(std::size_t max_series) {
     series["gpu_temp_c"].push_back(number(s.gpu_temp_c));
     series["gpu_clock_event_reasons"].push_back(number(s.gpu_reasons));
   }
+  // What sampling cost: each source's longest read, its mean and how often it was read.
+  nlohmann::json read_s = nlohmann::json::object();
+  for (std::size_t i = 0; i < read_max.size() && i < sources_.size(); ++i) {
+    if (read_max[i] <= 0) continue;
+    read_s[sources_[i]->name()] = {
+        {"max", read_max[i]},
+        {"mean", read_sum[i] / static_cast<double>(std::max<std::size_t>(1, read_n[i]))},
+        {"count", read_n[i]}};
+  }
   return {{"period_s", period_s_},
           {"sources", describe()},
+          {"read_s", std::move(read_s)},
           {"repeats", std::move(reps)},
           {"series", std::move(series)}};
 }

@@ -23,8 +23,8 @@ using nlohmann::json;
 /// A fake GPU and CPU: every reading advances a counter; the script says what the GPU reports.
 class FakeSource final : public sb::TelemetrySource {
  public:
-  explicit FakeSource(bool gpu, double reasons = 0, double sm_mhz = 1980)
-      : gpu_(gpu), reasons_(reasons), sm_mhz_(sm_mhz) {}
+  explicit FakeSource(bool gpu, double reasons = 0, double sm_mhz = 1980, double min_interval_s = 0)
+      : gpu_(gpu), reasons_(reasons), sm_mhz_(sm_mhz), min_interval_s_(min_interval_s) {}
   void read(sb::TelemetrySample& s) noexcept override {
     const int n = ++reads;
     if (gpu_) {
@@ -45,11 +45,12 @@ class FakeSource final : public sb::TelemetrySource {
     return gpu_ ? json{{"gpu_name", "Fake GPU"}} : json{{"cpus", 4}};
   }
   [[nodiscard]] bool gpu() const override { return gpu_; }
+  [[nodiscard]] double min_interval_s() const override { return min_interval_s_; }
   std::atomic<int> reads{0};
 
  private:
   bool gpu_;
-  double reasons_, sm_mhz_;
+  double reasons_, sm_mhz_, min_interval_s_;
 };
 
 std::vector<std::unique_ptr<sb::TelemetrySource>> sources(bool gpu_too, double reasons = 0,
@@ -58,6 +59,32 @@ std::vector<std::unique_ptr<sb::TelemetrySource>> sources(bool gpu_too, double r
   v.push_back(std::make_unique<FakeSource>(false));
   if (gpu_too) v.push_back(std::make_unique<FakeSource>(true, reasons, sm));
   return v;
+}
+
+TEST(TelemetryRecorder, ASourceWithAnIntervalSitsOutTheReadingsOfShortRepeats) {
+  std::vector<std::unique_ptr<sb::TelemetrySource>> v;
+  v.push_back(std::make_unique<FakeSource>(false));
+  auto gpu = std::make_unique<FakeSource>(true, 0, 1980, 3600.0);  // once an hour at most
+  FakeSource* g = gpu.get();
+  v.push_back(std::move(gpu));
+  sb::TelemetryRecorder rec(std::move(v), 0.0);
+  rec.begin_case(true);
+  for (int r = 0; r < 5; ++r) {
+    rec.begin_repeat(r);
+    rec.end_repeat(r);
+  }
+  const json t = rec.finish_case(512);
+  EXPECT_EQ(g->reads.load(), 1) << "the case's first reading reads every source, then it waits";
+  ASSERT_EQ(t["repeats"].size(), 5u);
+  for (const auto& r : t["repeats"]) EXPECT_EQ(r["samples"], 2) << "the CPU is read at every mark";
+  EXPECT_EQ(t["read_s"]["gpu"]["count"], 1);
+  EXPECT_EQ(t["read_s"]["cpu"]["count"], 10);
+  EXPECT_GE(t["read_s"]["cpu"]["max"].get<double>(), t["read_s"]["cpu"]["mean"].get<double>());
+  rec.begin_case(true);  // a new case reads it again at once
+  rec.begin_repeat(0);
+  rec.end_repeat(0);
+  (void)rec.finish_case(512);
+  EXPECT_EQ(g->reads.load(), 2);
 }
 
 TEST(TelemetryRecorder, EveryRepeatGetsAReadingAtItsBeginAndItsEnd) {

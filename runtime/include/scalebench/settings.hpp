@@ -71,6 +71,12 @@ void validate_all();
 /// SCALEBENCH_TELEMETRY_PERIOD_MS: milliseconds between readings while a repeat runs (default
 /// 20; 0: a reading at each repeat's begin and end only).
 [[nodiscard]] double telemetry_period_ms();
+/// SCALEBENCH_TELEMETRY_GPU_MIN_MS: the least milliseconds between two readings of a GPU's
+/// clocks, power and throttle reasons (default 10).
+[[nodiscard]] double telemetry_gpu_min_ms();
+/// SCALEBENCH_TELEMETRY_COUNTERS_S: the least seconds between two readings of a GPU's error
+/// counters (default 1).
+[[nodiscard]] double telemetry_counters_s();
 /// SCALEBENCH_REFERENCE_DIR: folder of the shipped reference files (default: installed or
 /// source tree).
 [[nodiscard]] std::string reference_dir();
@@ -88,5 +94,8 @@ void validate_all();
 [[nodiscard]] std::string early_gpu();
 /// SCALEBENCH_NCCL_WARMUP: one all-reduce at start-up connects NCCL's peers (default off).
 [[nodiscard]] bool nccl_warmup();
+/// SCALEBENCH_GPU_WAIT: how a GPU worker's thread waits for its GPU: "yield" (default), "spin"
+/// or "block" (cudaDeviceScheduleYield, Spin, BlockingSync).
+[[nodiscard]] std::string gpu_wait();
 
 }  // namespace sb::settings

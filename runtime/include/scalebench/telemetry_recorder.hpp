@@ -70,6 +70,11 @@ class TelemetryRecorder {
   int active_ = -1;  ///< the repeat running, -1 between repeats
   bool gpu_ = false;
   bool busy_ = false;  ///< a reading is being taken
+  /// Per source: the longest and the summed time of one read() in this case (the sampler's
+  /// own cost, reported as `read_s`).
+  std::vector<double> read_max_s_, read_sum_s_;
+  std::vector<std::size_t> read_n_;
+  std::vector<double> last_read_;  ///< per source: sb::now() of its last read this case, 0: none
   bool stop_ = false;
   std::thread thread_;
 };

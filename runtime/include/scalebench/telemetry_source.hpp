@@ -74,14 +74,26 @@ class TelemetrySource {
   [[nodiscard]] virtual nlohmann::json describe() const { return nlohmann::json::object(); }
   /// True for a GPU source: sampled in GPU cases only.
   [[nodiscard]] virtual bool gpu() const { return false; }
+  /// Its name in the telemetry's `read_s` (what its readings cost): "cpu", "gpu", ...
+  [[nodiscard]] virtual std::string name() const { return gpu() ? "gpu" : "cpu"; }
+  /// The least time between two of its readings, seconds: a reading asked for sooner (a short
+  /// repeat's begin or end) leaves this source out, its signals unread. 0: every reading.
+  [[nodiscard]] virtual double min_interval_s() const { return 0; }
 };
 
 /// The CPUs this process may run on (sched_getaffinity), through /proc/stat, cpufreq (else
 /// /proc/cpuinfo) and the cgroup's cpu.stat (v1 or v2). Never null on Linux.
 [[nodiscard]] std::unique_ptr<TelemetrySource> make_cpu_telemetry();
 
-/// The GPU at PCI bus id `pci_bus_id` through NVML; null when NVML, the driver or that GPU is
-/// missing.
-[[nodiscard]] std::unique_ptr<TelemetrySource> make_gpu_telemetry(const std::string& pci_bus_id);
+/// The GPU at PCI bus id `pci_bus_id` through NVML: clocks, power, temperature and clock-event
+/// reasons, at most every `min_interval_s`; null when NVML, the driver or that GPU is missing.
+[[nodiscard]] std::unique_ptr<TelemetrySource> make_gpu_telemetry(const std::string& pci_bus_id,
+                                                                  double min_interval_s = 0);
+
+/// The same GPU's error counters (ECC, retired pages or remapped rows, XID events), at most
+/// every `min_interval_s`: they change rarely, and some NVML builds take milliseconds to read
+/// them. Null when NVML, the driver or that GPU is missing.
+[[nodiscard]] std::unique_ptr<TelemetrySource> make_gpu_counter_telemetry(
+    const std::string& pci_bus_id, double min_interval_s);
 
 }  // namespace sb

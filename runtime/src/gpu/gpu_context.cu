@@ -226,17 +226,34 @@ void GpuEarlyContextDeleter::operator()(GpuEarlyContext* early) const noexcept {
   delete early;
 }
 
+namespace {
+
+/// CUDA's device schedule flag for SCALEBENCH_GPU_WAIT. Yield by default: a thread that spins
+/// without yielding keeps its core for a whole time slice when the kernel puts another rank's
+/// thread there, and that rank's messages then wait about 4 ms (run --trace of groupby seed on
+/// four GPUs: one forced context switch in the late worker, none in the scheduler).
+unsigned schedule_flag() {
+  const std::string wait = settings::gpu_wait();
+  if (wait == "spin") return cudaDeviceScheduleSpin;
+  if (wait == "block") return cudaDeviceScheduleBlockingSync;
+  return cudaDeviceScheduleYield;
+}
+
+}  // namespace
+
 GpuEarlyContextPtr start_gpu_context_early(int device) noexcept {
   if (device < 0) return nullptr;
   try {
+    const unsigned flag = schedule_flag();
     GpuEarlyContextPtr early(new GpuEarlyContext);
     early->device = device;
     early->t0 = now();
     GpuEarlyContext* e = early.get();  // outlives the thread: the deleter joins first
-    early->thread = std::thread([e] {
+    early->thread = std::thread([e, flag] {
       int n = 0;
       e->ok = cudaGetDeviceCount(&n) == cudaSuccess && e->device < n &&
-              cudaSetDevice(e->device) == cudaSuccess && cudaFree(nullptr) == cudaSuccess &&
+              cudaSetDevice(e->device) == cudaSuccess && cudaSetDeviceFlags(flag) == cudaSuccess &&
+              cudaFree(nullptr) == cudaSuccess &&
               cudaGetDeviceProperties(&e->prop, e->device) == cudaSuccess;
       if (!e->ok) (void)cudaGetLastError();
       e->t1 = now();
@@ -269,6 +286,7 @@ GpuContextPtr create_gpu_device_context(int device, GpuEarlyContextPtr early, Gp
     // Today's path, on this thread; errors throw here with their type.
     check_device_visible(device);
     SB_CUDA_CHECK(cudaSetDevice(device));
+    SB_CUDA_CHECK(cudaSetDeviceFlags(schedule_flag()));
     SB_CUDA_CHECK(cudaFree(nullptr));  // creates the primary context now, outside any timed case
     SB_CUDA_CHECK(cudaGetDeviceProperties(&ctx->prop, device));
   }
