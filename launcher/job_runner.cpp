@@ -1,4 +1,5 @@
 #include "job_runner.hpp"
+#include "rank_environment.hpp"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -124,6 +125,8 @@ batch::LaunchPlan prepare_job(int job, const std::vector<CaseSpec>& remaining,
   plan.trace = opt.trace;
   plan.fresh_ceilings = opt.fresh_ceilings;
   plan.telemetry_period_s = opt.telemetry_period_s;
+  plan.telemetry_gpu_min_s = opt.telemetry_gpu_min_s;
+  plan.telemetry_counters_s = opt.telemetry_counters_s;
   plan.keep_throttled = opt.keep_throttled;
   plan.lifeline_path = opt.lifeline_path;
   plan.plugins = opt.plugins;
@@ -141,6 +144,7 @@ batch::LaunchPlan prepare_job(int job, const std::vector<CaseSpec>& remaining,
   batch::LaunchPlan lp = batch::plan_launch(opt.allocation, opt.placement, opt.rank_executable,
                                             {"--plan", plan_path}, opt.launch);
   tune_single_node_job(lp, opt);
+  settle_idle_blas_threads(lp);   // rank_environment.hpp
   batch::write_launch_files(lp);  // host lists too long for a command line (thousands of ranks)
   return lp;
 }
