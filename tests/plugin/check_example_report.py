@@ -29,7 +29,9 @@ def main():
     report = json.load(open(report_path))
 
     cases = [c for c in report["cases"] if c["workload"] == "tiled-dgemm"]
-    if sorted(c["path"] for c in cases) != sorted(paths):
+    # One case per path; each-gpu and each-node one per device (GPU or node) of the run.
+    if sorted(set(c["path"] for c in cases)) != sorted(paths) or any(
+            sum(c["path"] == p for c in cases) != 1 for p in paths if not p.startswith("each-")):
         fail(f"paths {[c['path'] for c in cases]}, expected {paths}")
     for c in cases:
         if c["status"] != "ok":

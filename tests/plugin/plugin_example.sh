@@ -8,12 +8,15 @@
 # datagen (NumPy recomputes C = A B from the file), info, run --help, report and compare must see
 # the plugin's workload.
 # usage: plugin_example.sh cpu|gpu BUILD_DIR EXAMPLE_DIR PYTHON3 GENERATOR CXX
-# (exit 77: skipped: no h5py and numpy; mode gpu: a build without CUDA, or no GPU visible)
+# (exit 77: skipped: mode cpu: no h5py and numpy (datagen's check); mode gpu: no python3, a
+# build without CUDA, or no GPU visible)
 set -eu
 mode=$1 build=$2 example=$3 py=$4 gen=$5 cxx=$6
 here=$(cd "$(dirname "$0")" && pwd)
-if [ -z "$py" ] || ! "$py" -c 'import h5py, numpy' 2>/dev/null; then
-  echo "SKIP: needs python3 with h5py and numpy"; exit 77
+need='import h5py, numpy'
+[ "$mode" = gpu ] && need='import json'  # the report is read as JSON (check_example_report.py)
+if [ -z "$py" ] || ! "$py" -c "$need" 2>/dev/null; then
+  echo "SKIP: needs python3 ($need)"; exit 77
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
