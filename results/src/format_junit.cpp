@@ -27,8 +27,7 @@ struct TestCase {
 };
 
 std::string device_name(const json& v) {
-  const auto gpu = static_cast<long long>(num(v, "device", -1));
-  return gpu >= 0 ? fmt::format("GPU {}", gpu) : std::string("node");
+  return verdict_device_text(v);
 }
 
 }  // namespace
@@ -47,7 +46,8 @@ std::string format_junit(const json& model, const json& summary) {
     TestCase t;
     t.classname = "scalebench." + str(v, "host");
     t.name = fmt::format("{} on {}: {}", device_name(v), str(v, "host"), str(v, "case"));
-    t.time = std::isfinite(num(v, "value")) ? num(v, "value") : 0.0;
+    // A link's value is a bandwidth, not a time.
+    t.time = !is_link_verdict(v) && std::isfinite(num(v, "value")) ? num(v, "value") : 0.0;
     if (str(v, "verdict") != "ok") {
       t.failure_type = str(v, "verdict");
       t.message = str(v, "verdict") + ": " + str(v, "reason");

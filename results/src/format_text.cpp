@@ -233,10 +233,8 @@ std::string markdown_verdicts(const json& verdicts) {
       {"verdict", "host", "device", "case", "value", "expected", "reason"}};
   for (const auto& v : verdicts) {
     if (str(v, "verdict") == "ok") continue;
-    const auto dev = static_cast<long long>(num(v, "device", -1));
-    rows.push_back({str(v, "verdict"), str(v, "host"),
-                    dev >= 0 ? fmt::format("GPU {}", dev) : std::string("node"), str(v, "case"),
-                    human_seconds(num(v, "value")), human_seconds(num(v, "expected")),
+    rows.push_back({str(v, "verdict"), str(v, "host"), verdict_device_text(v), str(v, "case"),
+                    verdict_value_text(v, "value"), verdict_value_text(v, "expected"),
                     str(v, "reason")});
   }
   out += fmt::format("**{} of {} verdicts not ok**\n\n", bad, verdicts.size());

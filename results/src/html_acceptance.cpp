@@ -203,6 +203,7 @@ std::string verdict_heatmap(const nlohmann::json& model) {
   int max_gpu = -1;
   bool nodes = false;
   for (const auto& v : verdicts) {
+    if (is_link_verdict(v)) continue;  // links have the pair matrix's heat map
     const std::string host = str(v, "host");
     const int dev = static_cast<int>(num(v, "device", -1));
     hosts.insert(host);
@@ -269,13 +270,12 @@ std::string verdict_table(const nlohmann::json& model) {
   for (const auto& v : verdicts) {
     const std::string verdict = str(v, "verdict");
     if (!all && verdict == "ok") continue;
-    const auto dev = static_cast<long long>(num(v, "device", -1));
     out += fmt::format(
         "<tr><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td>"
         "<td class=\"n\">{}</td><td>{}</td></tr>\n",
         verdict == "ok" ? "ok" : "bad", html_escape(verdict), html_escape(str(v, "host")),
-        dev >= 0 ? fmt::format("GPU {}", dev) : std::string("node"), html_escape(str(v, "case")),
-        human_seconds(num(v, "value")), human_seconds(num(v, "expected")),
+        html_escape(verdict_device_text(v)), html_escape(str(v, "case")),
+        verdict_value_text(v, "value"), verdict_value_text(v, "expected"),
         html_escape(str(v, "reason")));
   }
   return out + "</table></div>\n";

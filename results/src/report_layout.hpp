@@ -73,14 +73,14 @@ inline const std::vector<Column>& ceiling_columns() {
 }
 
 inline const std::vector<Column>& verdict_columns() {
-  static const std::vector<Column> c{
-      {"host", Kind::Str},          {"device", Kind::Int},
-      {"case", Kind::Str},          {"verdict", Kind::Str},
-      {"value", Kind::Float},       {"expected", Kind::Float},
-      {"reason", Kind::Str},        {"model", Kind::Str},
-      {"path", Kind::Str},          {"workload", Kind::Str},
-      {"record", Kind::Str},        {"peers", Kind::Int},
-      {"reference_s", Kind::Float}, {"throttled_repeats", Kind::Int}};
+  static const std::vector<Column> c{{"host", Kind::Str},          {"device", Kind::Int},
+                                     {"case", Kind::Str},          {"verdict", Kind::Str},
+                                     {"value", Kind::Float},       {"expected", Kind::Float},
+                                     {"reason", Kind::Str},        {"model", Kind::Str},
+                                     {"path", Kind::Str},          {"workload", Kind::Str},
+                                     {"record", Kind::Str},        {"peers", Kind::Int},
+                                     {"reference_s", Kind::Float}, {"throttled_repeats", Kind::Int},
+                                     {"link", Kind::Str},          {"unit", Kind::Str}};
   return c;
 }
 

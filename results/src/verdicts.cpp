@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "format_util.hpp"
+#include "link_verdicts.hpp"
 #include "scalebench/repeat_telemetry.hpp"
 #include "scalebench/stats.hpp"
 #include "summary_util.hpp"
@@ -270,9 +271,27 @@ nlohmann::json judge_devices(const nlohmann::json& model, const ReferenceSet& re
     row["peers"] = static_cast<std::int64_t>(peers.size());
     row["reference_s"] = ref != nullptr ? ref->median_s : kNaN;
     row["throttled_repeats"] = ev.throttled_repeats;
+    row["link"] = "";
+    row["unit"] = "s";
     rows.push_back(std::move(row));
   }
+  detail::add_link_verdicts(cases, rows);
   return rows;
+}
+
+bool is_link_verdict(const nlohmann::json& v) {
+  return !str(v, "link").empty();
+}
+
+std::string verdict_value_text(const nlohmann::json& v, const char* key) {
+  return str(v, "unit", "s") == "B/s" ? detail::human_rate(num(v, key), "B/s")
+                                      : detail::human_seconds(num(v, key));
+}
+
+std::string verdict_device_text(const nlohmann::json& v) {
+  const auto dev = static_cast<long long>(num(v, "device", -1));
+  if (is_link_verdict(v)) return "link " + str(v, "link");
+  return dev >= 0 ? fmt::format("GPU {}", dev) : std::string("node");
 }
 
 nlohmann::json verdicts_of(const nlohmann::json& model) {
@@ -291,30 +310,49 @@ std::string format_verdicts_text(const nlohmann::json& verdicts) {
   if (!verdicts.is_array() || verdicts.empty()) return {};
   std::set<std::pair<std::string, long long>> devices;
   std::set<std::string> cases;
+  std::size_t links = 0;
   for (const auto& v : verdicts) {
-    devices.emplace(str(v, "host"), static_cast<long long>(num(v, "device", -1)));
+    if (is_link_verdict(v)) {
+      ++links;
+    } else {
+      devices.emplace(str(v, "host"), static_cast<long long>(num(v, "device", -1)));
+    }
     cases.insert(str(v, "case"));
   }
   const std::size_t bad = count_not_ok(verdicts);
+  const std::string with_links =
+      links == 0 ? std::string() : fmt::format(", {} link{}", links, links == 1 ? "" : "s");
   if (bad == 0)
-    return fmt::format("verdicts: all {} device{} ok ({} case{})\n", devices.size(),
-                       devices.size() == 1 ? "" : "s", cases.size(), cases.size() == 1 ? "" : "s");
+    return fmt::format("verdicts: all {} device{}{} ok ({} case{})\n", devices.size(),
+                       devices.size() == 1 ? "" : "s", with_links, cases.size(),
+                       cases.size() == 1 ? "" : "s");
   std::set<std::pair<std::string, long long>> bad_devices;
+  std::size_t bad_links = 0;
   std::string out;
   for (const auto& v : verdicts) {
     if (str(v, "verdict") == "ok") continue;
-    bad_devices.emplace(str(v, "host"), static_cast<long long>(num(v, "device", -1)));
+    if (is_link_verdict(v)) {
+      ++bad_links;
+    } else {
+      bad_devices.emplace(str(v, "host"), static_cast<long long>(num(v, "device", -1)));
+    }
     const double expected = num(v, "expected");
-    out += fmt::format("{:<9} {}  {}  {}{}\n          {}\n", str(v, "verdict"),
-                       device_label(str(v, "host"), static_cast<int>(num(v, "device", -1))),
-                       str(v, "case"), detail::human_seconds(num(v, "value")),
+    const std::string who =
+        is_link_verdict(v) ? fmt::format("link {} on {}", str(v, "link"), str(v, "host"))
+                           : device_label(str(v, "host"), static_cast<int>(num(v, "device", -1)));
+    out += fmt::format("{:<9} {}  {}  {}{}\n          {}\n", str(v, "verdict"), who, str(v, "case"),
+                       verdict_value_text(v, "value"),
                        std::isfinite(expected)
-                           ? fmt::format(" (expected {})", detail::human_seconds(expected))
+                           ? fmt::format(" (expected {})", verdict_value_text(v, "expected"))
                            : std::string(),
                        str(v, "reason"));
   }
-  return fmt::format("verdicts: {} of {} device{} not ok ({} of {} verdicts)\n", bad_devices.size(),
-                     devices.size(), devices.size() == 1 ? "" : "s", bad, verdicts.size()) +
+  const std::string link_tally =
+      links == 0 ? std::string()
+                 : fmt::format(", {} of {} link{}", bad_links, links, links == 1 ? "" : "s");
+  return fmt::format("verdicts: {} of {} device{}{} not ok ({} of {} verdicts)\n",
+                     bad_devices.size(), devices.size(), devices.size() == 1 ? "" : "s", link_tally,
+                     bad, verdicts.size()) +
          out;
 }
 

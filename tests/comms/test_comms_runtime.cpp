@@ -19,6 +19,7 @@
 #include "comms/comms.hpp"
 #include "scalebench/job_plan.hpp"
 #include "scalebench/report.hpp"
+#include "scalebench/verdicts.hpp"
 
 namespace fs = std::filesystem;
 
@@ -119,6 +120,20 @@ TEST(CommsRuntime, SweepAndPairMatrixRunOnCpuWorkersAndSurviveTheReport) {
   EXPECT_EQ(summary[0].at("throughput_unit"), "B/s busbw");
   const std::string table = sb::results::format_report(back, "table");
   EXPECT_NE(table.find("B/s busbw"), std::string::npos) << table;
+  // Every measured link is a row of the verdict table (shared-memory links of one node).
+  const auto verdicts = sb::results::judge_devices(back, sb::results::ReferenceSet{});
+  std::size_t links = 0;
+  for (const auto& v : verdicts) {
+    if (v.at("link") == "") continue;
+    ++links;
+    EXPECT_EQ(v.at("unit"), "B/s");
+    EXPECT_GT(v.at("value").get<double>(), 0.0);
+    EXPECT_EQ(v.at("model"), "shared memory");
+    EXPECT_EQ(v.at("device"), -1) << "CPU workers";
+    EXPECT_NE(v.at("reason").get<std::string>().find(v.at("link").get<std::string>() + ": "),
+              std::string::npos);
+  }
+  EXPECT_EQ(links, 6u);
 }
 
 sb::CaseSpec subset_mean_case(int index, sb::ExecPath path) {

@@ -231,9 +231,27 @@ TEST(CommsLinks, TheSlowLinkIsNamedAgainstItsOwnKind) {
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_EQ(notes[0],
             "slow link GPU 3 -> GPU 1 (41.0 GB/s): median of its 11 NVLink peers 370 GB/s");
+  // Each link's judgement, for the verdict table's link rows.
+  const auto health = judge_links(links);
+  ASSERT_EQ(health.size(), links.size());
+  EXPECT_TRUE(health[10].slow);  // GPU 3 -> GPU 1
+  EXPECT_EQ(health[10].peers, 11);
+  EXPECT_DOUBLE_EQ(health[10].peer_bandwidth, 370e9);
+  EXPECT_EQ(health[10].reason, "41.0 GB/s, median of its 11 NVLink peers 370 GB/s");
+  EXPECT_FALSE(health[0].slow);
+  EXPECT_EQ(health[0].reason, "370 GB/s, within its 11 NVLink peers (median 370 GB/s)");
+  EXPECT_FALSE(health[12].slow) << "PCIe against PCIe";
+  EXPECT_EQ(health[12].peers, 2);
   // A latency outlier too, by factor and margin.
   links[0].latency_s = 40e-6;
   EXPECT_EQ(slow_link_notes(links).size(), 2u);
+  EXPECT_TRUE(judge_links(links)[0].slow);
+  EXPECT_EQ(judge_links(links)[0].reason, "40.0 us latency, median of its 11 NVLink peers 5.0 us");
+  // Too few peers of its kind: not judged.
+  const std::vector<LinkFigure> two{{"node1", "node2", LinkKind::network, 10e9, 2e-6},
+                                    {"node2", "node1", LinkKind::network, 1e9, 2e-6}};
+  EXPECT_FALSE(judge_links(two)[1].slow);
+  EXPECT_EQ(judge_links(two)[1].reason, "1.00 GB/s, 1 network peer: not judged");
 }
 
 TEST(CommsPairs, ReportsRoundTripThroughAPartial) {

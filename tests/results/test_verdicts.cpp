@@ -327,4 +327,86 @@ TEST(VerdictsReport, TheHeatMapHasACellPerGpuAndTheTimelineShadesThrottledRepeat
   EXPECT_NE(html.find("a repeat that ran throttled"), std::string::npos) << "its legend key";
 }
 
+/// A comms pair matrix of 4 GPUs on node0 as the workload records it (metrics/links, each link
+/// judged against its kind's peers by workloads/comms/link_health.cpp): GPU 3 -> GPU 1 slow.
+json pair_matrix_case() {
+  json links = json::array();
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) {
+      if (i == j) continue;
+      const bool slow = i == 3 && j == 1;
+      links.push_back(
+          {{"src", i},
+           {"dst", j},
+           {"src_name", fmt::format("GPU {}", i)},
+           {"dst_name", fmt::format("GPU {}", j)},
+           {"src_host", "node0"},
+           {"src_gpu", i},
+           {"dst_host", "node0"},
+           {"dst_gpu", j},
+           {"kind", "NVLink"},
+           {"bandwidth_gbps", slow ? 41.0 : 370.0},
+           {"latency_us", 3.0},
+           {"slow", slow},
+           {"peers", 11},
+           {"peer_bandwidth_gbps", 370.0},
+           {"health", slow ? "41.0 GB/s, median of its 11 NVLink peers 370 GB/s"
+                           : "370 GB/s, within its 11 NVLink peers (median 370 GB/s)"}});
+    }
+  return {{"id", "comms/multi-gpu/op=pairs,seed=42"},
+          {"workload", "comms"},
+          {"path", "multi-gpu"},
+          {"params", {{"op", "pairs"}, {"seed", "42"}}},
+          {"device", "gpu"},
+          {"workers", 4},
+          {"status", "ok"},
+          {"repeats", sb::results::test::repeats_of({0.17, 0.17, 0.18})},
+          {"metrics", {{"median_s", 0.17}, {"links", links}}}};
+}
+
+// Issue #27 item 3: the verdict table gains a row per link, and the slow one is named.
+TEST(VerdictsReport, LinksOfAPairMatrixAreRowsAndTheSlowOneIsNamed) {
+  json m = fleet(4, -1, 1.0);
+  m["cases"].push_back(pair_matrix_case());
+  const json v = judge_devices(m, ReferenceSet{});
+  ASSERT_EQ(v.size(), 4u + 12u) << "four GPUs, then twelve links";
+  std::vector<std::string> bad;
+  for (const auto& row : v) {
+    if (row["link"] == "") continue;
+    EXPECT_EQ(row["unit"], "B/s");
+    EXPECT_EQ(row["model"], "NVLink");
+    if (row["verdict"] != "ok") bad.push_back(row["link"].get<std::string>());
+  }
+  ASSERT_EQ(bad, std::vector<std::string>{"GPU 3 -> GPU 1"});
+  const json& slow = v[4 + 10];  // GPU 3's links come last: -> 0, -> 1, -> 2
+  EXPECT_EQ(slow["verdict"], "slow");
+  EXPECT_EQ(slow["host"], "node0");
+  EXPECT_EQ(slow["device"], 3);
+  EXPECT_DOUBLE_EQ(slow["value"].get<double>(), 41e9);
+  EXPECT_DOUBLE_EQ(slow["expected"].get<double>(), 370e9);
+  EXPECT_EQ(slow["reason"], "GPU 3 -> GPU 1: 41.0 GB/s, median of its 11 NVLink peers 370 GB/s");
+  const std::string text = sb::results::format_verdicts_text(v);
+  EXPECT_NE(text.find("verdicts: 0 of 4 devices, 1 of 12 links not ok (1 of 16 verdicts)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("slow      link GPU 3 -> GPU 1 on node0  comms/multi-gpu/op=pairs,seed=42  "
+                      "41.0 GB/s (expected 370 GB/s)"),
+            std::string::npos)
+      << text;
+  m["verdicts"] = v;
+  const std::string junit = sb::results::format_report(m, "junit");
+  EXPECT_NE(junit.find("name=\"link GPU 3 -&gt; GPU 1 on node0: comms/multi-gpu/"),
+            std::string::npos)
+      << junit;
+  const std::string html = sb::results::format_report(m, "html");
+  std::size_t cells = 0;
+  for (auto at = html.find("data-verdict=\""); at != std::string::npos;
+       at = html.find("data-verdict=\"", at + 1))
+    ++cells;
+  EXPECT_EQ(cells, 4u) << "the heat map has the GPUs; links have the pair matrix";
+  m["cases"][4]["metrics"]["links"][10]["slow"] = false;
+  EXPECT_EQ(sb::results::format_verdicts_text(judge_devices(m, ReferenceSet{})),
+            "verdicts: all 4 devices, 12 links ok (2 cases)\n");
+}
+
 }  // namespace

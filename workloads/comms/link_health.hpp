@@ -29,6 +29,18 @@ inline constexpr double kLatencyMargin = 2e-6;
 /// Fewest peers a link is compared with (fewer: no median worth the name).
 inline constexpr int kMinPeers = 2;
 
+/// What the comparison with its peers says of one link.
+struct LinkHealth {
+  bool slow = false;
+  int peers = 0;              ///< links of its kind it was compared with
+  double peer_bandwidth = 0;  ///< their median, B/s (0: too few peers)
+  double peer_latency_s = 0;  ///< their median latency
+  std::string reason;         ///< "41.0 GB/s, median of its 55 NVLink peers 370 GB/s", ...
+};
+
+/// Each link against the other links of its kind, in the order of `links`.
+[[nodiscard]] std::vector<LinkHealth> judge_links(const std::vector<LinkFigure>& links);
+
 /// One note per slow link, in the summary's "WHAT (FIGURE): WHY" form, e.g.
 /// "slow link GPU 3 -> GPU 5 (41.0 GB/s): median of its 55 NVLink peers 370 GB/s".
 [[nodiscard]] std::vector<std::string> slow_link_notes(const std::vector<LinkFigure>& links);

@@ -172,10 +172,16 @@ class PairsScheduler final : public SchedulerCase {
         const Link& link = links_[at(i, j)];
         figures.push_back({labels_[static_cast<std::size_t>(i)],
                            labels_[static_cast<std::size_t>(j)], link.kind, mb, ml});
+        const Identity& from = ids_[static_cast<std::size_t>(i)];
+        const Identity& to = ids_[static_cast<std::size_t>(j)];
         table.push_back({{"src", i},
                          {"dst", j},
                          {"src_name", labels_[static_cast<std::size_t>(i)]},
                          {"dst_name", labels_[static_cast<std::size_t>(j)]},
+                         {"src_host", from.host},
+                         {"src_gpu", from.gpu},
+                         {"dst_host", to.host},
+                         {"dst_gpu", to.gpu},
                          {"kind", std::string(link_kind_name(link.kind))},
                          {"topology", link.detail},
                          {"transport", std::string(transport_name(transports_[at(i, j)]))},
@@ -186,6 +192,15 @@ class PairsScheduler final : public SchedulerCase {
       lat.push_back(std::move(lat_row));
     }
     if (figures.empty()) return m;
+    // Each link against its peers of the same kind: the verdict table's link rows
+    // (results/include/scalebench/verdicts.hpp).
+    const std::vector<LinkHealth> health = judge_links(figures);
+    for (std::size_t k = 0; k < health.size(); ++k) {
+      table[k]["slow"] = health[k].slow;
+      table[k]["peers"] = health[k].peers;
+      table[k]["peer_bandwidth_gbps"] = health[k].peer_bandwidth / 1e9;
+      table[k]["health"] = health[k].reason;
+    }
     const auto slowest =
         std::min_element(figures.begin(), figures.end(),
                          [](const auto& a, const auto& b) { return a.bandwidth < b.bandwidth; });

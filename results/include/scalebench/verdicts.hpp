@@ -37,13 +37,23 @@ inline constexpr double kSmallFleetThreshold = 0.10;  ///< one or two peers
 /// "verdict" (ok, slow, throttled, failed), "value" (its median time, s), "expected" (s: the
 /// peers' median, else the reference's), "reason" (one line), "model", "path", "workload",
 /// "record" (the record's id), "peers" (how many), "reference_s" (NaN when none),
-/// "throttled_repeats"}.
+/// "throttled_repeats", "link" (empty), "unit" ("s")}; then one row per link of every pair
+/// matrix (comms, op=pairs), judged against the other links of its kind: "device" its source
+/// GPU (-1: a CPU worker), "link" ("GPU 3 -> GPU 5"), "value" and "expected" in B/s ("unit"
+/// "B/s"), "model" the link's kind (NVLink, PCIe, ...), verdict ok or slow.
 [[nodiscard]] nlohmann::json judge_devices(const nlohmann::json& model,
                                            const ReferenceSet& references);
 
 /// The model's verdicts: its "verdicts" member (stored by `scalebench run`), else
 /// judge_devices with no reference file.
 [[nodiscard]] nlohmann::json verdicts_of(const nlohmann::json& model);
+
+/// Whether a verdict row is a link's (else a device's).
+[[nodiscard]] bool is_link_verdict(const nlohmann::json& v);
+/// A row's `value` or `expected` for people: "24.1 ms", or "41.0 GB/s" for a link.
+[[nodiscard]] std::string verdict_value_text(const nlohmann::json& v, const char* key);
+/// "GPU 2", "node", or "link GPU 3 -> GPU 5".
+[[nodiscard]] std::string verdict_device_text(const nlohmann::json& v);
 
 /// Rows of `verdicts` whose verdict is not ok.
 [[nodiscard]] std::size_t count_not_ok(const nlohmann::json& verdicts);
