@@ -31,6 +31,8 @@ constexpr double kBusyNode = 0.25;     ///< others took a quarter of the node's 
 
 bool device_record(const json& c) {
   const std::string path = detail::canonical_path(str(c, "path"));
+  // A node a workload cannot run on (comms on a node of one worker) is not judged.
+  if (c.value("not_applicable", false)) return false;
   if (path == "each-gpu" || path == "each-node") return c.contains("device_id");
   return path == "single-gpu" && str(c, "status") != "skipped";
 }

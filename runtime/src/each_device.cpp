@@ -143,6 +143,17 @@ class Sweep {
     d.rec["threads_per_worker"] = d.parts.front().threads;
     d.rec["hosts"] = json::array();
     for (const auto& p : d.parts) d.rec["hosts"].push_back(p.host);
+    if (static_cast<int>(d.parts.size()) < wl_.min_workers) {
+      // A workload of several workers (comms) on a node with fewer: that node is skipped.
+      d.rec["status"] = "skipped";
+      d.rec["not_applicable"] = true;  // no verdict: nothing is wrong with the node
+      d.rec["message"] = fmt::format(
+          "{} needs at least {} workers and {} has {} (each-node: the node's workers; one per "
+          "GPU, or one per node without GPUs)",
+          spec_.workload, wl_.min_workers, d.name, d.parts.size());
+      emit(d);
+      return;
+    }
     d.sc = wl_.make_scheduler(d.spec);
     for (std::size_t i = 0; i < d.parts.size(); ++i) {
       const json j = {{"spec", case_spec_to_json(d.spec)},
@@ -287,6 +298,9 @@ class Sweep {
     add_telemetry(rec, t);
     set_work_and_metrics(rec, d.sc->work(), d.totals, d.computes, t.throttled,
                          plan_.keep_throttled);
+    // A workload's own figures (SchedulerCase::metrics) over the runtime's, as on other paths.
+    if (const json own = d.sc->metrics(); own.is_object())
+      for (const auto& [key, value] : own.items()) rec["metrics"][key] = value;
     emit(d);
   }
 

@@ -206,7 +206,7 @@ TEST(CommsRuntime, TheLauncherPlansCommsOnTheMultiPathsOnly) {
   EXPECT_EQ(run(base + "--paths cpu1,gpu1 > " + (dir.path / "o1").string() + " 2> " +
                 (dir.path / "e1").string()),
             2);
-  EXPECT_NE(slurp(dir.path / "e1").find("comms runs on multi-cpu, multi-gpu only"),
+  EXPECT_NE(slurp(dir.path / "e1").find("comms runs on multi-cpu, multi-gpu, each-node only"),
             std::string::npos)
       << slurp(dir.path / "e1");
   // One node here: one CPU worker, so every multi-cpu case is skipped, with the reason.

@@ -93,7 +93,7 @@ TEST(CommsConfig, PlannedOnMultiPathsOnly) {
   const auto cpu = plan_cases(r, &notes);
   EXPECT_EQ(cpu.size(), 6u);
   ASSERT_EQ(notes.size(), 1u);
-  EXPECT_NE(notes[0].find("comms runs on multi-cpu, multi-gpu only"), std::string::npos)
+  EXPECT_NE(notes[0].find("comms runs on multi-cpu, multi-gpu, each-node only"), std::string::npos)
       << notes[0];
   r.paths = parse_paths("cpu1,gpu1");
   try {

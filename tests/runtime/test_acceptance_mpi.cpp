@@ -20,6 +20,7 @@
 #include "scalebench/job_plan.hpp"
 #include "scalebench/report.hpp"
 #include "scalebench/system_info.hpp"
+#include "scalebench/verdicts.hpp"
 
 namespace fs = std::filesystem;
 
@@ -75,6 +76,50 @@ std::vector<json> run_plan(const std::vector<sb::CaseSpec>& cases, int ranks, co
     if (j.at("type") == "case") out.push_back(j);
   }
   return out;
+}
+
+sb::CaseSpec comms_pairs(int index, sb::ExecPath path) {
+  sb::CaseSpec s;
+  s.index = index;
+  s.workload = "comms";
+  s.path = path;
+  for (const auto& [k, v] : std::vector<std::pair<const char*, const char*>>{
+           {"op", "pairs"}, {"pair_bytes", "64K"}, {"iters", "3"}, {"seed", "42"}})
+    s.params.set(k, v);
+  s.repeats = 2;
+  s.warmup = 1;
+  s.id = fmt::format("comms/{}/{}", sb::to_string(path), s.params.canonical());
+  return s;
+}
+
+// Issue #27: comms on each-node measures every node's own links at once, and a node of one
+// worker is skipped without a verdict against it.
+TEST(AcceptanceMpi, CommsOnEachNodeMeasuresTheNodesLinksAndSkipsANodeOfOneWorker) {
+  TempDir two;
+  const auto recs = run_plan({comms_pairs(0, sb::ExecPath::each_node)}, 3, two.path);
+  ASSERT_EQ(recs.size(), 1u);
+  const json& node = recs[0];
+  ASSERT_EQ(node.at("status"), "ok") << node.dump();
+  EXPECT_EQ(node.at("workers"), 2);
+  const json& links = node.at("metrics").at("links");
+  ASSERT_EQ(links.size(), 2u) << "worker 0 -> 1 and 1 -> 0";
+  for (const auto& l : links) {
+    EXPECT_GT(l.at("bandwidth_gbps").get<double>(), 0.0);
+    EXPECT_EQ(l.at("kind"), "shared memory");
+    EXPECT_EQ(l.at("src_host"), sb::host_name());
+  }
+  for (const auto& c : node.at("validation")) EXPECT_TRUE(c.at("pass").get<bool>()) << c.dump();
+
+  TempDir one;
+  const auto alone = run_plan({comms_pairs(0, sb::ExecPath::each_node)}, 2, one.path);
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_EQ(alone[0].at("status"), "skipped");
+  EXPECT_EQ(alone[0].at("not_applicable"), true);
+  EXPECT_NE(alone[0].at("message").get<std::string>().find("comms needs at least 2 workers"),
+            std::string::npos);
+  const json model = {{"cases", alone}};
+  EXPECT_TRUE(sb::results::judge_devices(model, sb::results::ReferenceSet{}).empty())
+      << "nothing is wrong with a node of one worker";
 }
 
 TEST(AcceptanceMpi, EachNodeIsOneDeviceOfTheNodesWorkersWithTelemetry) {

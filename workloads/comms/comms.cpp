@@ -77,7 +77,9 @@ Workload comms_workload() {
   w.memory_needed = [](const CaseSpec& spec, const CaseEnv& env) {
     return comms::memory_needed(spec, env);
   };
-  w.paths = {ExecPath::multi_cpu, ExecPath::multi_gpu};
+  // each-node: every node's fabric at once, its workers the node's (one per GPU, or one per
+  // node without GPUs: such a node is skipped), each node judged against the others.
+  w.paths = {ExecPath::multi_cpu, ExecPath::multi_gpu, ExecPath::each_node};
   w.min_workers = 2;
   return w;
 }
