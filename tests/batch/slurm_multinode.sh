@@ -97,7 +97,7 @@ tail -n 40 "$T/out/scalebench-$J2.out" 2>/dev/null
 [ -s "$REPORT" ] || sb_fail "job $J2 wrote no report at $REPORT"
 sb_check_report "$REPORT" slurm "$J2" "${NC_NODES[@]}" || sb_fail "report check failed"
 # comms across the nodes: every collective and the pair matrix ran (one CPU worker per node),
-# and every link of the matrix is a network link.
+# every link of the matrix is a network link, and each is a row of the verdict table.
 py=/usr/bin/python3
 [ -x "$py" ] || py=$(command -v python3)
 "$py" - "$REPORT" "$NODES" <<'EOF_PY' || sb_fail "comms check failed"
@@ -113,6 +113,13 @@ with h5py.File(path, "r") as f:
     kinds = {k.decode() if isinstance(k, bytes) else k for k in pairs["metrics"]["links"]["kind"]}
     assert len(pairs["metrics"]["links"]) == nodes * (nodes - 1), "not every pair measured"
     assert kinds == {"network"}, f"link kinds {kinds}"
+    rows = f["verdicts"][()]
+    text = lambda v: v.decode() if isinstance(v, bytes) else v
+    links = [r for r in rows if text(r["link"])]
+    assert len(links) == nodes * (nodes - 1), f"{len(links)} link verdicts"
+    for r in links:
+        assert text(r["unit"]) == "B/s" and text(r["model"]) == "network", r
+        assert r["value"] > 0 and text(r["verdict"]) in ("ok", "slow"), r
 EOF_PY
 sb_log "$NODES-node SLURM job $J2 ran scalebench on ${NC_NODES[*]}"
 
