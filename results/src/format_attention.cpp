@@ -1,7 +1,8 @@
 /// What needs a reader's attention, for the table, Markdown and HTML formats: the summary's
 /// notes grouped by what they say, and the "problems": cases that did not finish ok, grouped by
 /// status and message ("10 GPU cases skipped: <reason>"), each group with what to do about it,
-/// then one line per failed check.
+/// then one line per failed check; apart from them, the cases that cannot run on this machine by
+/// their nature (comms with one worker), which are no problem.
 
 #include <algorithm>
 #include <cmath>
@@ -66,6 +67,35 @@ std::string group_line(const Group& g) {
 
 }  // namespace
 
+std::vector<std::string> not_run_here_lines(const json& model) {
+  std::vector<std::string> out;
+  const json& cases = sub(model, "cases");
+  if (!cases.is_array()) return out;
+  std::vector<Group> groups;
+  for (const auto& c : cases) {
+    if (!c.value("not_applicable", false)) continue;
+    const std::string msg = str(c, "message");
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const Group& g) { return g.message == msg; });
+    if (it == groups.end()) it = groups.insert(groups.end(), Group{"not run", msg, {}});
+    it->cases.push_back(&c);
+  }
+  for (const auto& g : groups) {
+    bool all_gpu = true, all_cpu = true;
+    for (const json* c : g.cases) {
+      all_gpu = all_gpu && case_device(*c) == "gpu";
+      all_cpu = all_cpu && case_device(*c) == "cpu";
+    }
+    const std::string what = g.cases.size() == 1 ? case_label(*g.cases.front())
+                             : fmt::format("{} {}cases", g.cases.size(),
+                                           all_gpu   ? "GPU "
+                                           : all_cpu ? "CPU "
+                                                     : "");
+    out.push_back(what + ": " + g.message);
+  }
+  return out;
+}
+
 std::vector<std::string> problem_lines(const json& model) {
   std::vector<std::string> out;
   const json& cases = sub(model, "cases");
@@ -74,6 +104,7 @@ std::vector<std::string> problem_lines(const json& model) {
   for (const auto& c : cases) {
     const std::string status = str(c, "status", "unknown");
     if (status == "ok") continue;
+    if (c.value("not_applicable", false)) continue;  // not_run_here_lines
     const std::string msg = str(c, "message");
     auto it = std::find_if(groups.begin(), groups.end(),
                            [&](const Group& g) { return g.status == status && g.message == msg; });

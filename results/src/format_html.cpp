@@ -205,6 +205,11 @@ std::string attention(const json& model, const json& summary) {
   }
   if (!notes.empty())
     out += "<h2>Notes</h2>\n<ul class=\"attention\" id=\"notes\">\n" + notes + "</ul>\n";
+  if (const auto here = not_run_here_lines(model); !here.empty()) {
+    out += "<h2>Not run here</h2>\n<ul class=\"attention\" id=\"not-run-here\">\n";
+    for (const auto& p : here) out += "<li>" + html_escape(p) + "</li>\n";
+    out += "</ul>\n";
+  }
   const auto problems = problem_lines(model);
   if (!problems.empty()) {
     out += "<h2>Problems</h2>\n<ul class=\"attention\" id=\"problems\">\n";

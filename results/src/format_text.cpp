@@ -213,6 +213,10 @@ std::string format_table(const json& model, const json& summary, std::size_t wid
       if (!g.why.empty()) out += wrapped(g.why, width, "    ", "    ");
     }
   }
+  if (const auto here = not_run_here_lines(model); !here.empty()) {
+    out += "\nnot run here:\n";
+    for (const auto& p : here) out += wrapped(p, width, "  ", "    ");
+  }
   const auto problems = problem_lines(model);
   if (!problems.empty()) {
     out += "\nproblems:\n";
@@ -260,6 +264,10 @@ std::string format_markdown(const json& model, const json& summary) {
       out += "- **" + markdown_cell(g.head) +
              "**: " + markdown_cell(fmt::format("{}", fmt::join(g.cases, ", "))) +
              (g.why.empty() ? "" : ". " + markdown_cell(g.why)) + '\n';
+  }
+  if (const auto here = not_run_here_lines(model); !here.empty()) {
+    out += "\n### Not run here\n\n";
+    for (const auto& p : here) out += "- " + markdown_cell(p) + '\n';
   }
   const auto problems = problem_lines(model);
   if (!problems.empty()) {

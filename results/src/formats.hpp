@@ -23,6 +23,9 @@ std::string format_junit(const nlohmann::json& model, const nlohmann::json& summ
 /// Cases that did not finish ok, grouped by status and message with a hint each, then one line
 /// per failed check (format_attention.cpp).
 std::vector<std::string> problem_lines(const nlohmann::json& model);
+/// Skipped cases that cannot run on this machine by their nature (`not_applicable`: comms with
+/// one worker), grouped by reason: no problem, and not among problem_lines.
+std::vector<std::string> not_run_here_lines(const nlohmann::json& model);
 
 /// The summary rows' notes grouped by what they say: the cases that share a note's head and
 /// reason ("slower than single-cpu: a (0.09x), b (0.41x)"), the reason said once.

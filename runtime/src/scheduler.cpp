@@ -156,6 +156,7 @@ class Scheduler {
     }
     if (const std::string why = cannot_run(run.spec, run.parts.size()); !why.empty()) {
       rec["status"] = "skipped";
+      rec["not_applicable"] = true;  // the workload's nature, not a fault of this machine
       rec["message"] = why;
       rec["ended_utc"] = utc_now();
       return rec;

@@ -323,6 +323,28 @@ TEST(Formats, CasesAreLabelledWithWorkersAndThreads) {
   EXPECT_EQ(sb::results::summarize(m)[1]["threads_per_worker"], 2);
 }
 
+// Cases a machine cannot run by their nature (comms with one worker) are no problem.
+TEST(Formats, CasesThatCannotRunHereAreNotProblems) {
+  json m = make_model();
+  for (int i : {2, 3}) {
+    m["cases"][i]["status"] = "skipped";
+    m["cases"][i]["not_applicable"] = true;
+    m["cases"][i]["message"] = "comms needs at least 2 workers and multi-gpu has 1 here";
+    m["cases"][i]["repeats"] = json::array();
+  }
+  const std::string t = format_report(m, "table");
+  EXPECT_NE(t.find("not run here:\n  2 GPU cases: comms needs at least 2 workers and multi-gpu "
+                   "has 1 here\n"),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(count(t, "comms needs"), 1u) << t;
+  const std::string md = format_report(m, "markdown");
+  EXPECT_NE(md.find("### Not run here"), std::string::npos) << md;
+  EXPECT_EQ(md.find("- 2 GPU cases skipped"), std::string::npos) << md;
+  const std::string h = format_report(m, "html");
+  EXPECT_NE(h.find("id=\"not-run-here\""), std::string::npos);
+}
+
 TEST(Formats, ProblemsGroupIdenticalStatusesWithAHint) {
   json m = make_model();
   for (int i : {2, 3}) {  // three GPU cases skipped for the same reason
