@@ -545,8 +545,9 @@ void add_run_command(CLI::App& app, int& exit_code, const std::vector<std::strin
   run->add_flag("--no-ceilings", o->no_ceilings, "Skip measuring the bandwidth/GEMM ceilings");
   run->add_flag("--fresh-ceilings", o->fresh_ceilings,
                 "Measure the ceilings anew instead of taking this machine's cached ones");
-  run->add_flag("--trace", o->trace,
-                "Workloads print a timeline of their steps to stderr (diagnostics)");
+  run->add_flag(
+      "--trace", o->trace,
+      "Every repeat's timeline per worker, and the workloads' steps, to stderr (diagnostics)");
   run->add_flag("--wide", o->wide,
                 "The final table with every column and whole case ids, whatever the terminal");
   run->add_flag("--check", o->check,
