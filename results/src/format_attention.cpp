@@ -35,22 +35,24 @@ std::string hint(const Group& g, bool all_gpu) {
   return {};
 }
 
+bool all_on(const Group& g, const char* device) {
+  return std::all_of(g.cases.begin(), g.cases.end(),
+                     [&](const json* c) { return case_device(*c) == device; });
+}
+
+/// "svd/single-gpu/...", or "3 GPU cases", "2 CPU cases", "5 cases".
+std::string group_subject(const Group& g) {
+  if (g.cases.size() == 1) return case_label(*g.cases.front());
+  return fmt::format("{} {}cases", g.cases.size(),
+                     all_on(g, "gpu")   ? "GPU "
+                     : all_on(g, "cpu") ? "CPU "
+                                        : "");
+}
+
 std::string group_line(const Group& g) {
-  bool all_gpu = true, all_cpu = true;
-  for (const json* c : g.cases) {
-    all_gpu = all_gpu && case_device(*c) == "gpu";
-    all_cpu = all_cpu && case_device(*c) == "cpu";
-  }
-  std::string line;
-  if (g.cases.size() == 1) {
-    line = fmt::format("{}: {}", case_label(*g.cases.front()), g.status);
-  } else {
-    line = fmt::format("{} {}cases {}", g.cases.size(),
-                       all_gpu   ? "GPU "
-                       : all_cpu ? "CPU "
-                                 : "",
-                       g.status);
-  }
+  const bool all_gpu = all_on(g, "gpu");
+  std::string line =
+      g.cases.size() == 1 ? group_subject(g) + ": " + g.status : group_subject(g) + " " + g.status;
   if (!g.message.empty()) line += ": " + g.message;
   if (g.cases.size() > 1 && g.status != "skipped") {
     // which ones (a skip's reason says enough; the table lists them)
@@ -80,19 +82,7 @@ std::vector<std::string> not_run_here_lines(const json& model) {
     if (it == groups.end()) it = groups.insert(groups.end(), Group{"not run", msg, {}});
     it->cases.push_back(&c);
   }
-  for (const auto& g : groups) {
-    bool all_gpu = true, all_cpu = true;
-    for (const json* c : g.cases) {
-      all_gpu = all_gpu && case_device(*c) == "gpu";
-      all_cpu = all_cpu && case_device(*c) == "cpu";
-    }
-    const std::string what = g.cases.size() == 1 ? case_label(*g.cases.front())
-                             : fmt::format("{} {}cases", g.cases.size(),
-                                           all_gpu   ? "GPU "
-                                           : all_cpu ? "CPU "
-                                                     : "");
-    out.push_back(what + ": " + g.message);
-  }
+  for (const auto& g : groups) out.push_back(group_subject(g) + ": " + g.message);
   return out;
 }
 
