@@ -43,19 +43,24 @@ if brief:
     # One line per report and case, the devices of an each-gpu case together: the median of
     # their medians, the worst repeat over the median, the median runtime and messages.
     print(f"{'report':22} {'case':44} {'med ms':>8} {'worst/med':>9} {'runtime':>8} {'msgs':>7}")
+    # each-gpu: the median of the devices' medians; worst/med: the worst repeat of any device
     for name, model, _ in reports(args):
         by = {}
         for c in model.get("cases", []):
             reps = [r for r in c.get("repeats", []) if isinstance(r, dict)]
             if reps:
-                by.setdefault(c["id"].split("/")[0] + "/" + c["id"].split("query=")[-1][:6]
-                              if "query=" in c["id"] else c["id"].split("/")[0], []).append(reps)
+                parts = c["id"].split("/")
+                key = parts[0] + "/" + parts[1]  # workload/path
+                if "query=" in c["id"]:
+                    key += "/" + c["id"].split("query=")[1].split(",")[0]
+                by.setdefault(key, []).append(reps)
         for case, devs in by.items():
             meds = [statistics.median(r["total"] for r in reps) for reps in devs]
             worst = max(max(r["total"] for r in reps) / m for reps, m in zip(devs, meds))
             rt = statistics.median(r.get("runtime", 0) for reps in devs for r in reps)
             mg = statistics.median(r.get("messages", 0) for reps in devs for r in reps)
-            print(f"{name[6:-5][:22]:22} {case[:44]:44} {statistics.median(meds) * 1e3:8.3f} "
+            label = os.path.basename(name).removesuffix(".json").removeprefix("trace-")
+            print(f"{label[:22]:22} {case[:44]:44} {statistics.median(meds) * 1e3:8.3f} "
                   f"{worst:9.2f} {rt * 1e3:8.3f} {mg * 1e3:7.3f}")
     sys.exit(0)
 
