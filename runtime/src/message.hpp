@@ -23,7 +23,7 @@ enum Tag : int {
   kTagRepeatBegin = 13,  ///< s->w: int32 repeat
   kTagRequest = 14,      ///< w->s: int32 want, outcomes
   kTagAssign = 15,       ///< s->w: int64 task ids (empty: no more tasks this repeat)
-  kTagDone = 16,         ///< w->s: phase times, partial
+  kTagDone = 16,         ///< w->s: RepeatDone (repeat_timing.hpp): phases, partial, wall, trace
   kTagValidate = 17,     ///< s->w: empty
   kTagValidation = 18,   ///< w->s: doubles
   kTagCaseEnd = 19,      ///< s->w: empty
