@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "../support/mpi_run.hpp"
 #include "../support/scratch_dir.hpp"
 #include "comms/comms.hpp"
 #include "scalebench/job_plan.hpp"
@@ -28,18 +29,8 @@ namespace {
 using sb::test_support::slurp;
 using sb::test_support::TempDir;
 
-int run(const std::string& cmd) {
-  const int st = std::system(cmd.c_str());
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-std::string mpiexec() {
-  std::string m = SB_MPIEXEC;
-  if (m.empty()) m = "mpiexec";
-  m += " --oversubscribe --bind-to none";
-  if (geteuid() == 0) m += " --allow-run-as-root";
-  return m;
-}
+using sb::test_support::mpiexec;
+using sb::test_support::run;
 
 sb::CaseSpec comms_case(int index, const std::string& op, sb::ExecPath path) {
   const sb::Workload w = sb::comms_workload();

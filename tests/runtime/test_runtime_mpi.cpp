@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "../support/mpi_run.hpp"
 #include "../support/scratch_dir.hpp"
 #include "scalebench/job_plan.hpp"
 #include "scalebench/report.hpp"
@@ -27,18 +28,8 @@ namespace {
 using sb::test_support::slurp;
 using sb::test_support::TempDir;
 
-int run(const std::string& cmd) {
-  const int st = std::system(cmd.c_str());
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-std::string mpiexec() {
-  std::string m = SB_MPIEXEC;
-  if (m.empty()) m = "mpiexec";
-  m += " --oversubscribe --bind-to none";
-  if (geteuid() == 0) m += " --allow-run-as-root";
-  return m;
-}
+using sb::test_support::mpiexec;
+using sb::test_support::run;
 
 sb::CaseSpec subset_mean_case(int index, sb::ExecPath path, int n, int chunk) {
   sb::CaseSpec s;
