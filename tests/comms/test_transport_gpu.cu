@@ -33,6 +33,9 @@ double* upload(const std::vector<double>& h) {
   double* d = nullptr;
   SB_CUDA_CHECK(cudaMalloc(&d, std::max<std::size_t>(h.size(), 1) * sizeof(double)));
   SB_CUDA_CHECK(cudaMemcpy(d, h.data(), h.size() * sizeof(double), cudaMemcpyHostToDevice));
+  // A copy from pageable memory may return before it has landed, and the transport's stream
+  // (non-blocking) does not wait for the legacy stream's work.
+  SB_CUDA_CHECK(cudaDeviceSynchronize());
   return d;
 }
 
@@ -76,6 +79,7 @@ TEST_P(Transports, EveryOperationDeliversTheCpuAnswer) {
   std::uint64_t* w = nullptr;
   SB_CUDA_CHECK(cudaMalloc(&w, words.size() * 8));
   SB_CUDA_CHECK(cudaMemcpy(w, words.data(), words.size() * 8, cudaMemcpyHostToDevice));
+  SB_CUDA_CHECK(cudaDeviceSynchronize());  // as in upload()
   t.all_reduce(w, w, words.size(), ncclUint64, ncclSum, ctx_.stream);
   SB_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream));
   SB_CUDA_CHECK(cudaMemcpy(words.data(), w, words.size() * 8, cudaMemcpyDeviceToHost));
