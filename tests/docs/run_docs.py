@@ -93,8 +93,12 @@ class Runner:
         self.fixtures.mkdir()
         bindir = self.root / "bin"
         bindir.mkdir()
-        # `python3` in a command is Debian's (the set-up installs numpy/scipy/h5py for it).
-        (bindir / "python3").symlink_to(self.python3)
+        # `python3` in a command is Debian's (the set-up installs numpy/scipy/h5py for it), or
+        # the one the build was configured with. A script, not a symlink: the interpreter of a
+        # virtual environment finds its packages only when called by its own path.
+        wrapper = bindir / "python3"
+        wrapper.write_text(f"#!/bin/sh\nexec {shlex.quote(self.python3)} \"$@\"\n")
+        wrapper.chmod(0o755)
         depth = int(os.environ.get(NESTED_ENV, "0") or 0)
         self.inside_suite = depth > 0  # a documented command (tools/sanitize) runs this suite
         self.env = dict(os.environ)
