@@ -19,6 +19,12 @@ void GpuContextDeleter::operator()(GpuContext* ctx) const noexcept {
   delete ctx;
 }
 
+double select_gpu_communicator(GpuContext&, MPI_Comm, int) {
+  return 0;
+}
+
+void set_gpu_workers(GpuContext&, int, int) {}
+
 GpuContextPtr create_gpu_context(int, MPI_Comm, GpuStartup*) {
   throw EnvironmentError("scalebench was built without CUDA: GPU paths are not available");
 }

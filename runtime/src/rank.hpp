@@ -4,8 +4,10 @@
 
 #include <mpi.h>
 
+#include <memory>
 #include <string>
 
+#include "nvml_warm_up.hpp"
 #include "scalebench/gpu_runtime.hpp"
 #include "scalebench/job_plan.hpp"
 #include "scalebench/rank_protocol.hpp"
@@ -37,6 +39,7 @@ struct RankContext {
   double main_steady = 0;   ///< the same moment on sb::now()'s steady clock
   GpuContextPtr gpu_ctx;
   GpuEarlyContextPtr gpu_early;  ///< started before MPI_Init; adopted or released by run_worker
+  std::unique_ptr<NvmlWarmUp> nvml_warm;  ///< NVML coming up beside gpu_early
   GpuStartup gpu_startup;
 };
 

@@ -159,6 +159,8 @@ int main(int argc, char** argv) {
     ctx.cuda_visible_devices = *cvd;
   // The GPU's context comes up on its own thread while MPI starts (run_worker adopts it).
   ctx.gpu_early = sb::start_gpu_context_early(early_gpu_allowed() ? device : -1);
+  // NVML too, for the GPU's description (nvml_warm_up.hpp).
+  if (ctx.gpu_early) ctx.nvml_warm = std::make_unique<sb::detail::NvmlWarmUp>();
   const double t0 = sb::now();
   int provided = 0;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {

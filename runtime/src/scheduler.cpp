@@ -18,12 +18,14 @@
 #include "case_telemetry.hpp"
 #include "each_device.hpp"
 #include "message.hpp"
+#include "participant_plan.hpp"
 #include "rank.hpp"
 #include "repeat_timing.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/lifeline.hpp"
 #include "scalebench/nvml_probe.hpp"
+#include "scalebench/settings.hpp"
 #include "scalebench/stats.hpp"
 #include "scalebench/system_info.hpp"
 #include "scalebench/workload.hpp"
@@ -137,6 +139,9 @@ class Scheduler {
     CaseRun run;
     run.spec = spec_in;
     run.parts = participants(run.spec.path);
+    // A problem too small for more workers to help runs on the first few (participant_plan.hpp).
+    const ParticipantPlan plan = plan_for(run.spec, static_cast<int>(run.parts.size()));
+    run.parts.resize(static_cast<std::size_t>(plan.workers));
     run.spec.workers = static_cast<int>(run.parts.size());
     // GPU cases: the host is idle and repeats are short, so poll the workers closely.
     wait_sleep_us_ = device_of(run.spec.path) == Device::gpu ? kGpuPollUs : kCpuPollUs;
@@ -171,7 +176,7 @@ class Scheduler {
     try {
       const Workload& wl = find_workload(run.spec.workload);
       run.sc = wl.make_scheduler(run.spec);
-      begin_case(run);
+      begin_case(run, rec);
       rec["repeat_stop"] = run_repeats(run, k, n);
       rec["repeats"] = run.repeats;
       rec["results"] = run.results;
@@ -186,6 +191,7 @@ class Scheduler {
       // A workload's own figures (SchedulerCase::metrics) over the runtime's.
       if (const nlohmann::json own = run.sc->metrics(); own.is_object())
         for (const auto& [key, value] : own.items()) rec["metrics"][key] = value;
+      record_participant_plan(rec, plan, device_of(run.spec.path) == Device::gpu);
     } catch (const CaseFailure& f) {
       rec["status"] = f.status;
       rec["message"] = f.message;
@@ -201,6 +207,19 @@ class Scheduler {
     }
     rec["ended_utc"] = utc_now();
     return rec;
+  }
+
+  /// The case's participants (participant_plan.hpp); every worker when the workload is unknown
+  /// here (run_case records that failure) or its plan throws.
+  static ParticipantPlan plan_for(const CaseSpec& spec, int available) {
+    try {
+      return plan_participants(find_workload(spec.workload), spec, available,
+                               settings::participants() == "auto");
+    } catch (const std::exception&) {
+      ParticipantPlan all;
+      all.workers = all.available = available;
+      return all;
+    }
   }
 
   /// Why a case cannot run on its path (Workload::paths) or on `workers` workers
@@ -228,7 +247,8 @@ class Scheduler {
   }
 
   /// Each participant builds its WorkerCase (allocation happens here, untimed).
-  void begin_case(CaseRun& run) {
+  void begin_case(CaseRun& run, nlohmann::json& rec) {
+    const double t0 = now();
     for (std::size_t i = 0; i < run.parts.size(); ++i) {
       nlohmann::json j = {{"spec", case_spec_to_json(run.spec)},
                           {"rank", static_cast<int>(i)},
@@ -245,6 +265,9 @@ class Scheduler {
       if (m.tag != kTagReady)
         throw CaseFailure{"failed", fmt::format("internal: tag {} instead of ready", m.tag), true};
     }
+    // Untimed: the workers' allocations and, in a multi-gpu case, any NCCL communicator made
+    // for it (the first case on that many GPUs).
+    rec["setup_s"] = now() - t0;
   }
 
   /// The warm-up repeats, then timed ones until the case's repeat rule says stop; returns why

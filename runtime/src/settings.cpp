@@ -65,7 +65,12 @@ const std::vector<Setting> kTable = {
      "start the CUDA context on a thread while MPI_Init runs (auto: when MPI loads no network "
      "stack that patches memory functions)"},
     {"SCALEBENCH_NCCL_WARMUP", boolean, "0", "0 or 1",
-     "one all-reduce at start-up connects NCCL's peers (for runs with --warmup 0)"},
+     "one all-reduce when a NCCL communicator is made (in the set-up of the first multi-gpu "
+     "case on that many GPUs) connects its peers (for runs with --warmup 0)"},
+    {"SCALEBENCH_PARTICIPANTS", choice, "auto", "auto or all",
+     "workers of a multi-cpu or multi-gpu case: auto lets the workload use fewer when its "
+     "problem is too small for more to help (the report says how many and why); all: every "
+     "one of the path's workers"},
     {"SCALEBENCH_GPU_WAIT", choice, "yield", "yield, spin or block",
      "how a GPU worker's thread waits for its GPU (CUDA's device schedule flag): yield spins but "
      "gives the core to any other thread that wants it; spin never gives it up; block sleeps"},
@@ -133,6 +138,7 @@ void check(const Setting& s) {
     case choice:
       if (s.name == "SCALEBENCH_EARLY_GPU") (void)early_gpu();
       if (s.name == "SCALEBENCH_GPU_WAIT") (void)gpu_wait();
+      if (s.name == "SCALEBENCH_PARTICIPANTS") (void)participants();
       break;
     case text:
     case path:
@@ -258,6 +264,12 @@ bool nccl_warmup() {
 std::string gpu_wait() {
   const std::string v = text_value("SCALEBENCH_GPU_WAIT", "yield");
   if (v != "yield" && v != "spin" && v != "block") bad(row("SCALEBENCH_GPU_WAIT"), v);
+  return v;
+}
+
+std::string participants() {
+  const std::string v = text_value("SCALEBENCH_PARTICIPANTS", "auto");
+  if (v != "auto" && v != "all") bad(row("SCALEBENCH_PARTICIPANTS"), v);
   return v;
 }
 

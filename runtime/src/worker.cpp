@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "case_comm.hpp"
 #include "memory_check.hpp"
 #include "message.hpp"
 #include "rank.hpp"
@@ -62,8 +63,11 @@ nlohmann::json cpu_ceilings(const JobPlan& plan, const RankContext& ctx,
 /// This worker's start-up record for the scheduler: where it runs, what it found, how long each
 /// phase took. Describing and measuring happen here, on the main thread, while the NCCL
 /// communicator (if any) comes up on its own thread; the NCCL figures are added afterwards.
-nlohmann::json startup_description(const JobPlan& plan, RankContext& ctx) {
-  const double t0 = now();
+/// This worker's start-up record. `node` is describe_node()'s, made while the GPU context
+/// came up (`node_s` seconds).
+nlohmann::json startup_description(const JobPlan& plan, RankContext& ctx, nlohmann::json node,
+                                   double node_s) {
+  const double t0 = now() - node_s;
   nlohmann::json w = {{"rank", ctx.rank},
                       {"host", ctx.host},
                       {"local_rank", ctx.local_rank},
@@ -73,8 +77,8 @@ nlohmann::json startup_description(const JobPlan& plan, RankContext& ctx) {
                       {"cuda_init_s", ctx.gpu_startup.cuda_init_s},
                       {"cuda_wait_s", ctx.gpu_startup.cuda_wait_s},
                       {"cuda_early", ctx.gpu_startup.cuda_early},
-                      {"node", describe_node()}};
-  w["describe_node_s"] = now() - t0;
+                      {"node", std::move(node)}};
+  w["describe_node_s"] = node_s;
   if (ctx.launch_epoch > 0) w["launch_to_main_s"] = ctx.main_epoch - ctx.launch_epoch;
   if (ctx.gpu_ctx) {
     const double t1 = now();
@@ -221,7 +225,7 @@ void run_repeat(RankContext& ctx, WorkerCase& wc, bool gpu_case, TelemetryRecord
 
 /// CASE_BEGIN: the case's environment, the memory check, then the workload's WorkerCase
 /// (allocation happens here, untimed).
-void begin_case(RankContext& ctx, const JobPlan& plan, const NodeWorkers& on_node,
+void begin_case(RankContext& ctx, const JobPlan& plan, const NodeWorkers& on_node, CaseComms& comms,
                 const nlohmann::json& j, WorkerCaseState& cs) {
   const CaseSpec spec = case_spec_from_json(j.at("spec"));
   CaseEnv env;
@@ -233,13 +237,17 @@ void begin_case(RankContext& ctx, const JobPlan& plan, const NodeWorkers& on_nod
   env.trace = plan.trace;
   // each-* cases run one device per GPU or node, all at once (each_device.hpp).
   const bool concurrent = j.value("concurrent", false);
+  const bool node_comm = j.value("comm", std::string("case")) == "node";
+  // A multi-* case on fewer workers than the path has (participant_plan.hpp) gets a
+  // communicator over its first ones, in MPI and, on GPUs, in NCCL.
   if (env.size > 1)
-    env.comm = j.value("comm", std::string("case")) == "node" ? ctx.node_workers
-               : env.device == Device::gpu                    ? ctx.gpu_workers
-                                                              : ctx.workers;
+    env.comm = node_comm ? ctx.node_workers
+                         : comms.first(env.device == Device::gpu ? ctx.gpu_workers : ctx.workers,
+                                       env.size);
   if (env.device == Device::gpu) {
     if (!ctx.gpu_ctx) throw EnvironmentError("this worker has no GPU");
     env.gpu = ctx.gpu_ctx.get();
+    if (!node_comm && !concurrent) select_gpu_communicator(*env.gpu, env.comm, env.size);
   }
   omp_set_num_threads(env.threads);
   openblas_set_num_threads(env.threads);
@@ -294,16 +302,23 @@ void send_error(RankContext& ctx, const std::string& what) {
 
 void run_worker(const JobPlan& plan, RankContext& ctx) {
   // GPU bring-up: a worker whose placement names a GPU that this process can see. Its context
-  // may already be up (started before MPI_Init, rank_main.cpp); the NCCL communicator comes up
-  // on a thread of its own while this thread describes the node and measures the ceilings.
+  // may already be up (started before MPI_Init, rank_main.cpp). The NCCL communicators come up
+  // with the first multi-gpu case that needs them (select_gpu_communicator in begin_case): a
+  // run of single-gpu and each-gpu cases never waits for one.
+  // The node's description (hwloc) while the GPU context started before MPI_Init comes up.
+  const double node_t0 = now();
+  nlohmann::json node = describe_node();
+  const double node_s = now() - node_t0;
   const int visible = ctx.device >= 0 ? visible_gpu_count() : 0;
   const bool has_gpu = ctx.device >= 0 && ctx.device < visible;
   SB_MPI_CHECK(
       MPI_Comm_split(ctx.workers, has_gpu ? 0 : MPI_UNDEFINED, ctx.rank, &ctx.gpu_workers));
-  GpuCommStartPtr nccl;
   if (has_gpu) {
     ctx.gpu_ctx = create_gpu_device_context(ctx.device, std::move(ctx.gpu_early), &ctx.gpu_startup);
-    nccl = start_gpu_communicator(*ctx.gpu_ctx, ctx.gpu_workers);  // collective: MPI here
+    int rank = 0, size = 1;
+    SB_MPI_CHECK(MPI_Comm_rank(ctx.gpu_workers, &rank));
+    SB_MPI_CHECK(MPI_Comm_size(ctx.gpu_workers, &size));
+    set_gpu_workers(*ctx.gpu_ctx, rank, size);
   }
   ctx.gpu_early.reset();  // a context started for a GPU this worker does not drive
   // Workers sharing this node's host memory (a multi-* case runs them all at once).
@@ -315,21 +330,19 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
   omp_set_num_threads(ctx.threads);
   openblas_set_num_threads(ctx.threads);
   {
-    nlohmann::json desc = startup_description(plan, ctx);
-    if (nccl) {
-      ctx.gpu_startup.nccl_overlapped = plan.measure_ceilings;
-      finish_gpu_communicator(*ctx.gpu_ctx, std::move(nccl), &ctx.gpu_startup);
-    }
+    nlohmann::json desc = startup_description(plan, ctx, std::move(node), node_s);
     desc["nccl_init_s"] = ctx.gpu_startup.nccl_init_s;
     desc["nccl_wait_s"] = ctx.gpu_startup.nccl_wait_s;
     desc["nccl_overlapped"] = ctx.gpu_startup.nccl_overlapped;
     desc["ready_after_main_s"] = now() - ctx.main_steady;
     recorder = make_recorder(plan, desc);
+    ctx.nvml_warm.reset();  // the description has been made; telemetry holds its own NVML
     Writer w;
     w.put_str(desc.dump());
     send(ctx.world, 0, kTagStartup, w);
   }
 
+  CaseComms comms;
   WorkerCaseState cs;
   Message m;
   while (true) {
@@ -343,7 +356,7 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
       switch (m.tag) {
         case kTagCaseBegin: {
           Reader r(m.data);
-          begin_case(ctx, plan, on_node, nlohmann::json::parse(r.get_str()), cs);
+          begin_case(ctx, plan, on_node, comms, nlohmann::json::parse(r.get_str()), cs);
           if (recorder) recorder->begin_case(cs.gpu_case);
           send_empty(ctx.world, 0, kTagReady);
           break;

@@ -11,6 +11,7 @@
 #include "groupby/protocol.hpp"
 #include "groupby/validation.hpp"
 #include "groupby/worker_cpu.hpp"
+#include "groupby/worker_plan.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/workload_registration.hpp"
 
@@ -162,6 +163,9 @@ Workload groupby_workload() {
   w.expand = [](const Params& p) { return expand_params(p); };
   w.make_scheduler = [](const CaseSpec& spec) -> std::unique_ptr<SchedulerCase> {
     return std::make_unique<GroupbyScheduler>(spec);
+  };
+  w.plan_workers = [](const CaseSpec& spec, int available) {
+    return sb::groupby::plan_workers(parse_config(spec.params), device_of(spec.path), available);
   };
   w.make_worker = [](const CaseSpec& spec, const CaseEnv& env) -> std::unique_ptr<WorkerCase> {
     const Config c = parse_config(spec.params);

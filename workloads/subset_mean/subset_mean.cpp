@@ -216,6 +216,17 @@ Workload subset_mean_workload() {
     (void)subset_mean::make_plan(params);  // throws sb::UsageError on bad values
     return std::vector<Params>{params};
   };
+  // No more workers than blocks: a worker without one would only wait for the sum. More GPUs
+  // pay from the tiny preset on (tools/gpu-campaign.sh sizes: 1.8x on 4 H100s at n = 2000).
+  w.plan_workers = [](const CaseSpec& spec, int available) {
+    const subset_mean::Plan plan = subset_mean::make_plan(spec.params);
+    WorkerPlan p{available, {}};
+    if (plan.tasks < available)
+      p = {static_cast<int>(plan.tasks),
+           fmt::format("{} blocks of {} x {}: a worker without one would only wait", plan.tasks,
+                       plan.chunk, plan.chunk)};
+    return p;
+  };
   w.make_scheduler = [](const CaseSpec& spec) { return subset_mean::make_scheduler(spec); };
   w.make_worker = [](const CaseSpec& spec, const CaseEnv& env) {
     return subset_mean::make_worker(spec, env);

@@ -7,6 +7,7 @@
 #include "svd/svd_config.hpp"
 #include "svd/svd_scheduler.hpp"
 #include "svd/svd_worker_cpu.hpp"
+#include "svd/worker_plan.hpp"
 
 #if SCALEBENCH_HAVE_CUDA
 #include "svd/svd_worker_gpu.hpp"
@@ -27,6 +28,9 @@ Workload svd_workload() {
     return std::vector<Params>{p};
   };
   w.make_scheduler = [](const CaseSpec& spec) { return svd::make_scheduler(spec); };
+  w.plan_workers = [](const CaseSpec& spec, int available) {
+    return svd::plan_workers(svd::parse(spec.params), device_of(spec.path), available);
+  };
   w.make_worker = [](const CaseSpec& spec, const CaseEnv& env) -> std::unique_ptr<WorkerCase> {
     if (env.device == Device::gpu) {
 #if SCALEBENCH_HAVE_CUDA

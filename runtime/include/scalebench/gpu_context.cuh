@@ -10,6 +10,9 @@
 #include <cusolverDn.h>
 #include <nccl.h>
 
+#include <utility>
+#include <vector>
+
 #include "scalebench/gpu_error.cuh"
 
 namespace sb {
@@ -18,9 +21,12 @@ struct GpuContext {
   int device = -1;                ///< CUDA ordinal (among visible devices)
   cudaDeviceProp prop{};          ///< read once at start-up
   cudaStream_t stream = nullptr;  ///< the worker's main stream (non-blocking)
-  ncclComm_t nccl = nullptr;      ///< over all GPU workers (multi-gpu); nullptr when only one
-  int nccl_rank = 0;              ///< this worker's rank in `nccl`
-  int nccl_size = 1;              ///< GPU workers in `nccl`
+  /// Over the case's GPU workers (multi-gpu): all of them, or the first few when the case runs
+  /// on fewer (participant_plan.hpp); nullptr when only one. The runtime points it at the
+  /// case's communicator before make_worker.
+  ncclComm_t nccl = nullptr;
+  int nccl_rank = 0;  ///< this worker's rank in `nccl`
+  int nccl_size = 1;  ///< GPU workers in `nccl`
 
   /// Library handles, created on first use (outside timed regions: call from make_worker)
   /// and bound to `stream`.
@@ -29,6 +35,12 @@ struct GpuContext {
 
   cublasHandle_t cublas_ = nullptr;
   cusolverDnHandle_t cusolver_ = nullptr;
+  /// The runtime's: the communicator over every GPU worker, and those over the first few
+  /// (size, communicator), made on first use; `nccl` points at one of them.
+  ncclComm_t nccl_all_ = nullptr;
+  int nccl_all_rank_ = 0;
+  int nccl_all_size_ = 1;
+  std::vector<std::pair<int, ncclComm_t>> nccl_first_;
 };
 
 }  // namespace sb

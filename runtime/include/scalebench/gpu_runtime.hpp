@@ -101,6 +101,19 @@ using GpuCommStartPtr = std::unique_ptr<GpuCommStart, GpuCommStartDeleter>;
 /// `start` does nothing.
 void finish_gpu_communicator(GpuContext& ctx, GpuCommStartPtr start, GpuStartup* timing);
 
+/// Points ctx.nccl (nccl_rank, nccl_size) at the NCCL communicator of a multi-gpu case on
+/// `size` GPU workers, `case_comm` being their MPI communicator (its ranks in the GPU workers'
+/// order): over every GPU worker when `size` is their number (ctx's nccl_all_size_), otherwise
+/// over the first `size` of them. Each is made when a case first needs it (ncclCommInitRank,
+/// untimed: before make_worker; one all-reduce after it under SCALEBENCH_NCCL_WARMUP=1) and
+/// kept for the worker's life. Collective over `case_comm`. Returns the seconds spent making
+/// one (0 when it existed); nothing for size <= 1.
+double select_gpu_communicator(GpuContext& ctx, MPI_Comm case_comm, int size);
+
+/// Records that `size` GPU workers exist, this worker being `rank` among them, so that
+/// select_gpu_communicator makes their communicator when a case first needs it.
+void set_gpu_workers(GpuContext& ctx, int rank, int size);
+
 /// Description of this worker's GPU for /system: name, uuid, memory, SMs, clocks, driver, ...
 [[nodiscard]] nlohmann::json describe_gpu(const GpuContext& ctx);
 

@@ -92,10 +92,14 @@ void validate_all();
 [[nodiscard]] bool gpu_isolation();
 /// SCALEBENCH_EARLY_GPU: start the CUDA context before MPI_Init: "auto", "1" or "0".
 [[nodiscard]] std::string early_gpu();
-/// SCALEBENCH_NCCL_WARMUP: one all-reduce at start-up connects NCCL's peers (default off).
+/// SCALEBENCH_NCCL_WARMUP: one all-reduce when a NCCL communicator is made connects its peers
+/// (default off).
 [[nodiscard]] bool nccl_warmup();
 /// SCALEBENCH_GPU_WAIT: how a GPU worker's thread waits for its GPU: "yield" (default), "spin"
 /// or "block" (cudaDeviceScheduleYield, Spin, BlockingSync).
 [[nodiscard]] std::string gpu_wait();
+/// SCALEBENCH_PARTICIPANTS: "auto" (default: a workload's plan_workers may use fewer of a
+/// multi-* path's workers for a small problem) or "all".
+[[nodiscard]] std::string participants();
 
 }  // namespace sb::settings

@@ -212,6 +212,14 @@ struct MemoryNeed {
   double device_bytes = 0;
 };
 
+/// How many of a multi-* path's workers a case uses (Workload::plan_workers).
+struct WorkerPlan {
+  int workers = 1;  ///< 1..available
+  /// One line for the report when `workers` is below the available ones: the figure the plan
+  /// came from, e.g. "172800 rows: one GPU is faster below 1.5 ms of aggregation".
+  std::string why;
+};
+
 /// A workload as the registry knows it: what SB_REGISTER_WORKLOAD's function returns. Required:
 /// name, preset, expand, make_scheduler, make_worker, cross_check; the rest may stay empty.
 struct Workload {
@@ -242,6 +250,11 @@ struct Workload {
   std::vector<ExecPath> paths;
   /// The fewest workers a case needs: a case with fewer is recorded as skipped, with the reason.
   int min_workers = 1;
+  /// Optional, multi-cpu and multi-gpu: how many of the `available` workers the case should
+  /// use, from its work: a problem too small for more workers to help runs on fewer (the first
+  /// ones, in rank order), and the report says so. Empty: all of them. Not asked under
+  /// SCALEBENCH_PARTICIPANTS=all (docs/settings.md).
+  std::function<WorkerPlan(const CaseSpec&, int available)> plan_workers;
 };
 
 /// True when `w` runs on `path` (Workload::paths).

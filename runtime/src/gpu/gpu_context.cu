@@ -18,6 +18,7 @@
 #include <system_error>
 #include <thread>
 
+#include "nccl_warm_up.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/gpu_context.cuh"
 #include "scalebench/gpu_runtime.hpp"
@@ -133,20 +134,7 @@ void bring_up_communicator(GpuCommStart::State& st) noexcept {
       st.done.store(true);
       return;
     }
-    cudaStream_t warm = nullptr;
-    SB_CUDA_CHECK(cudaStreamCreateWithFlags(&warm, cudaStreamNonBlocking));
-    double* one = nullptr;
-    cudaError_t warm_up_alloc = cudaMalloc(&one, sizeof(double));
-    ncclResult_t warm_up_all_reduce = ncclSuccess;
-    if (warm_up_alloc == cudaSuccess) warm_up_alloc = cudaMemsetAsync(one, 0, sizeof(double), warm);
-    if (warm_up_alloc == cudaSuccess)
-      warm_up_all_reduce = ncclAllReduce(one, one, 1, ncclDouble, ncclSum, st.comm, warm);
-    const cudaError_t warm_up_sync = cudaStreamSynchronize(warm);
-    if (one != nullptr) (void)cudaFree(one);
-    (void)cudaStreamDestroy(warm);
-    SB_CUDA_CHECK(warm_up_alloc);
-    SB_NCCL_CHECK(warm_up_all_reduce);
-    SB_CUDA_CHECK(warm_up_sync);
+    detail::nccl_warm_up(st.comm);
   } catch (...) {
     st.error = std::current_exception();
   }
@@ -191,7 +179,8 @@ void GpuContextDeleter::operator()(GpuContext* ctx) const noexcept {
   if (ctx->stream != nullptr) (void)cudaStreamSynchronize(ctx->stream);
   if (ctx->cublas_ != nullptr) (void)cublasDestroy(ctx->cublas_);
   if (ctx->cusolver_ != nullptr) (void)cusolverDnDestroy(ctx->cusolver_);
-  if (ctx->nccl != nullptr) (void)ncclCommDestroy(ctx->nccl);
+  for (auto& [size, comm] : ctx->nccl_first_) (void)ncclCommDestroy(comm);
+  if (ctx->nccl_all_ != nullptr) (void)ncclCommDestroy(ctx->nccl_all_);
   if (ctx->stream != nullptr) (void)cudaStreamDestroy(ctx->stream);
   (void)cudaGetLastError();
   delete ctx;
@@ -359,11 +348,11 @@ void finish_gpu_communicator(GpuContext& ctx, GpuCommStartPtr start, GpuStartup*
     timing->nccl_wait_s = t1 - t0;
   }
   // A communicator made before a failed warm-up goes with the context (its deleter frees it).
-  ctx.nccl = st.comm;
+  ctx.nccl = ctx.nccl_all_ = st.comm;
   st.comm = nullptr;
   if (st.error) std::rethrow_exception(st.error);
-  ctx.nccl_rank = st.rank;
-  ctx.nccl_size = st.size;
+  ctx.nccl_rank = ctx.nccl_all_rank_ = st.rank;
+  ctx.nccl_size = ctx.nccl_all_size_ = st.size;
 }
 
 GpuContextPtr create_gpu_context(int device, MPI_Comm gpu_workers, GpuStartup* timing) {
