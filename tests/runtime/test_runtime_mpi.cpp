@@ -47,9 +47,26 @@ sb::CaseSpec subset_mean_case(int index, sb::ExecPath path, int n, int chunk) {
   return s;
 }
 
+sb::CaseSpec svd_case(int index, sb::ExecPath path, int m, int n, int chunk) {
+  sb::CaseSpec s;
+  s.index = index;
+  s.workload = "svd";
+  s.path = path;
+  s.params.set("m", std::to_string(m));
+  s.params.set("n", std::to_string(n));
+  s.params.set("chunk", std::to_string(chunk));
+  s.params.set("seed", "42");
+  s.params.set("condition", "1");
+  s.repeats = 2;
+  s.warmup = 1;
+  s.id = fmt::format("svd/{}/chunk={},m={},n={}", sb::to_string(path), chunk, m, n);
+  return s;
+}
+
 /// Runs scalebench-rank with `ranks` ranks on a plan; returns the stream's case records.
+/// `env`: variables for the ranks ("NAME=value ...").
 std::vector<nlohmann::json> run_plan(const std::vector<sb::CaseSpec>& cases, int ranks,
-                                     const fs::path& dir) {
+                                     const fs::path& dir, const std::string& env = "") {
   sb::JobPlan plan;
   plan.cases = cases;
   plan.stream_path = (dir / fmt::format("stream-{}.jsonl", ranks)).string();
@@ -57,8 +74,8 @@ std::vector<nlohmann::json> run_plan(const std::vector<sb::CaseSpec>& cases, int
   const fs::path plan_path = dir / fmt::format("plan-{}.json", ranks);
   std::ofstream(plan_path) << plan.to_json().dump();
   const std::string cmd = fmt::format(
-      "env -u SCALEBENCH_PLACEMENT OMP_NUM_THREADS=1 {} -n {} {} --plan {} > {}/log-{} 2>&1",
-      mpiexec(), ranks, SB_RANK_EXE, plan_path.string(), dir.string(), ranks);
+      "env -u SCALEBENCH_PLACEMENT OMP_NUM_THREADS=1 {} {} -n {} {} --plan {} > {}/log-{} 2>&1",
+      env, mpiexec(), ranks, SB_RANK_EXE, plan_path.string(), dir.string(), ranks);
   EXPECT_EQ(run(cmd), 0) << cmd;
   std::vector<nlohmann::json> out;
   std::ifstream in(plan.stream_path);
@@ -83,7 +100,8 @@ TEST(RuntimeMpi, DispatchIsCompleteAndAnswersDoNotDependOnWorkerCount) {
                                            subset_mean_case(2, sb::ExecPath::single_cpu, 24, 4)};
   std::map<std::string, double> answer;
   for (const int ranks : {2, 3, 4}) {
-    const auto recs = run_plan(cases, ranks, dir.path);
+    // Every worker takes part, also those without a task (the runtime's dispatch is tested).
+    const auto recs = run_plan(cases, ranks, dir.path, "SCALEBENCH_PARTICIPANTS=all");
     ASSERT_EQ(recs.size(), cases.size()) << "ranks " << ranks;
     for (const auto& r : recs) {
       ASSERT_EQ(r.at("status"), "ok") << r.dump();
@@ -115,6 +133,50 @@ TEST(RuntimeMpi, DispatchIsCompleteAndAnswersDoNotDependOnWorkerCount) {
         answer[key] = a;
       }
     }
+  }
+}
+
+// Fewer workers for small problems (participant_plan.hpp): a case with fewer tasks than
+// workers runs on the first ones, over a communicator of its own (svd's R-factor tree is
+// collective), validated against single-cpu; the record says how many of how many and why.
+TEST(RuntimeMpi, SmallCasesRunOnFewerWorkersAndSaySo) {
+  TempDir dir;
+  const std::vector<sb::CaseSpec> cases = {svd_case(0, sb::ExecPath::single_cpu, 400, 20, 200),
+                                           svd_case(1, sb::ExecPath::multi_cpu, 400, 20, 200),
+                                           subset_mean_case(2, sb::ExecPath::multi_cpu, 4, 4),
+                                           svd_case(3, sb::ExecPath::multi_cpu, 600, 20, 200),
+                                           svd_case(4, sb::ExecPath::multi_cpu, 400, 20, 100)};
+  const auto recs = run_plan(cases, 4, dir.path);  // 3 workers
+  ASSERT_EQ(recs.size(), cases.size());
+  const std::vector<int> expected = {1, 2, 1, 3, 3};
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    const auto& r = recs[i];
+    ASSERT_EQ(r.at("status"), "ok") << r.dump();
+    EXPECT_EQ(r.at("workers").get<int>(), expected[i]) << r.at("id");
+    const auto& m = r.at("metrics");
+    const bool fewer = r.at("path") == "multi-cpu" && expected[i] < 3;
+    EXPECT_EQ(m.contains("workers_available"), fewer) << r.at("id");
+    if (!fewer) continue;
+    EXPECT_EQ(m.at("workers_available").get<int>(), 3);
+    EXPECT_NE(m.at("workers_plan").get<std::string>().find("would only wait"), std::string::npos);
+    const std::string note = m.at("notes").back().get<std::string>();
+    EXPECT_EQ(note.rfind(fmt::format("fewer workers ({} of 3 workers): ", expected[i]), 0), 0u)
+        << note;
+    for (const auto& w : r.at("task_events").at("worker")) EXPECT_LT(w.get<int>(), expected[i]);
+  }
+  // The 2-worker svd was cross-checked against single-cpu by the run itself.
+  bool crossed = false;
+  for (const auto& c : recs[1].at("validation"))
+    if (c.at("name").get<std::string>().rfind("cross:", 0) == 0) crossed = c.at("pass").get<bool>();
+  EXPECT_TRUE(crossed) << recs[1].at("validation").dump();
+  // SCALEBENCH_PARTICIPANTS=all: every worker.
+  fs::create_directories(dir.path / "all");
+  const auto all = run_plan(cases, 4, dir.path / "all", "SCALEBENCH_PARTICIPANTS=all");
+  ASSERT_EQ(all.size(), cases.size());
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    ASSERT_EQ(all[i].at("status"), "ok") << all[i].dump();
+    EXPECT_EQ(all[i].at("workers").get<int>(), 3);
+    EXPECT_FALSE(all[i].at("metrics").contains("workers_available"));
   }
 }
 
