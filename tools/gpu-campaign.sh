@@ -5,7 +5,8 @@
 #                                             bykey: build scalebench only, then the by-key runs
 #   tools/gpu-campaign.sh build [OTHER]       build everything (and OTHER's scalebench: another
 #                                             source tree, e.g. `git archive COMMIT` unpacked)
-#   tools/gpu-campaign.sh tests               the GPU tests of the build (ctest -L gpu)
+#   tools/gpu-campaign.sh tests [JOBS [S]]    the GPU tests of the build (ctest -L gpu -j JOBS,
+#                                             stopped after S seconds, default 500)
 #   tools/gpu-campaign.sh verdicts            after `build` and `tests`: the figures the issues
 #                                             ask for, each twice where it matters (seed on 4
 #                                             and 2 GPUs, large svd/by-key, comms with the
@@ -15,6 +16,11 @@
 #                                             (telemetry on and off) with run --trace; per case
 #                                             the median, the runtime's own cost (`runtime`,
 #                                             `messages`), the worst repeat and its trace line
+#   tools/gpu-campaign.sh sizes [ARG..]      after `build`: tiny, small and seed on one GPU and
+#                                             on all GPUs and two (20 repeats; ARG.. added to
+#                                             each multi-gpu run), seed on all GPUs with
+#                                             telemetry off, svd large on one GPU and twice on
+#                                             all; median and worst repeat per case, start-up
 #   tools/gpu-campaign.sh ab OTHER [PRESET..] seed and large (or PRESET..) on gpu1,gpuN, this
 #                                             tree and OTHER alternating, twice each; medians
 #                                             side by side (both built by `build OTHER`)
@@ -44,7 +50,9 @@ case "$mode" in
       (cd "$other" && SB_TARGETS="scalebench scalebench-rank" timeout 500 tools/device-build.sh \
         "$OLDPWD/.deps" build-gpu >"$out/build-other.log" 2>&1) &
     fi
-    timeout 500 tools/device-build.sh .deps build-gpu >"$out/build.log" 2>&1
+    # The docs' peer commands run with the tests' python3: the one that has the peers.
+    timeout 500 tools/device-build.sh .deps build-gpu -DSB_PYTHON3="$(command -v python3)" \
+      >"$out/build.log" 2>&1
     rc=$?
     wait
     [ $rc -eq 0 ] || { grep -E "error" "$out/build.log" | head -30; tail -20 "$out/build.log"; }
@@ -52,7 +60,8 @@ case "$mode" in
     echo "build: rc=$rc in $(( $(date +%s) - t0 )) s"
     exit $rc ;;
   tests)
-    (cd build-gpu && timeout 500 ctest -L gpu --output-on-failure >"$out/gpu-tests.log" 2>&1)
+    (cd build-gpu && timeout "${3:-500}" ctest -L gpu -j "${2:-1}" --output-on-failure \
+      >"$out/gpu-tests.log" 2>&1)
     grep -E "\*\*\*Failed|Failed  |tests passed|tests failed" "$out/gpu-tests.log" | tail -15
     exit 0 ;;
   verdicts)
@@ -125,6 +134,61 @@ RUNS
     (cd "$out" && tar czf trace.tgz trace-*.err trace-*.json &&
       rm -f trace-*.err trace-*.json trace-*.txt trace-*.h5)
     python3 tools/trace_summary.py --brief --tgz "$out/trace.tgz"
+    exit 0 ;;
+  sizes)
+    sb=build-gpu/scalebench
+    shift
+    three=subset-mean,svd,groupby
+    one() {  # label, then the command
+      local label=$1
+      shift
+      timeout 200 "$@" --out "$out/sizes-$label.h5" >"$out/sizes-$label.txt" \
+        2>"$out/sizes-$label.err" || echo "$label: rc=$?"
+      $sb report "$out/sizes-$label.h5" --format csv >"$out/sizes-$label.csv" 2>/dev/null
+    }
+    for preset in tiny small seed; do
+      one "$preset-gpu1" $sb run --preset $preset --workloads $three --paths gpu1 --repeats 20
+      one "$preset-gpu4" $sb run --preset $preset --workloads $three --paths gpuN --repeats 20 "$@"
+      one "$preset-gpu2" env CUDA_VISIBLE_DEVICES=0,1 $sb run --preset $preset --workloads $three \
+        --paths gpuN --repeats 20 "$@"
+    done
+    one seed-gpu4-off env SCALEBENCH_TELEMETRY=0 $sb run --preset seed --workloads groupby \
+      --paths gpuN --repeats 20 "$@"
+    one seed-gpu2-off env SCALEBENCH_TELEMETRY=0 CUDA_VISIBLE_DEVICES=0,1 $sb run --preset seed \
+      --workloads groupby --paths gpuN --repeats 20 "$@"
+    one svd-large-a $sb run --preset large --workloads svd --paths gpu1,gpuN --repeats 5 "$@"
+    one svd-large-b $sb run --preset large --workloads svd --paths gpuN --repeats 5 "$@"
+    # by-key's repeats on every GPU with every worker's timeline (run --trace: stderr)
+    one bykey-trace $sb run --preset seed --workloads groupby --param groupby.query=by-key \
+      --paths gpuN --repeats 30 --trace "$@"
+    for f in "$out"/sizes-*.h5; do  # per case its repeats; the start-up
+      $sb report "$f" --format json | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+print(json.dumps({"startup": r.get("startup"), "cases": [{"id": c["id"], "workers": c.get("workers"),
+      "setup_s": c.get("setup_s"), "totals": [x.get("total") for x in c.get("repeats", [])]}
+      for c in r["cases"]]}))' >"${f%.h5}.json"
+    done
+    python3 - "$out" <<'PY'
+import csv, glob, json, os, sys
+out = sys.argv[1]
+for path in sorted(glob.glob(f"{out}/sizes-*.csv")):
+    label = os.path.basename(path)[6:-4]
+    for r in csv.DictReader(open(path)):
+        med = float(r.get("median_s") or "nan") * 1e3
+        mx = float(r.get("max_s") or "nan") * 1e3
+        short = r["case"].replace("cardinality=10000000,", "").replace(",seed=42", "")
+        print(f"{label:14} {short[:64]:64} {r['status'][:6]:>6} {r.get('workers',''):>2}"
+              f" med {med:9.3f} max/med {mx / med if med else 0:5.2f}")
+for path in sorted(glob.glob(f"{out}/sizes-*.json")):
+    st = json.load(open(path)).get("startup") or {}
+    keys = ("total_s", "launch_to_main_s", "mpi_init_s", "cuda_init_s", "cuda_wait_s",
+            "describe_node_s", "describe_gpu_s", "ceilings_s", "ready_after_main_s")
+    print(f"{os.path.basename(path)[6:-5]:14} start-up " +
+          " ".join(f"{k[:-2]} {st.get(k, float('nan')):.2f}" for k in keys))
+PY
+    (cd "$out" && tar czf sizes.tgz sizes-*.csv sizes-*.txt sizes-*.err sizes-*.json &&
+      rm -f sizes-*)
     exit 0 ;;
   ab)
     other=${2:?usage: tools/gpu-campaign.sh ab OTHER [PRESET..]}
