@@ -41,6 +41,7 @@ std::int64_t Exchange::exchange_records(const std::vector<long long>& counts,
   std::vector<long long> rcounts(counts.size()), roffsets(counts.size());
   SB_MPI_CHECK(
       MPI_Alltoall(counts.data(), 1, MPI_LONG_LONG, rcounts.data(), 1, MPI_LONG_LONG, env.comm));
+  counts_s_ = now() - t;
   long long rtotal = 0;
   for (int p = 0; p < size; ++p) {
     roffsets[p] = rtotal;

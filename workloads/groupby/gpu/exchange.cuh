@@ -104,6 +104,7 @@ class Exchange {
   int width_ = 0;                  ///< words of a record
   std::uint64_t* recv_ = nullptr;  ///< records received by exchange_records
   long long recv_cap_ = 0;
+  double counts_s_ = 0;  ///< the last exchange_records' counts all-to-all, seconds (--trace)
 
  private:
   OwnedTable owner_;
