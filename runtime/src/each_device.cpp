@@ -16,6 +16,7 @@
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/workload.hpp"
+#include "task_dispatch.hpp"
 
 namespace sb::detail {
 namespace {
@@ -218,23 +219,8 @@ class Sweep {
   }
 
   void on_request(DeviceRun& d, int source, Reader& rd) {
-    const int want = rd.get<std::int32_t>();
-    const int count = rd.get<std::int32_t>();
-    const int crank = d.case_rank.at(source);
-    for (int i = 0; i < count; ++i) {
-      const TaskOutcome o = get_outcome(rd);
-      d.sc->on_task(o);
-      if (d.repeat >= spec_.warmup) add_task_event(d.events, d.repeat - spec_.warmup, crank, o);
-    }
-    if (want > 0) {
-      std::vector<std::int64_t> ids;
-      const std::int64_t ntasks = d.sc->num_tasks();
-      while (static_cast<int>(ids.size()) < want && d.next_task < ntasks)
-        ids.push_back(d.next_task++);
-      Writer w;
-      w.put_vec(ids);
-      send(ctx_.world, source, kTagAssign, w);
-    }
+    answer_request(ctx_.world, source, d.case_rank.at(source), rd, *d.sc, d.events,
+                   d.repeat >= spec_.warmup ? d.repeat - spec_.warmup : -1, d.next_task);
   }
 
   void end_repeat(DeviceRun& d) {

@@ -30,6 +30,7 @@
 #include "scalebench/system_info.hpp"
 #include "scalebench/workload.hpp"
 #include "startup_gather.hpp"
+#include "task_dispatch.hpp"
 
 namespace sb::detail {
 namespace {
@@ -301,7 +302,6 @@ class Scheduler {
                 {"warmup", !measured}},
                false);
     run.sc->begin_repeat();
-    const std::int64_t ntasks = run.sc->num_tasks();
     std::int64_t next = 0;
     RepeatTiming timing;
     const double cpu0 = process_cpu_s();
@@ -315,20 +315,8 @@ class Scheduler {
       Reader rd(m.data);
       const int crank = run.case_rank.at(m.source);
       if (m.tag == kTagRequest) {
-        const int want = rd.get<std::int32_t>();
-        const int count = rd.get<std::int32_t>();
-        for (int i = 0; i < count; ++i) {
-          const TaskOutcome o = get_outcome(rd);
-          run.sc->on_task(o);
-          if (measured) add_task_event(run.events, r - spec.warmup, crank, o);
-        }
-        if (want > 0) {
-          std::vector<std::int64_t> ids;
-          while (static_cast<int>(ids.size()) < want && next < ntasks) ids.push_back(next++);
-          Writer w;
-          w.put_vec(ids);
-          send(ctx_.world, m.source, kTagAssign, w);
-        }
+        answer_request(ctx_.world, m.source, crank, rd, *run.sc, run.events,
+                       measured ? r - spec.warmup : -1, next);
       } else if (m.tag == kTagDone) {
         const RepeatDone d = get_done(rd);
         timing.on_done(crank, d);
