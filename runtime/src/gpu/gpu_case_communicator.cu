@@ -1,10 +1,10 @@
 // A multi-gpu case's NCCL communicator, made when a case first needs it (gpu_runtime.hpp:
-// select_gpu_communicator; participant_plan.hpp), and SCALEBENCH_NCCL_WARMUP's all-reduce.
+// select_gpu_communicator; participant_plan.hpp).
 #include <mpi.h>
 
 #include <nccl.h>
 
-#include "nccl_warm_up.hpp"
+#include "nccl_setup.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/gpu_context.cuh"
@@ -14,45 +14,14 @@
 
 namespace sb {
 
-namespace detail {
-
-void nccl_warm_up(ncclComm_t comm) {
-  cudaStream_t warm = nullptr;
-  SB_CUDA_CHECK(cudaStreamCreateWithFlags(&warm, cudaStreamNonBlocking));
-  double* one = nullptr;
-  cudaError_t alloc = cudaMalloc(&one, sizeof(double));
-  ncclResult_t all_reduce = ncclSuccess;
-  if (alloc == cudaSuccess) alloc = cudaMemsetAsync(one, 0, sizeof(double), warm);
-  if (alloc == cudaSuccess)
-    all_reduce = ncclAllReduce(one, one, 1, ncclDouble, ncclSum, comm, warm);
-  const cudaError_t sync = cudaStreamSynchronize(warm);
-  if (one != nullptr) (void)cudaFree(one);
-  (void)cudaStreamDestroy(warm);
-  SB_CUDA_CHECK(alloc);
-  SB_NCCL_CHECK(all_reduce);
-  SB_CUDA_CHECK(sync);
-}
-
-}  // namespace detail
-
 namespace {
 
-/// A communicator over `case_comm`'s ranks: its rank 0 makes the unique id, whose status
-/// travels with it so that a failure there makes every participant throw instead of hanging.
+/// A communicator over `case_comm`'s ranks.
 ncclComm_t make_communicator(const GpuContext& ctx, MPI_Comm case_comm, int size, int rank) {
-  struct {
-    int rc;
-    ncclUniqueId id;
-  } msg{};
-  if (rank == 0) msg.rc = static_cast<int>(ncclGetUniqueId(&msg.id));
-  SB_MPI_CHECK(MPI_Bcast(&msg, static_cast<int>(sizeof msg), MPI_BYTE, 0, case_comm));
-  if (msg.rc != ncclSuccess)
-    detail::throw_library_error("NCCL", "ncclGetUniqueId (on the case's GPU worker 0)",
-                                ncclGetErrorString(static_cast<ncclResult_t>(msg.rc)), __FILE__,
-                                __LINE__);
+  const ncclUniqueId id = detail::nccl_unique_id(case_comm, rank);
   SB_CUDA_CHECK(cudaSetDevice(ctx.device));
   ncclComm_t comm = nullptr;
-  SB_NCCL_CHECK(ncclCommInitRank(&comm, size, msg.id, rank));
+  SB_NCCL_CHECK(ncclCommInitRank(&comm, size, id, rank));
   if (settings::nccl_warmup()) {
     try {
       detail::nccl_warm_up(comm);

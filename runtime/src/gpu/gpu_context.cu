@@ -18,7 +18,7 @@
 #include <system_error>
 #include <thread>
 
-#include "nccl_warm_up.hpp"
+#include "nccl_setup.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/gpu_context.cuh"
 #include "scalebench/gpu_runtime.hpp"
@@ -309,23 +309,11 @@ GpuCommStartPtr start_gpu_communicator(const GpuContext& ctx, MPI_Comm gpu_worke
   SB_MPI_CHECK(MPI_Comm_size(gpu_workers, &size));
   SB_MPI_CHECK(MPI_Comm_rank(gpu_workers, &rank));
   if (size <= 1) return nullptr;
-  // Rank 0 makes the unique id; its status travels with it so that a failure there makes
-  // every rank throw instead of hanging in ncclCommInitRank.
-  struct {
-    int rc;
-    ncclUniqueId id;
-  } msg{};
-  if (rank == 0) msg.rc = static_cast<int>(ncclGetUniqueId(&msg.id));
-  SB_MPI_CHECK(MPI_Bcast(&msg, static_cast<int>(sizeof msg), MPI_BYTE, 0, gpu_workers));
-  if (msg.rc != ncclSuccess)
-    detail::throw_library_error("NCCL", "ncclGetUniqueId (on GPU worker 0)",
-                                ncclGetErrorString(static_cast<ncclResult_t>(msg.rc)), __FILE__,
-                                __LINE__);
   auto st = std::make_shared<GpuCommStart::State>();
   st->device = ctx.device;
   st->rank = rank;
   st->size = size;
-  st->id = msg.id;
+  st->id = detail::nccl_unique_id(gpu_workers, rank);
   st->t0 = now();
   GpuCommStartPtr start(new GpuCommStart);
   start->state = st;
