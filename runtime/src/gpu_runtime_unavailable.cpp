@@ -19,9 +19,7 @@ void GpuContextDeleter::operator()(GpuContext* ctx) const noexcept {
   delete ctx;
 }
 
-double select_gpu_communicator(GpuContext&, MPI_Comm, int) {
-  return 0;
-}
+void select_gpu_communicator(GpuContext&, MPI_Comm, int) {}
 
 void set_gpu_workers(GpuContext&, int, int) {}
 

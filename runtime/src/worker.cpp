@@ -61,10 +61,8 @@ nlohmann::json cpu_ceilings(const JobPlan& plan, const RankContext& ctx,
 }
 
 /// This worker's start-up record for the scheduler: where it runs, what it found, how long each
-/// phase took. Describing and measuring happen here, on the main thread, while the NCCL
-/// communicator (if any) comes up on its own thread; the NCCL figures are added afterwards.
-/// This worker's start-up record. `node` is describe_node()'s, made while the GPU context
-/// came up (`node_s` seconds).
+/// phase took. `node` is describe_node()'s, made while the GPU context came up (`node_s`
+/// seconds); the GPU's description and the ceilings are made here.
 nlohmann::json startup_description(const JobPlan& plan, RankContext& ctx, nlohmann::json node,
                                    double node_s) {
   const double t0 = now() - node_s;
@@ -304,8 +302,8 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
   // GPU bring-up: a worker whose placement names a GPU that this process can see. Its context
   // may already be up (started before MPI_Init, rank_main.cpp). The NCCL communicators come up
   // with the first multi-gpu case that needs them (select_gpu_communicator in begin_case): a
-  // run of single-gpu and each-gpu cases never waits for one.
-  // The node's description (hwloc) while the GPU context started before MPI_Init comes up.
+  // run of single-gpu and each-gpu cases never waits for one. The node's description (hwloc)
+  // is made before the context is joined, while it comes up.
   const double node_t0 = now();
   nlohmann::json node = describe_node();
   const double node_s = now() - node_t0;

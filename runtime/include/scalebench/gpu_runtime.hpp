@@ -106,9 +106,9 @@ void finish_gpu_communicator(GpuContext& ctx, GpuCommStartPtr start, GpuStartup*
 /// order): over every GPU worker when `size` is their number (ctx's nccl_all_size_), otherwise
 /// over the first `size` of them. Each is made when a case first needs it (ncclCommInitRank,
 /// untimed: before make_worker; one all-reduce after it under SCALEBENCH_NCCL_WARMUP=1) and
-/// kept for the worker's life. Collective over `case_comm`. Returns the seconds spent making
-/// one (0 when it existed); nothing for size <= 1.
-double select_gpu_communicator(GpuContext& ctx, MPI_Comm case_comm, int size);
+/// kept for the worker's life (the case record's `setup_s` includes the making). Collective
+/// over `case_comm`. Nothing for size <= 1.
+void select_gpu_communicator(GpuContext& ctx, MPI_Comm case_comm, int size);
 
 /// Records that `size` GPU workers exist, this worker being `rank` among them, so that
 /// select_gpu_communicator makes their communicator when a case first needs it.

@@ -5,7 +5,6 @@
 #include <nccl.h>
 
 #include "nccl_setup.hpp"
-#include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/gpu_context.cuh"
 #include "scalebench/gpu_error.cuh"
@@ -40,8 +39,8 @@ void set_gpu_workers(GpuContext& ctx, int rank, int size) {
   ctx.nccl_all_size_ = size;
 }
 
-double select_gpu_communicator(GpuContext& ctx, MPI_Comm case_comm, int size) {
-  if (size <= 1) return 0;  // one worker uses no communicator
+void select_gpu_communicator(GpuContext& ctx, MPI_Comm case_comm, int size) {
+  if (size <= 1) return;  // one worker uses no communicator
   int rank = 0;
   SB_MPI_CHECK(MPI_Comm_rank(case_comm, &rank));
   ncclComm_t* have = nullptr;
@@ -52,9 +51,7 @@ double select_gpu_communicator(GpuContext& ctx, MPI_Comm case_comm, int size) {
     for (auto& [n, comm] : ctx.nccl_first_)
       if (n == size) have = &comm;
   }
-  double seconds = 0;
   if (have == nullptr || *have == nullptr) {
-    const double t0 = now();
     const ncclComm_t made = make_communicator(ctx, case_comm, size, rank);
     if (have == nullptr) {
       ctx.nccl_first_.emplace_back(size, made);
@@ -62,12 +59,10 @@ double select_gpu_communicator(GpuContext& ctx, MPI_Comm case_comm, int size) {
     } else {
       *have = made;
     }
-    seconds = now() - t0;
   }
   ctx.nccl = *have;
   ctx.nccl_rank = rank;
   ctx.nccl_size = size;
-  return seconds;
 }
 
 }  // namespace sb
