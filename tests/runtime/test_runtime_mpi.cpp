@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -31,36 +32,39 @@ using sb::test_support::TempDir;
 using sb::test_support::mpiexec;
 using sb::test_support::run;
 
-sb::CaseSpec subset_mean_case(int index, sb::ExecPath path, int n, int chunk) {
+/// A case of two timed repeats after one warm-up; `id_params` as its id shows them.
+sb::CaseSpec make_case(int index, const std::string& workload, sb::ExecPath path,
+                       const std::vector<std::pair<std::string, std::string>>& params,
+                       const std::string& id_params) {
   sb::CaseSpec s;
   s.index = index;
-  s.workload = "subset-mean";
+  s.workload = workload;
   s.path = path;
-  s.params.set("n", std::to_string(n));
-  s.params.set("chunk", std::to_string(chunk));
-  s.params.set("seed", "7");
-  s.params.set("mu", "10");
-  s.params.set("sigma", "1");
+  for (const auto& [k, v] : params) s.params.set(k, v);
   s.repeats = 2;
   s.warmup = 1;
-  s.id = fmt::format("subset-mean/{}/n={},chunk={}", sb::to_string(path), n, chunk);
+  s.id = fmt::format("{}/{}/{}", workload, sb::to_string(path), id_params);
   return s;
 }
 
+sb::CaseSpec subset_mean_case(int index, sb::ExecPath path, int n, int chunk) {
+  return make_case(index, "subset-mean", path,
+                   {{"n", std::to_string(n)},
+                    {"chunk", std::to_string(chunk)},
+                    {"seed", "7"},
+                    {"mu", "10"},
+                    {"sigma", "1"}},
+                   fmt::format("n={},chunk={}", n, chunk));
+}
+
 sb::CaseSpec svd_case(int index, sb::ExecPath path, int m, int n, int chunk) {
-  sb::CaseSpec s;
-  s.index = index;
-  s.workload = "svd";
-  s.path = path;
-  s.params.set("m", std::to_string(m));
-  s.params.set("n", std::to_string(n));
-  s.params.set("chunk", std::to_string(chunk));
-  s.params.set("seed", "42");
-  s.params.set("condition", "1");
-  s.repeats = 2;
-  s.warmup = 1;
-  s.id = fmt::format("svd/{}/chunk={},m={},n={}", sb::to_string(path), chunk, m, n);
-  return s;
+  return make_case(index, "svd", path,
+                   {{"m", std::to_string(m)},
+                    {"n", std::to_string(n)},
+                    {"chunk", std::to_string(chunk)},
+                    {"seed", "42"},
+                    {"condition", "1"}},
+                   fmt::format("chunk={},m={},n={}", chunk, m, n));
 }
 
 /// Runs scalebench-rank with `ranks` ranks on a plan; returns the stream's case records.
