@@ -68,9 +68,9 @@ std::unique_ptr<Exchange> make_exchange(const ExchangeEnv& e) {
   const Config& c = *e.cfg;
   // The owner's share of the groups (hash partitioning; 8 sigma and 1024 of headroom: an
   // overflow would be caught, not lost).
-  const double share = static_cast<double>(c.max_groups(c.rows)) / e.env->size;
-  OwnedTable owner(
-      make_hash(static_cast<std::int64_t>(share + 8.0 * std::sqrt(share) + 1024.0), c.def.fields));
+  const double mean = static_cast<double>(c.max_groups(c.rows)) / e.env->size;
+  const auto share = static_cast<std::int64_t>(mean + 8.0 * std::sqrt(mean) + 1024.0);
+  OwnedTable owner(make_hash(share, c.def.fields));
   if (c.gpu_shuffle != "groups") {
     const RowShuffle plan = plan_rows(e, owner.get());
     if (plan.owners > 0) {
@@ -85,7 +85,7 @@ std::unique_ptr<Exchange> make_exchange(const ExchangeEnv& e) {
       return it->second(e, std::move(owner), plan);
     }
   }
-  return std::make_unique<GroupsExchange>(e, std::move(owner));
+  return std::make_unique<GroupsExchange>(e, std::move(owner), share);
 }
 
 }  // namespace sb::groupby::gpu

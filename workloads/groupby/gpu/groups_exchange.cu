@@ -1,6 +1,8 @@
 // The groups exchange of a multi-GPU by-key case (groups_exchange.cuh).
 #include "groupby/gpu/groups_exchange.cuh"
 
+#include <mpi.h>
+
 #include <cstdio>
 
 #include "scalebench/clock.hpp"
@@ -8,6 +10,44 @@
 #include "scalebench/gpu_error.cuh"
 
 namespace sb::groupby::gpu {
+
+GroupsExchange::GroupsExchange(const ExchangeEnv& e, OwnedTable owner, std::int64_t share)
+    : Exchange(e, std::move(owner)) {
+  connect_peers(share);
+}
+
+void GroupsExchange::connect_peers(std::int64_t share) {
+  // NCCL connects a pair's channels when a send first needs them, and a bigger message needs
+  // more: without this, whichever timed repeat first sends a peer more records than before
+  // took 0.26 s (seed by-key on four GPUs, tools/gpu-campaign.sh sizes). The receive buffer
+  // would likewise grow (cudaMalloc) inside a timed repeat.
+  const CaseEnv& env = *e_.env;
+  const auto W = static_cast<std::size_t>(width_);
+  const std::size_t bytes = sizeof(std::uint64_t) * W * static_cast<std::size_t>(share) *
+                            static_cast<std::size_t>(env.size);
+  std::size_t free_b = 0, total_b = 0;
+  SB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  // Where it does not fit comfortably the buffer grows as repeats need it (exchange_records).
+  int fits = bytes < free_b / 4 ? 1 : 0;
+  SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, env.comm));
+  if (fits == 0) return;
+  SB_CUDA_CHECK(cudaMalloc(&recv_, bytes));
+  recv_cap_ = share * env.size;
+  std::vector<int> nccl_peer(static_cast<std::size_t>(env.size));
+  int mine = e_.ctx->nccl_rank;
+  SB_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_INT, nccl_peer.data(), 1, MPI_INT, env.comm));
+  // Region p of the buffer receives from worker p; this worker's own region is what it sends.
+  const std::size_t region = W * static_cast<std::size_t>(share);
+  GpuTransport& tr = *e_.transport;
+  tr.group_start();
+  for (int p = 0; p < env.size; ++p) {
+    if (p == env.rank) continue;
+    tr.send(recv_ + region * env.rank, region, ncclUint64, nccl_peer[p], stream_);
+    tr.recv(recv_ + region * p, region, ncclUint64, nccl_peer[p], stream_);
+  }
+  tr.group_end();
+  SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
 
 void GroupsExchange::finish(const std::vector<int>& nccl_peer, ShuffleStats& stats) {
   const int size = e_.env->size;

@@ -10,9 +10,15 @@ namespace sb::groupby::gpu {
 
 class GroupsExchange final : public Exchange {
  public:
-  GroupsExchange(const ExchangeEnv& e, OwnedTable owner) : Exchange(e, std::move(owner)) {}
+  /// `share`: the most records one owner can hold (its table's sizing). Collective over the
+  /// case: sizes the receive buffer for `share` records from every worker and sends that much
+  /// to every peer once, untimed (connect_peers), where GPU memory allows.
+  GroupsExchange(const ExchangeEnv& e, OwnedTable owner, std::int64_t share);
   [[nodiscard]] bool takes_rows() const override { return false; }
   void finish(const std::vector<int>& nccl_peer, ShuffleStats& stats) override;
+
+ private:
+  void connect_peers(std::int64_t share);
 };
 
 }  // namespace sb::groupby::gpu
