@@ -553,7 +553,8 @@ void add_run_command(CLI::App& app, int& exit_code, const std::vector<std::strin
   run->add_flag("--check", o->check,
                 "Node acceptance: exit 1 when a device's verdict is not ok (docs/acceptance.md)");
   run->add_flag("--keep-throttled", o->keep_throttled,
-                "Count repeats that ran throttled in the medians (default: left out)");
+                "Count repeats that ran throttled or host-stalled in the medians (default: left "
+                "out)");
   run->add_option("--references", o->references,
                   "Reference file (TOML) of expected medians per device model (repeatable; "
                   "before the shipped ones)");

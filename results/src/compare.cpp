@@ -67,14 +67,6 @@ struct Timed {
   }
 };
 
-bool flag_set(const json& r, const char* key) {
-  if (!r.is_object()) return false;
-  const auto it = r.find(key);
-  if (it == r.end()) return false;
-  if (it->is_boolean()) return it->get<bool>();
-  return it->is_number() && it->get<double>() != 0.0;
-}
-
 Timed timed_repeats(const json& c) {
   Timed t;
   const json& reps = sub(c, "repeats");
@@ -82,7 +74,7 @@ Timed timed_repeats(const json& c) {
   for (const auto& r : reps) {
     const double v = detail::num(r, "total");
     if (!std::isfinite(v)) continue;
-    if (flag_set(r, "throttled")) {
+    if (detail::marked_repeat(r)) {  // throttled or host-stalled
       ++t.throttled;
       continue;
     }
@@ -126,8 +118,9 @@ CaseComparison compare_pair(const json& b, const json& c, const CompareOptions& 
   r.throttled_left_out = bt.throttled + ct.throttled;
   apply_interference(r, b, c, bt, ct);
   if (r.throttled_left_out > 0)
-    r.detail += fmt::format("; {} throttled repeat(s) left out ({} baseline, {} current)",
-                            r.throttled_left_out, bt.throttled, ct.throttled);
+    r.detail +=
+        fmt::format("; {} throttled or host-stalled repeat(s) left out ({} baseline, {} current)",
+                    r.throttled_left_out, bt.throttled, ct.throttled);
   return r;
 }
 

@@ -75,12 +75,6 @@ double num_or_nan(double v) {
   return std::isfinite(v) ? v : detail::kNaN;
 }
 
-bool throttled(const json& r) {
-  const auto it = r.find("throttled");
-  if (it == r.end()) return false;
-  return it->is_boolean() ? it->get<bool>() : it->is_number() && it->get<double>() != 0.0;
-}
-
 HistoryCase history_case(const json& c) {
   HistoryCase h;
   h.workload = str(c, "workload");
@@ -93,9 +87,9 @@ HistoryCase history_case(const json& c) {
   if (reps.is_array())
     for (const auto& r : reps) {
       const double t = detail::num(r, "total");
-      if (std::isfinite(t) && !(r.is_object() && throttled(r))) h.totals.push_back(t);
+      if (std::isfinite(t) && !detail::marked_repeat(r)) h.totals.push_back(t);
     }
-  if (h.totals.empty() && reps.is_array())  // every repeat throttled: all count, as in the run
+  if (h.totals.empty() && reps.is_array())  // every repeat marked: all count, as in the run
     for (const auto& r : reps)
       if (std::isfinite(detail::num(r, "total"))) h.totals.push_back(detail::num(r, "total"));
   h.fast_s = fastest_third_mean(h.totals);

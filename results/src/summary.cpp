@@ -294,6 +294,25 @@ std::string throttled_note(const json& c) {
                                                         : ", kept (--keep-throttled)");
 }
 
+/// "host stalls in 1 of 20 repeats (longest 2.1 ms: ...), left out of the median" ("" when
+/// none was; runtime/src/host_stall.hpp).
+std::string host_stall_note(const json& c) {
+  const json& m = sub(c, "metrics");
+  const double marked = num(m, "host_stalled_repeats", 0.0);
+  if (!(marked > 0)) return {};
+  double longest = 0;
+  for (const auto& r : sub(c, "repeats")) longest = std::max(longest, num(r, "host_stall", 0.0));
+  const auto n = sub(c, "repeats").size();
+  const bool left_out = num(m, "left_out_repeats", 0.0) > 0;
+  return fmt::format(
+      "host stalls in {} of {} repeats (longest {:.2f} ms: a worker's CPU was away after its "
+      "tasks ended, not the workload){}",
+      static_cast<long long>(marked), n, longest * 1e3,
+      left_out                           ? ", left out of the median (--keep-throttled keeps them)"
+      : marked >= static_cast<double>(n) ? ", all of them, so all count"
+                                         : ", kept (--keep-throttled)");
+}
+
 std::string reference_key(const json& c) {
   return str(c, "workload") + '\n' + sub(c, "params").dump();
 }
@@ -378,6 +397,8 @@ nlohmann::json summarize(const nlohmann::json& model) {
     if (!slower.empty()) notes += (notes.empty() ? "" : "; ") + slower;
     const std::string throttled = throttled_note(c);
     if (!throttled.empty()) notes += (notes.empty() ? "" : "; ") + throttled;
+    const std::string stalled = host_stall_note(c);
+    if (!stalled.empty()) notes += (notes.empty() ? "" : "; ") + stalled;
     row["notes"] = notes;
     row["throttled_repeats"] =
         static_cast<std::int64_t>(num(sub(c, "metrics"), "throttled_repeats", 0.0));

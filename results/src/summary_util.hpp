@@ -48,8 +48,21 @@ inline std::vector<double> phase_times(const json& c, const char* phase = "total
   return out;
 }
 
+/// Whether a repeat is marked to be left out of its case's statistics: `throttled` (telemetry) or
+/// `host_stalled` (runtime/src/host_stall.hpp), as booleans or non-zero numbers.
+inline bool marked_repeat(const json& r) {
+  if (!r.is_object()) return false;
+  for (const char* key : {"throttled", "host_stalled"}) {
+    const auto it = r.find(key);
+    if (it == r.end()) continue;
+    if (it->is_boolean() ? it->get<bool>() : it->is_number() && it->get<double>() != 0.0)
+      return true;
+  }
+  return false;
+}
+
 /// Per-repeat values of one phase over the repeats a case's median counts: without those marked
-/// `throttled` when its metrics say they were left out (`left_out_repeats` > 0).
+/// (marked_repeat) when its metrics say they were left out (`left_out_repeats` > 0).
 inline std::vector<double> kept_phase_times(const json& c, const char* phase = "total") {
   const bool leave_out = num(sub(c, "metrics"), "left_out_repeats", 0.0) > 0;
   if (!leave_out) return phase_times(c, phase);
@@ -57,8 +70,7 @@ inline std::vector<double> kept_phase_times(const json& c, const char* phase = "
   const json& reps = sub(c, "repeats");
   if (!reps.is_array()) return out;
   for (const auto& r : reps) {
-    const auto it = r.is_object() ? r.find("throttled") : r.end();
-    if (it != r.end() && it->is_boolean() && it->get<bool>()) continue;
+    if (marked_repeat(r)) continue;
     const double t = num(r, phase);
     if (std::isfinite(t)) out.push_back(t);
   }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "host_stall.hpp"
 #include "scalebench/job_plan.hpp"
 #include "scalebench/stats.hpp"
 
@@ -102,17 +103,30 @@ void set_work_and_metrics(nlohmann::json& rec, const Work& work, const std::vect
                  {"bytes", work.bytes},
                  {"flops", work.flops},
                  {"bound", work.bound == Work::Bound::bytes ? "bytes" : "flops"}};
-  std::size_t marked = 0;
-  for (std::size_t i = 0; i < totals.size(); ++i) marked += i < throttled.size() && throttled[i];
-  // Every repeat throttled: nothing would be left, so all count (the record says so).
-  const bool leave_out = !keep_throttled && marked > 0 && marked < totals.size();
-  std::vector<double> kept, kept_compute, kept_runtime;
-  const nlohmann::json& reps = rec.contains("repeats") ? rec["repeats"] : nlohmann::json();
+  std::size_t marked = 0, stalled = 0, either = 0;
+  nlohmann::json none = nlohmann::json::array();
+  nlohmann::json& reps =
+      rec.contains("repeats") && rec["repeats"].is_array() ? rec["repeats"] : none;
+  std::vector<bool> out(totals.size(), false);
   for (std::size_t i = 0; i < totals.size(); ++i) {
-    if (leave_out && i < throttled.size() && throttled[i]) continue;
+    const bool th = i < throttled.size() && throttled[i];
+    // A repeat a host stall slowed (host_stall.hpp) is marked and left out like a throttled one.
+    const bool st = i < reps.size() && reps[i].is_object() &&
+                    host_stalled(reps[i].value("host_stall", 0.0), totals[i]);
+    if (st) reps[i]["host_stalled"] = true;
+    marked += th;
+    stalled += st;
+    out[i] = th || st;
+    either += out[i];
+  }
+  // Every repeat marked: nothing would be left, so all count (the record says so).
+  const bool leave_out = !keep_throttled && either > 0 && either < totals.size();
+  std::vector<double> kept, kept_compute, kept_runtime;
+  for (std::size_t i = 0; i < totals.size(); ++i) {
+    if (leave_out && out[i]) continue;
     kept.push_back(totals[i]);
     if (i < computes.size()) kept_compute.push_back(computes[i]);
-    if (reps.is_array() && i < reps.size() && reps[i].contains("runtime"))
+    if (i < reps.size() && reps[i].contains("runtime"))
       kept_runtime.push_back(reps[i]["runtime"].get<double>());
   }
   const double med = results::median(kept);
@@ -125,7 +139,8 @@ void set_work_and_metrics(nlohmann::json& rec, const Work& work, const std::vect
                     {"median_compute_s", med_compute},
                     {"compute_throughput", med_compute > 0 ? work.units / med_compute : 0.0},
                     {"throttled_repeats", marked},
-                    {"left_out_repeats", leave_out ? marked : 0}};
+                    {"host_stalled_repeats", stalled},
+                    {"left_out_repeats", leave_out ? either : 0}};
   // The runtime's own cost: the repeat outside the busiest worker's phases.
   if (!kept_runtime.empty()) rec["metrics"]["median_runtime_s"] = results::median(kept_runtime);
 }

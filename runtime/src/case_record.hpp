@@ -46,9 +46,10 @@ void add_task_event(nlohmann::json& events, int repeat, int worker, const TaskOu
 void set_validation(nlohmann::json& rec, const std::vector<Check>& checks);
 
 /// rec["work"] and rec["metrics"]. The medians use the repeats not left out: by default those
-/// marked throttled (`throttled[i]`), unless `keep_throttled` or every repeat is throttled.
-/// metrics also says `throttled_repeats`, `left_out_repeats` and `median_runtime_s` (the
-/// repeats' `runtime`, when rec["repeats"] has them).
+/// marked throttled (`throttled[i]`) or host-stalled (rec["repeats"][i]["host_stall"], marked
+/// `host_stalled` there: host_stall.hpp), unless `keep_throttled` or every repeat is marked.
+/// metrics also says `throttled_repeats`, `host_stalled_repeats`, `left_out_repeats` and
+/// `median_runtime_s` (the repeats' `runtime`, when rec["repeats"] has them).
 void set_work_and_metrics(nlohmann::json& rec, const Work& work, const std::vector<double>& totals,
                           const std::vector<double>& computes, const std::vector<bool>& throttled,
                           bool keep_throttled);

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <tuple>
 #include <utility>
 
@@ -14,7 +15,7 @@ namespace sb::detail {
 
 void put_done(Writer& w, const RepeatDone& d) {
   w.put<double>(d.phases.generate).put<double>(d.phases.compute).put<double>(d.phases.communicate);
-  w.put_vec(d.partial).put<double>(d.wall).put_str(d.trace);
+  w.put_vec(d.partial).put<double>(d.wall).put_str(d.trace).put<double>(d.host_stall);
 }
 
 RepeatDone get_done(Reader& r) {
@@ -25,28 +26,53 @@ RepeatDone get_done(Reader& r) {
   d.partial = r.get_vec<double>();
   d.wall = r.get<double>();
   d.trace = r.get_str();
+  d.host_stall = r.get<double>();
   return d;
 }
 
 namespace {
 
-/// This thread's voluntary and forced context switches so far.
-std::pair<long, long> context_switches() {
+/// This thread's usage so far.
+ThreadUsage thread_usage() {
   rusage u{};
-  if (getrusage(RUSAGE_THREAD, &u) != 0) return {0, 0};
-  return {u.ru_nvcsw, u.ru_nivcsw};
+  if (getrusage(RUSAGE_THREAD, &u) != 0) return {};
+  return {u.ru_nvcsw, u.ru_nivcsw, u.ru_minflt + u.ru_majflt,
+          static_cast<long long>(u.ru_stime.tv_sec) * 1000000000LL + u.ru_stime.tv_usec * 1000LL};
+}
+
+std::pair<long, long> context_switches() {
+  const ThreadUsage u = thread_usage();
+  return {u.csw, u.icsw};
+}
+
+/// This thread's time on a CPU and time runnable but waiting for one so far, nanoseconds
+/// (/proc/thread-self/schedstat; zeros where the kernel has none).
+std::pair<long long, long long> cpu_times() {
+  long long run = 0, queued = 0;
+  if (std::FILE* f = std::fopen("/proc/thread-self/schedstat", "r")) {
+    if (std::fscanf(f, "%lld %lld", &run, &queued) != 2) run = queued = 0;
+    std::fclose(f);
+  }
+  return {run, queued};
 }
 
 }  // namespace
 
 WorkerRepeatTrace::WorkerRepeatTrace(bool on, double t0) : on_(on), t0_(t0) {
-  if (on_) std::tie(csw_, icsw_) = context_switches();
+  if (!on_) return;
+  usage_ = thread_usage();
+  std::tie(run_ns_, queued_ns_) = cpu_times();
 }
 
 std::string WorkerRepeatTrace::str() const {
   if (!on_) return {};
-  const auto [v, i] = context_switches();
-  return fmt::format("{} csw={}/{}", text_, v - csw_, i - icsw_);
+  const ThreadUsage u = thread_usage();
+  const auto [run, queued] = cpu_times();
+  return fmt::format(
+      "{} csw={}/{} oncpu={:.3f} queued={:.3f} sys={:.3f} faults={}", text_, u.csw - usage_.csw,
+      u.icsw - usage_.icsw, static_cast<double>(run - run_ns_) * 1e-6,
+      static_cast<double>(queued - queued_ns_) * 1e-6,
+      static_cast<double>(u.sys_ns - usage_.sys_ns) * 1e-6, u.faults - usage_.faults);
 }
 
 void WorkerRepeatTrace::mark(const char* what, long long n) {
@@ -54,6 +80,12 @@ void WorkerRepeatTrace::mark(const char* what, long long n) {
   if (!text_.empty()) text_ += ' ';
   text_ += n >= 0 ? fmt::format("{}{}@{:.3f}", what, n, (now() - t0_) * 1e3)
                   : fmt::format("{}@{:.3f}", what, (now() - t0_) * 1e3);
+}
+
+void WorkerRepeatTrace::mark_task(const char* what, long long task, double end) {
+  if (!on_) return;
+  if (!text_.empty()) text_ += ' ';
+  text_ += fmt::format("{}{}@{:.3f}({:.3f})", what, task, (now() - t0_) * 1e3, end * 1e3);
 }
 
 void RepeatTiming::begin(double writing) {
@@ -71,7 +103,7 @@ void RepeatTiming::on_done(int case_rank, const RepeatDone& d) {
   phases_.communicate = std::max(phases_.communicate, d.phases.communicate);
   workers_.push_back({case_rank, now() - t0_,
                       d.phases.generate + d.phases.compute + d.phases.communicate, d.wall,
-                      d.trace});
+                      d.host_stall, d.trace});
 }
 
 double RepeatTiming::end(double writing) {
@@ -84,17 +116,19 @@ double RepeatTiming::end(double writing) {
 }
 
 nlohmann::json RepeatTiming::record() const {
-  double busy = 0, wall = 0;
+  double busy = 0, wall = 0, stall = 0;
   for (const Worker& w : workers_) {
     busy = std::max(busy, w.busy);
     wall = std::max(wall, w.wall);
+    stall = std::max(stall, w.host_stall);
   }
   return {{"generate", phases_.generate},
           {"compute", phases_.compute},
           {"communicate", phases_.communicate},
           {"total", total_},
           {"runtime", std::max(0.0, total_ - busy)},
-          {"messages", std::max(0.0, total_ - wall)}};
+          {"messages", std::max(0.0, total_ - wall)},
+          {"host_stall", stall}};
 }
 
 std::string RepeatTiming::trace_lines(const std::string& id, int repeat) const {

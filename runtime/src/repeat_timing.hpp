@@ -22,23 +22,38 @@ struct RepeatDone {
   std::vector<double> partial;  ///< the workload's partial result (WorkerCase::finish_repeat)
   double wall = 0;              ///< from REPEAT_BEGIN received to DONE sent, seconds
   std::string trace;            ///< --trace: "label@ms ..." since REPEAT_BEGIN was received
+  double host_stall = 0;        ///< seconds the worker lost after its tasks ended (host_stall.hpp)
 };
 
 void put_done(Writer& w, const RepeatDone& d);
 [[nodiscard]] RepeatDone get_done(Reader& r);
+
+/// A thread's context switches (voluntary, forced), page faults and time in the kernel (ns).
+struct ThreadUsage {
+  long csw = 0, icsw = 0, faults = 0;
+  long long sys_ns = 0;
+};
 
 /// A worker's events within one repeat (--trace); free when tracing is off.
 class WorkerRepeatTrace {
  public:
   WorkerRepeatTrace(bool on, double t0);
   void mark(const char* what, long long n = -1);
-  /// The events, then the thread's context switches since the start ("csw=voluntary/forced").
+  /// A finished task: "what<task>@<now>(<end>)", `end` when its work ended by the workload's
+  /// own clock (a GPU's events), seconds since the repeat began: a late device shows as a late
+  /// end, a late host as a gap between the end and the mark.
+  void mark_task(const char* what, long long task, double end);
+  /// The events, then since the start the thread's context switches ("csw=voluntary/forced"),
+  /// its time on a CPU and its time runnable but waiting for one, ms ("oncpu=", "queued="): a
+  /// repeat's wall time beyond the two is time its CPU spent elsewhere (a hypervisor, interrupts);
+  /// of its CPU time, the part in the kernel ("sys=", ms; tick-sampled) and its page faults.
   [[nodiscard]] std::string str() const;
 
  private:
   bool on_;
   double t0_;
-  long csw_ = 0, icsw_ = 0;
+  ThreadUsage usage_;
+  long long run_ns_ = 0, queued_ns_ = 0;
   std::string text_;
 };
 
@@ -56,7 +71,8 @@ class RepeatTiming {
   [[nodiscard]] const PhaseTimes& phases() const { return phases_; }
   /// The repeat's entry of a case record's `repeats`: the phases (maxima over the workers),
   /// `total`, `runtime` (total minus the busiest worker's phases) and `messages` (total minus
-  /// the longest worker's own wall time: what getting the repeat to and from the workers took).
+  /// the longest worker's own wall time: what getting the repeat to and from the workers took)
+  /// and `host_stall` (the largest worker's, seconds: host_stall.hpp).
   [[nodiscard]] nlohmann::json record() const;
   /// --trace: one line per worker for case `id`, repeat `repeat` (-1: a warm-up repeat).
   [[nodiscard]] std::string trace_lines(const std::string& id, int repeat) const;
@@ -67,6 +83,7 @@ class RepeatTiming {
     double done_at = 0;  ///< DONE received, seconds after begin()
     double busy = 0;     ///< the worker's phases, summed
     double wall = 0;
+    double host_stall = 0;
     std::string trace;
   };
   double t0_ = 0;

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "case_comm.hpp"
+#include "host_stall.hpp"
 #include "memory_check.hpp"
 #include "message.hpp"
 #include "rank.hpp"
@@ -143,7 +144,9 @@ void run_repeat(RankContext& ctx, WorkerCase& wc, bool gpu_case, TelemetryRecord
                 int timed, double received, bool trace) {
   WorkerRepeatTrace events(trace, received);
   wc.begin_repeat();
+  const double begun = now();
   events.mark("begun");
+  TaskLateness lateness;
   const int depth = std::max(0, wc.prefetch()) + 1;
   std::deque<std::int64_t> queue;
   bool no_more = false;
@@ -173,7 +176,8 @@ void run_repeat(RankContext& ctx, WorkerCase& wc, bool gpu_case, TelemetryRecord
   };
 
   auto take = [&](TaskOutcome o, const char* how) {
-    events.mark(how, o.task);
+    lateness.add(now() - begun, o);
+    events.mark_task(how, o.task, o.end);
     finished.push_back(std::move(o));
   };
 
@@ -215,6 +219,7 @@ void run_repeat(RankContext& ctx, WorkerCase& wc, bool gpu_case, TelemetryRecord
   events.mark("finished");
   done.trace = events.str();
   done.wall = now() - received;
+  done.host_stall = lateness.stall();
   Writer w;
   put_done(w, done);
   send(ctx.world, 0, kTagDone, w);

@@ -240,7 +240,8 @@ TEST(CompareGate, ThrottledRepeatsAreLeftOutAndSaidSo) {
   EXPECT_EQ(case_of(c, "w").verdict, Verdict::same);
   EXPECT_EQ(case_of(c, "w").current_repeats, 6u);
   EXPECT_EQ(case_of(c, "w").throttled_left_out, 3u);
-  EXPECT_NE(case_of(c, "w").detail.find("3 throttled repeat(s) left out (0 baseline, 3 current)"),
+  EXPECT_NE(case_of(c, "w").detail.find(
+                "3 throttled or host-stalled repeat(s) left out (0 baseline, 3 current)"),
             std::string::npos)
       << case_of(c, "w").detail;
   EXPECT_EQ(case_of(c, "v").verdict, Verdict::slower);
@@ -353,7 +354,7 @@ TEST(CompareGate, CommandLineExitCodes) {
   EXPECT_EQ(run_cli({"compare", killed, th, "--allow-missing", "--out", out}), 0);
   std::ifstream in(out);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("3 throttled repeat(s) left out"), std::string::npos) << text;
+  EXPECT_NE(text.find("3 throttled or host-stalled repeat(s) left out"), std::string::npos) << text;
   EXPECT_EQ(run_cli({"compare", b, b, "--strict"}), 0);
 }
 

@@ -37,6 +37,7 @@ TEST(RepeatTiming, RuntimeIsWhatTheBusiestWorkersPhasesLeaveAndMessagesWhatItsWa
 TEST(RepeatTiming, DoneRoundTripsThroughAMessageWithItsTrace) {
   sb::detail::WorkerRepeatTrace events(true, 0.0);
   events.mark("submit", 7);
+  events.mark_task("waited", 7, 0.000211);
   events.mark("finish");
   sb::detail::RepeatDone d;
   d.phases = {0.5, 1.5, 2.5};
@@ -44,8 +45,11 @@ TEST(RepeatTiming, DoneRoundTripsThroughAMessageWithItsTrace) {
   d.wall = 4.5;
   d.trace = events.str();
   EXPECT_NE(d.trace.find("submit7@"), std::string::npos);
-  EXPECT_NE(d.trace.find(" finish@"), std::string::npos);
+  EXPECT_NE(d.trace.find(" waited7@"), std::string::npos);
+  EXPECT_NE(d.trace.find("(0.211) finish@"), std::string::npos) << "the task's own end, ms";
   EXPECT_NE(d.trace.find(" csw="), std::string::npos) << "the thread's context switches";
+  EXPECT_NE(d.trace.find(" oncpu="), std::string::npos) << "the thread's time on a CPU";
+  EXPECT_NE(d.trace.find(" queued="), std::string::npos) << "its time waiting for one";
   sb::detail::Writer w;
   sb::detail::put_done(w, d);
   sb::detail::Reader r(w.bytes());

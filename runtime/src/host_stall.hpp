@@ -1,0 +1,42 @@
+#pragma once
+/// @file host_stall.hpp
+/// Host stalls: stretches in which a worker's thread, though counted by its kernel as running,
+/// made no progress while its device had finished work. On virtual machines the hypervisor
+/// pauses vCPUs for milliseconds (docs/performance.md, "Host stalls"); a repeat hit by one is
+/// slower for a reason outside the workload and the runtime, so it is marked like a throttled
+/// repeat and left out of the medians unless --keep-throttled.
+
+#include <limits>
+
+#include "scalebench/workload.hpp"
+
+namespace sb::detail {
+
+/// A host stall counts when it is at least this long...
+inline constexpr double kHostStallMinS = 0.3e-3;
+/// ...and at least this fraction of its repeat's time.
+inline constexpr double kHostStallFraction = 0.1;
+
+/// How late one worker noticed its finished tasks within a repeat. Each task that reports when
+/// its work ended (TaskOutcome::end, by the workload's own clock, e.g. a GPU's events) gives a
+/// lateness, noticed minus ended; the clocks' offset is the same for every task of the repeat,
+/// so the largest lateness minus the smallest is time the thread lost after the work was done.
+/// Only stalls during which a task ended are seen (not those inside finish_repeat).
+class TaskLateness {
+ public:
+  /// A task's outcome, noticed `noticed_s` after the worker's repeat began (its own clock).
+  void add(double noticed_s, const TaskOutcome& o);
+  /// The repeat's host stall, seconds (0 with fewer than two timed tasks).
+  [[nodiscard]] double stall() const;
+
+ private:
+  int n_ = 0;
+  double latest_end_ = 0;
+  double min_ = std::numeric_limits<double>::infinity();
+  double max_ = -std::numeric_limits<double>::infinity();
+};
+
+/// Whether a repeat of `total_s` with a worker's largest host stall `stall_s` counts as stalled.
+[[nodiscard]] bool host_stalled(double stall_s, double total_s);
+
+}  // namespace sb::detail

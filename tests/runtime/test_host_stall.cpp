@@ -1,0 +1,77 @@
+// Host stalls (runtime/src/host_stall.hpp): how late a worker noticed its finished tasks, and
+// how a stalled repeat is marked and left out of the medians (case_record.hpp).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "case_record.hpp"
+#include "host_stall.hpp"
+#include "scalebench/workload.hpp"
+
+namespace {
+
+using json = nlohmann::json;
+
+sb::TaskOutcome ended(double start, double end) {
+  sb::TaskOutcome o;
+  o.start = start;
+  o.end = end;
+  return o;
+}
+
+TEST(HostStall, LatenessBeyondTheRepeatsBestIsTheStall) {
+  sb::detail::TaskLateness l;
+  // The device's clock runs 40 us behind the host's: every task is noticed 40-50 us "late".
+  l.add(0.000140, ended(0.0000, 0.000100));
+  l.add(0.000245, ended(0.000100, 0.000200));
+  EXPECT_NEAR(l.stall(), 5e-6, 1e-12) << "an offset common to every task is no stall";
+  // The third task ended at 0.3 ms but was noticed 2 ms later: its thread was away.
+  l.add(0.002340, ended(0.000200, 0.000300));
+  EXPECT_NEAR(l.stall(), 0.002, 1e-9);
+}
+
+TEST(HostStall, ATaskThatEndedBeforeAnEarlierOneIsNotLate) {
+  sb::detail::TaskLateness l;
+  // Two streams: task 1 ended at 0.1 ms, before task 0 (1.0 ms), which is noticed first.
+  l.add(0.001010, ended(0.0, 0.001000));
+  l.add(0.001020, ended(0.0, 0.000100));
+  EXPECT_NEAR(l.stall(), 10e-6, 1e-12);
+}
+
+TEST(HostStall, TasksWithoutTheirOwnTimesSayNothing) {
+  sb::detail::TaskLateness l;
+  l.add(0.5, ended(0, 0));
+  l.add(0.9, ended(0, 0));
+  EXPECT_EQ(l.stall(), 0.0);
+  l.add(1.0, ended(0, 0.2));
+  EXPECT_EQ(l.stall(), 0.0) << "one timed task has nothing to compare with";
+}
+
+TEST(HostStall, AStallCountsWhenLongAndATenthOfItsRepeat) {
+  using sb::detail::host_stalled;
+  EXPECT_TRUE(host_stalled(2e-3, 3e-3));
+  EXPECT_FALSE(host_stalled(0.2e-3, 0.8e-3)) << "below 0.3 ms";
+  EXPECT_FALSE(host_stalled(2e-3, 100e-3)) << "under a tenth of a long repeat";
+}
+
+TEST(HostStall, StalledRepeatsAreMarkedAndLeftOutOfTheMedianUnlessKept) {
+  sb::Work w;
+  w.units = 100;
+  w.unit = "rows";
+  const std::vector<double> totals{1.0e-3, 3.0e-3, 1.1e-3, 1.2e-3};
+  json rec = {{"repeats", json::array()}};
+  for (double t : totals) rec["repeats"].push_back({{"total", t}, {"host_stall", 0.0}});
+  rec["repeats"][1]["host_stall"] = 2.0e-3;
+  sb::detail::set_work_and_metrics(rec, w, totals, totals, {}, false);
+  EXPECT_TRUE(rec["repeats"][1].value("host_stalled", false));
+  EXPECT_FALSE(rec["repeats"][0].contains("host_stalled"));
+  EXPECT_DOUBLE_EQ(rec["metrics"]["median_s"].get<double>(), 1.1e-3);
+  EXPECT_EQ(rec["metrics"]["host_stalled_repeats"], 1);
+  EXPECT_EQ(rec["metrics"]["throttled_repeats"], 0);
+  EXPECT_EQ(rec["metrics"]["left_out_repeats"], 1);
+  sb::detail::set_work_and_metrics(rec, w, totals, totals, {}, true);  // --keep-throttled
+  EXPECT_DOUBLE_EQ(rec["metrics"]["median_s"].get<double>(), 1.15e-3);
+  EXPECT_EQ(rec["metrics"]["left_out_repeats"], 0);
+}
+
+}  // namespace
