@@ -38,6 +38,7 @@ struct DeviceRun {
   RepeatTiming timing;
   double cpu0 = 0;
   double timed_t0 = 0;  ///< when its first timed repeat began (`--repeats auto`'s time limit)
+  double warm_t0 = 0;   ///< when its first warm-up repeat began (spec.warmup grows: warm_up_more)
   RepeatStop stop;
   std::vector<double> totals, computes, scheduler_cpu;
   json repeats = json::array();
@@ -210,27 +211,33 @@ class Sweep {
     d.sc->begin_repeat();
     d.next_task = 0;
     d.done_workers = 0;
+    if (d.repeat == 0) d.warm_t0 = now();
+    // This device's warm-up goes on while warm_up_more says (repeat_rule.hpp).
+    if (d.repeat == d.spec.warmup && warm_up_more(d.repeat, d.spec.warmup, now() - d.warm_t0))
+      ++d.spec.warmup;
+    const bool measured = d.repeat >= d.spec.warmup;
     Writer rb;
-    rb.put<std::int32_t>(d.repeat);
+    rb.put<std::int32_t>(measured ? d.repeat - d.spec.warmup : -1);  // -1: a warm-up repeat
     d.cpu0 = process_cpu_s();
     d.timing.begin(out_.seconds_writing());
-    if (d.repeat == spec_.warmup) d.timed_t0 = now();
+    if (d.repeat == d.spec.warmup) d.timed_t0 = now();
     for (const auto& p : d.parts) send(ctx_.world, p.rank, kTagRepeatBegin, rb);
   }
 
   void on_request(DeviceRun& d, int source, Reader& rd) {
     answer_request(ctx_.world, source, d.case_rank.at(source), rd, *d.sc, d.events,
-                   d.repeat >= spec_.warmup ? d.repeat - spec_.warmup : -1, d.next_task);
+                   d.repeat >= d.spec.warmup ? d.repeat - d.spec.warmup : -1, d.next_task);
   }
 
   void end_repeat(DeviceRun& d) {
     const double total = d.timing.end(out_.seconds_writing());
     const double cpu = process_cpu_s() - d.cpu0;
     json result = d.sc->end_repeat();
-    const bool measured = d.repeat >= spec_.warmup;
+    const bool measured = d.repeat >= d.spec.warmup;
     if (plan_.trace)
       std::fputs(
-          d.timing.trace_lines(d.rec.value("id", spec_.id), measured ? d.repeat - spec_.warmup : -1)
+          d.timing
+              .trace_lines(d.rec.value("id", spec_.id), measured ? d.repeat - d.spec.warmup : -1)
               .c_str(),
           stderr);
     if (measured) {
@@ -241,12 +248,12 @@ class Sweep {
       d.results.push_back(std::move(result));
     }
     // Each device takes repeats until its own repeat rule says stop (repeat_rule.hpp).
-    if (d.repeat >= spec_.warmup)
-      d.stop = repeat_stop(spec_.repeat_rule(), d.totals, now() - d.timed_t0);
+    if (measured) d.stop = repeat_stop(spec_.repeat_rule(), d.totals, now() - d.timed_t0);
     if (!d.stop.stop) {
       start_repeat(d);
     } else {
       d.repeats_done = true;
+      d.rec["warmup"] = d.spec.warmup;  // the warm-up repeats run
       validate_when_all_done();
     }
   }
@@ -319,9 +326,12 @@ class Sweep {
 
   /// A progress record whenever the slowest device still running starts a repeat.
   void report_progress() {
-    int slowest = -2;
+    int slowest = -2, warmup = spec_.warmup;
     for (const auto& d : devices_)
-      if (!d.finished) slowest = slowest == -2 ? d.repeat : std::min(slowest, d.repeat);
+      if (!d.finished && (slowest == -2 || d.repeat < slowest)) {
+        slowest = d.repeat;
+        warmup = d.spec.warmup;
+      }
     if (slowest < 0 || slowest == last_progress_) return;
     last_progress_ = slowest;
     out_.write({{"type", "progress"},
@@ -330,10 +340,10 @@ class Sweep {
                 {"id", spec_.id},
                 {"workload", spec_.workload},
                 {"path", std::string(to_string(spec_.path))},
-                {"repeat", slowest - spec_.warmup},
+                {"repeat", slowest - warmup},
                 {"repeats", spec_.repeats},
                 {"auto", spec_.repeat_rule().adaptive()},
-                {"warmup", slowest < spec_.warmup},
+                {"warmup", slowest < warmup},
                 {"devices", open_devices()}},
                false);
   }

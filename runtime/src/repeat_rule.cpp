@@ -22,6 +22,11 @@ double median_spread(std::vector<double> x) {
   return (x[hi] - x[lo]) / 2.0 / med;
 }
 
+bool warm_up_more(int done, int warmup, double elapsed_s) {
+  if (warmup <= 0) return false;
+  return done < warmup || (elapsed_s < kMinWarmupS && done < kMaxWarmupRepeats);
+}
+
 RepeatStop repeat_stop(const RepeatRule& rule, const std::vector<double>& totals,
                        double elapsed_s) {
   RepeatStop s;

@@ -179,6 +179,7 @@ class Scheduler {
       run.sc = wl.make_scheduler(run.spec);
       begin_case(run, rec);
       rec["repeat_stop"] = run_repeats(run, k, n);
+      rec["warmup"] = run.spec.warmup;  // the warm-up repeats run
       rec["repeats"] = run.repeats;
       rec["results"] = run.results;
       rec["result"] = run.results.empty() ? nlohmann::json::object() : run.results.back();
@@ -274,11 +275,17 @@ class Scheduler {
   /// The warm-up repeats, then timed ones until the case's repeat rule says stop; returns why
   /// it stopped and the median's spread then (the case record's `repeat_stop`).
   nlohmann::json run_repeats(CaseRun& run, int k, int n) {
-    for (int r = 0; r < run.spec.warmup; ++r) run_repeat(run, r, k, n);
+    // run.spec.warmup grows to the warm-up repeats run (repeat_rule.hpp: warm_up_more).
+    const double w0 = now();
+    int r = 0;
+    for (; warm_up_more(r, run.spec.warmup, now() - w0); ++r) {
+      run.spec.warmup = std::max(run.spec.warmup, r + 1);
+      run_repeat(run, r, k, n);
+    }
     const RepeatRule rule = run.spec.repeat_rule();
     const double t0 = now();
     RepeatStop stop;
-    for (int r = run.spec.warmup; !stop.stop; ++r) {
+    for (; !stop.stop; ++r) {
       run_repeat(run, r, k, n);
       stop = repeat_stop(rule, run.totals, now() - t0);
     }
@@ -307,7 +314,7 @@ class Scheduler {
     const double cpu0 = process_cpu_s();
     timing.begin(out_.seconds_writing());
     Writer rb;
-    rb.put<std::int32_t>(r);
+    rb.put<std::int32_t>(measured ? r - spec.warmup : -1);  // the timed repeat, -1: warm-up
     for (const auto& p : run.parts) send(ctx_.world, p.rank, kTagRepeatBegin, rb);
     std::size_t done = 0;
     while (done < run.parts.size()) {

@@ -127,7 +127,6 @@ std::unique_ptr<TelemetryRecorder> make_recorder(const JobPlan& plan, const nloh
 struct WorkerCaseState {
   std::unique_ptr<WorkerCase> wc;
   bool gpu_case = false;
-  int warmup = 0;
   std::size_t series_points = 512;
   void reset() {
     wc.reset();
@@ -256,7 +255,6 @@ void begin_case(RankContext& ctx, const JobPlan& plan, const NodeWorkers& on_nod
   openblas_set_num_threads(env.threads);
   cs.reset();
   cs.gpu_case = env.device == Device::gpu;
-  cs.warmup = spec.warmup;
   cs.series_points = static_cast<std::size_t>(std::max(1, j.value("series_points", 512)));
   const Workload& wl = find_workload(spec.workload);
   if (wl.memory_needed) {
@@ -367,9 +365,8 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
         case kTagRepeatBegin: {
           if (!cs.wc) throw Error("internal: repeat without a case");
           Reader r(m.data);
-          const int repeat = r.get<std::int32_t>();
-          run_repeat(ctx, *cs.wc, cs.gpu_case, recorder.get(),
-                     repeat >= cs.warmup ? repeat - cs.warmup : -1, received, plan.trace);
+          const int timed = r.get<std::int32_t>();  // -1: a warm-up repeat
+          run_repeat(ctx, *cs.wc, cs.gpu_case, recorder.get(), timed, received, plan.trace);
           break;
         }
         case kTagValidate: {

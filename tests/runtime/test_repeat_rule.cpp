@@ -81,4 +81,13 @@ TEST(RepeatRule, NoisyCasesTakeMoreRepeatsThenStopAtALimit) {
   EXPECT_EQ(sb::repeat_stop(timed, y, 0.0).reason, "max-repeats");
 }
 
+TEST(RepeatRule, WarmUpRunsItsCountThenUntilItHasTakenItsMinimumTime) {
+  using sb::warm_up_more;
+  EXPECT_FALSE(warm_up_more(0, 0, 0.0)) << "--warmup 0: none at all";
+  EXPECT_TRUE(warm_up_more(2, 3, 10.0)) << "the count first, however long it took";
+  EXPECT_TRUE(warm_up_more(3, 3, 0.5 * sb::kMinWarmupS)) << "then more while under the time";
+  EXPECT_FALSE(warm_up_more(3, 3, sb::kMinWarmupS));
+  EXPECT_FALSE(warm_up_more(sb::kMaxWarmupRepeats, 1, 0.0)) << "never more than the cap";
+}
+
 }  // namespace

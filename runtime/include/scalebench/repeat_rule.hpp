@@ -37,6 +37,18 @@ struct RepeatStop {
 /// the whole range's half-width below 6 repeats; NaN below 2 repeats.
 [[nodiscard]] double median_spread(std::vector<double> totals);
 
+/// Warm-up: a case's `warmup` repeats, and more until they have taken kMinWarmupS (at most
+/// kMaxWarmupRepeats); none with --warmup 0. The first repeats after a case starts run slow
+/// while GPU links and clocks settle: seed groupby by-name on four GPUs ran its first three
+/// timed repeats at 1.4-2.3x the median after one warm-up repeat, and at the median after 30
+/// (tools/gpu-campaign.sh sizes; docs/performance.md).
+inline constexpr double kMinWarmupS = 0.05;
+inline constexpr int kMaxWarmupRepeats = 1000;
+
+/// Whether a case that has run `done` warm-up repeats of its `warmup`, in `elapsed_s` seconds,
+/// runs another one.
+[[nodiscard]] bool warm_up_more(int done, int warmup, double elapsed_s);
+
 /// Whether a case that took `totals` in `elapsed_s` seconds of timed repeats stops now.
 [[nodiscard]] RepeatStop repeat_stop(const RepeatRule& rule, const std::vector<double>& totals,
                                      double elapsed_s);
