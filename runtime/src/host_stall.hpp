@@ -21,7 +21,9 @@ inline constexpr double kHostStallFraction = 0.1;
 /// its work ended (TaskOutcome::end, by the workload's own clock, e.g. a GPU's events) gives a
 /// lateness, noticed minus ended; the clocks' offset is the same for every task of the repeat,
 /// so the largest lateness minus the smallest is time the thread lost after the work was done.
-/// Only stalls during which a task ended are seen (not those inside finish_repeat).
+/// Only stalls during which a task ended are seen (not those inside finish_repeat), and only in
+/// GPU cases, whose worker thread launches and waits (a CPU worker's thread computes tasks
+/// itself and may notice one that another of its threads finished only after its own).
 class TaskLateness {
  public:
   /// A task's outcome, noticed `noticed_s` after the worker's repeat began (its own clock).
