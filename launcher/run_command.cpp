@@ -531,8 +531,8 @@ void add_run_command(CLI::App& app, int& exit_code, const std::vector<std::strin
                   kAutoTargetSpread));
   o->o_warmup = run->add_option(
       "--warmup", o->warmup,
-      fmt::format("Untimed warm-up repeats per case, 0-{} (default 1), and more until they took "
-                  "50 ms (none with 0)",
+      fmt::format("Untimed warm-up repeats per case, 0-{} (default 1), and more until those "
+                  "after the first took 50 ms (none with 0)",
                   kMaxWarmup));
   run->add_option("--out", o->out,
                   "Report file (default scalebench-reports/<host>-<UTC>-<job or pid>.h5)");

@@ -38,7 +38,7 @@ struct DeviceRun {
   RepeatTiming timing;
   double cpu0 = 0;
   double timed_t0 = 0;  ///< when its first timed repeat began (`--repeats auto`'s time limit)
-  double warm_t0 = 0;   ///< when its first warm-up repeat began (spec.warmup grows: warm_up_more)
+  double warm_t0 = 0;   ///< when its first warm-up repeat ended (spec.warmup grows: warm_up_more)
   RepeatStop stop;
   std::vector<double> totals, computes, scheduler_cpu;
   json repeats = json::array();
@@ -211,9 +211,10 @@ class Sweep {
     d.sc->begin_repeat();
     d.next_task = 0;
     d.done_workers = 0;
-    if (d.repeat == 0) d.warm_t0 = now();
+    if (d.repeat == 1) d.warm_t0 = now();
     // This device's warm-up goes on while warm_up_more says (repeat_rule.hpp).
-    if (d.repeat == d.spec.warmup && warm_up_more(d.repeat, d.spec.warmup, now() - d.warm_t0))
+    if (d.repeat == d.spec.warmup &&
+        warm_up_more(d.repeat, d.spec.warmup, d.repeat == 0 ? 0.0 : now() - d.warm_t0))
       ++d.spec.warmup;
     const bool measured = d.repeat >= d.spec.warmup;
     Writer rb;

@@ -276,11 +276,12 @@ class Scheduler {
   /// it stopped and the median's spread then (the case record's `repeat_stop`).
   nlohmann::json run_repeats(CaseRun& run, int k, int n) {
     // run.spec.warmup grows to the warm-up repeats run (repeat_rule.hpp: warm_up_more).
-    const double w0 = now();
+    double first_end = 0;  // when the first warm-up repeat ended
     int r = 0;
-    for (; warm_up_more(r, run.spec.warmup, now() - w0); ++r) {
+    for (; warm_up_more(r, run.spec.warmup, r == 0 ? 0.0 : now() - first_end); ++r) {
       run.spec.warmup = std::max(run.spec.warmup, r + 1);
       run_repeat(run, r, k, n);
+      if (r == 0) first_end = now();
     }
     const RepeatRule rule = run.spec.repeat_rule();
     const double t0 = now();

@@ -37,16 +37,17 @@ struct RepeatStop {
 /// the whole range's half-width below 6 repeats; NaN below 2 repeats.
 [[nodiscard]] double median_spread(std::vector<double> totals);
 
-/// Warm-up: a case's `warmup` repeats, and more until they have taken kMinWarmupS (at most
+/// Warm-up: a case's `warmup` repeats, and more until those after the first (which carries
+/// one-time costs: connections, first touches) have taken kMinWarmupS (at most
 /// kMaxWarmupRepeats); none with --warmup 0. The first repeats after a case starts run slow
 /// while GPU links and clocks settle: seed groupby by-name on four GPUs ran its first three
 /// timed repeats at 1.4-2.3x the median after one warm-up repeat, and at the median after 30
-/// (tools/gpu-campaign.sh sizes; docs/performance.md).
+/// (docs/performance.md, "Where a small case's time goes").
 inline constexpr double kMinWarmupS = 0.05;
 inline constexpr int kMaxWarmupRepeats = 1000;
 
-/// Whether a case that has run `done` warm-up repeats of its `warmup`, in `elapsed_s` seconds,
-/// runs another one.
+/// Whether a case that has run `done` warm-up repeats of its `warmup`, `elapsed_s` seconds after
+/// the first of them ended, runs another one.
 [[nodiscard]] bool warm_up_more(int done, int warmup, double elapsed_s);
 
 /// Whether a case that took `totals` in `elapsed_s` seconds of timed repeats stops now.
