@@ -204,6 +204,12 @@ TEST(RuntimeMpi, LauncherRunsTinySuiteAndWritesAValidReport) {
     EXPECT_EQ(c[2].at("status"), "ok");
   }
   EXPECT_EQ(c[0].at("result").at("answer"), c[1].at("result").at("answer"));
+  // --warmup 1 is the least: the first warm-up repeat, then more until those after it took
+  // 50 ms (repeat_rule.hpp); the timed repeats are the ones asked for.
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_GE(c[i].at("warmup").get<int>(), 2);
+    EXPECT_EQ(c[i].at("repeats").size(), 3u);
+  }
   // The runtime's own cost: each repeat's time outside the busiest worker's phases, and the
   // part of it outside every worker (messages), with the case's median of the first.
   for (int i = 0; i < 2; ++i) {
@@ -239,6 +245,7 @@ TEST(RuntimeMpi, AutoRepeatsStopByTheRuleAndSayWhy) {
     return model.at("cases").at(0);
   };
   const auto loose = run_auto("loose", "--min-repeats 3 --target-spread 0.99");
+  EXPECT_EQ(loose.at("warmup"), 0) << "--warmup 0: none";
   EXPECT_EQ(loose.at("repeat_stop").at("reason"), "spread");
   EXPECT_EQ(loose.at("repeat_stop").at("repeats"), 3);
   EXPECT_EQ(loose.at("repeats").size(), 3u);
