@@ -43,6 +43,8 @@ struct ExchangeEnv {
   /// The worker's record buffer (cfg->max_groups(cfg->rows) records): compaction scratch. Read
   /// through the worker's pointer, which it allocates after choosing the exchange.
   std::uint64_t* const* records = nullptr;
+  /// The NCCL rank of every case rank (the worker's, filled before the exchange is made).
+  const std::vector<int>* nccl_peer = nullptr;
 };
 
 /// A device hash table freed with its holder (moves, never copies).

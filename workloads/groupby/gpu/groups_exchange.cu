@@ -33,9 +33,7 @@ void GroupsExchange::connect_peers(std::int64_t share) {
   if (fits == 0) return;
   SB_CUDA_CHECK(cudaMalloc(&recv_, bytes));
   recv_cap_ = share * env.size;
-  std::vector<int> nccl_peer(static_cast<std::size_t>(env.size));
-  int mine = e_.ctx->nccl_rank;
-  SB_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_INT, nccl_peer.data(), 1, MPI_INT, env.comm));
+  const std::vector<int>& nccl_peer = *e_.nccl_peer;
   // Region p of the buffer receives from worker p; this worker's own region is what it sends.
   const std::size_t region = W * static_cast<std::size_t>(share);
   GpuTransport& tr = *e_.transport;

@@ -225,9 +225,11 @@ class GpuWorker final : public WorkerCase {
     const Config& c = cfg_;
     const std::int64_t groups = c.max_groups(c.rows);
     table_ = gpu::make_hash(groups, c.def.fields);
-    if (env_.size > 1)
+    if (env_.size > 1) {
+      map_nccl_ranks();  // the exchange's set-up sends to every peer
       exchange_ = gpu::make_exchange(
-          gpu::ExchangeEnv{&cfg_, &env_, ctx_, transport_.get(), &table_, &records_});
+          gpu::ExchangeEnv{&cfg_, &env_, ctx_, transport_.get(), &table_, &records_, &nccl_peer_});
+    }
     // Partitioned aggregation when the table is much larger than L2 and the buckets for every
     // row of the case fit comfortably (a worker may be handed every task).
     std::size_t free_b = 0, total_b = 0;
