@@ -144,7 +144,7 @@ batch::LaunchPlan prepare_job(int job, const std::vector<CaseSpec>& remaining,
   batch::LaunchPlan lp = batch::plan_launch(opt.allocation, opt.placement, opt.rank_executable,
                                             {"--plan", plan_path}, opt.launch);
   tune_single_node_job(lp, opt);
-  settle_idle_blas_threads(lp);   // rank_environment.hpp
+  add_rank_defaults(lp);          // rank_environment.hpp
   batch::write_launch_files(lp);  // host lists too long for a command line (thousands of ranks)
   return lp;
 }

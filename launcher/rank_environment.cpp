@@ -1,18 +1,29 @@
 #include "rank_environment.hpp"
 
+#include <array>
+
 #include "scalebench/settings.hpp"
 
 namespace sb {
 
-void settle_idle_blas_threads(batch::LaunchPlan& plan) {
-  constexpr const char* kName = "OPENBLAS_THREAD_TIMEOUT";
-  if (settings::environment_variable(kName).has_value() || plan.env.count(kName) != 0) return;
-  plan.env[kName] = "22";
-  for (std::size_t i = 0; i + 1 < plan.argv.size(); ++i)
-    if (plan.argv[i] == "-x") {
-      plan.argv.insert(plan.argv.begin() + static_cast<std::ptrdiff_t>(i), {"-x", kName});
-      break;
-    }
+std::span<const RankDefault> rank_defaults() {
+  static constexpr std::array<RankDefault, 2> kDefaults{{
+      {"OPENBLAS_THREAD_TIMEOUT", "22"},
+      {"CUDA_DEVICE_MAX_CONNECTIONS", "4"},
+  }};
+  return kDefaults;
+}
+
+void add_rank_defaults(batch::LaunchPlan& plan) {
+  for (const RankDefault& d : rank_defaults()) {
+    if (settings::environment_variable(d.name).has_value() || plan.env.count(d.name) != 0) continue;
+    plan.env[d.name] = d.value;
+    for (std::size_t i = 0; i + 1 < plan.argv.size(); ++i)
+      if (plan.argv[i] == "-x") {
+        plan.argv.insert(plan.argv.begin() + static_cast<std::ptrdiff_t>(i), {"-x", d.name});
+        break;
+      }
+  }
 }
 
 }  // namespace sb

@@ -3,17 +3,32 @@
 /// What the launcher adds to the ranks' environment besides the placement (batch/allocation.hpp
 /// makes the launch command; job_runner.cpp applies this to it).
 
+#include <span>
+
 #include "batch/allocation.hpp"
 
 namespace sb {
 
-/// OPENBLAS_THREAD_TIMEOUT=22 for every rank, unless the user set it: OpenBLAS's idle threads
-/// spin (sched_yield) for 2^28 cycles, about 0.1 s, after every BLAS call, and after a
-/// validation on every worker of a GPU node that is every core busy and the next case's first
-/// repeats 10x slower (groupby seed after svd on each-gpu, run --trace on four GPUs). 2^22
-/// cycles keep them warm between the calls of one task and give the cores back within 2 ms.
-/// An mpiexec plan that names its variables with -x (other nodes) gets it named too; srun
-/// passes the environment on.
-void settle_idle_blas_threads(batch::LaunchPlan& plan);
+/// A variable every rank gets unless the user set it.
+struct RankDefault {
+  const char* name;
+  const char* value;
+};
+
+/// The ranks' defaults (docs/settings.md, "What the ranks' environment gets"):
+///  - OPENBLAS_THREAD_TIMEOUT=22: OpenBLAS's idle threads spin (sched_yield) for 2^28 cycles,
+///    about 0.1 s, after every BLAS call, and after a validation on every worker of a GPU node
+///    that is every core busy and the next case's first repeats 10x slower (groupby seed after
+///    svd on each-gpu, run --trace on four GPUs). 2^22 cycles keep them warm between the calls
+///    of one task and give the cores back within 2 ms.
+///  - CUDA_DEVICE_MAX_CONNECTIONS=4: the driver makes each hardware queue of a context under a
+///    lock that every process of the node shares, so GPU workers starting together wait for
+///    each other's; four instead of eight take a third off the start-up of a 4-GPU node and cost
+///    svd's eight streams under 1.5% (docs/performance.md, "Start-up").
+[[nodiscard]] std::span<const RankDefault> rank_defaults();
+
+/// Adds every rank default the user has not set to the plan's environment. An mpiexec plan that
+/// names its variables with -x (other nodes) gets them named too; srun passes the environment on.
+void add_rank_defaults(batch::LaunchPlan& plan);
 
 }  // namespace sb

@@ -20,6 +20,7 @@
 #include "scalebench/ceiling_cache.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/settings.hpp"
 #include "scalebench/system_info.hpp"
 #include "scalebench/telemetry_recorder.hpp"
 #include "scalebench/workload.hpp"
@@ -86,6 +87,9 @@ nlohmann::json startup_description(const JobPlan& plan, RankContext& ctx, nlohma
     g["node_gpu"] = ctx.gpu;
     g["isolated"] = ctx.gpu_isolated;
     g["cuda_visible_devices"] = ctx.cuda_visible_devices;
+    // The hardware queues of the context (the launcher gives the ranks 4: rank_environment.hpp).
+    g["cuda_max_connections"] = settings::environment_variable("CUDA_DEVICE_MAX_CONNECTIONS")
+                                    .value_or("8 (CUDA's default)");
     w["gpu_description"] = std::move(g);
     w["gpu_versions"] = gpu_library_versions();
     w["describe_gpu_s"] = now() - t1;

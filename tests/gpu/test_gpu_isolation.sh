@@ -3,7 +3,8 @@
 # run on every visible GPU, once isolated (the default) and once with
 # SCALEBENCH_GPU_ISOLATION=0. Both must validate; the report's /system/gpus must name as many
 # distinct GPUs (PCI bus ids) as there are workers, each worker on the GPU of its placement,
-# and isolated workers must each have seen one GPU as CUDA device 0. Needs two GPUs (exit 77).
+# and isolated workers must each have seen one GPU as CUDA device 0, with the launcher's
+# CUDA_DEVICE_MAX_CONNECTIONS. Needs two GPUs (exit 77).
 #   test_gpu_isolation.sh path/to/scalebench
 set -uo pipefail
 sb=$1
@@ -22,7 +23,7 @@ for iso in 1 0; do
   fi
   "$sb" report "$tmp/r$iso.h5" --format json > "$tmp/r$iso.json" || { fail=1; continue; }
   python3 - "$tmp/r$iso.json" "$iso" "$gpus" <<'PY' || fail=1
-import json, sys
+import json, os, sys
 model = json.load(open(sys.argv[1]))
 iso, gpus = sys.argv[2] == "1", int(sys.argv[3])
 rows = model["system"]["gpus"]
@@ -43,6 +44,10 @@ for r in rows:
         fail("an isolated worker saw more than its GPU")
     if not iso and int(r["device"]) != int(r["node_gpu"]):
         fail("a worker without isolation drove another ordinal than its placement")
+    # the launcher's default for the ranks, unless the user set one (rank_environment.hpp)
+    want = os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS", "4")
+    if str(r.get("cuda_max_connections")) != want:
+        fail(f"the worker's context has {r.get('cuda_max_connections')} hardware queues, not {want}")
 print(f"ok (isolation={int(iso)}): {gpus} workers on {gpus} distinct GPUs")
 PY
 done
