@@ -305,8 +305,8 @@ std::string host_stall_note(const json& c) {
   const auto n = sub(c, "repeats").size();
   const bool left_out = num(m, "left_out_repeats", 0.0) > 0;
   return fmt::format(
-      "host stalls in {} of {} repeats (longest {:.2f} ms: a worker's CPU was away after its "
-      "tasks ended, not the workload){}",
+      "host stalls in {} of {} repeats (longest {:.2f} ms: a worker's CPU was away or slow, "
+      "not the workload){}",
       static_cast<long long>(marked), n, longest * 1e3,
       left_out                           ? ", left out of the median (--keep-throttled keeps them)"
       : marked >= static_cast<double>(n) ? ", all of them, so all count"

@@ -108,6 +108,18 @@ void set_work_and_metrics(nlohmann::json& rec, const Work& work, const std::vect
   nlohmann::json& reps =
       rec.contains("repeats") && rec["repeats"].is_array() ? rec["repeats"] : none;
   std::vector<bool> out(totals.size(), false);
+  // A slow host costs a repeat either way: late notices, or slow launches (host_stall.hpp).
+  std::vector<double> per_task(reps.size(), 0.0);
+  std::vector<int> submits(reps.size(), 0);
+  for (std::size_t i = 0; i < reps.size(); ++i) {
+    if (!reps[i].is_object() || !reps[i].contains("submits")) continue;
+    per_task[i] = reps[i].value("submit_task_s", 0.0);
+    submits[i] = reps[i].value("submits", 0);
+  }
+  const std::vector<double> slow = slow_submit_excess(per_task, submits);
+  for (std::size_t i = 0; i < reps.size(); ++i)
+    if (reps[i].is_object() && slow[i] > reps[i].value("host_stall", 0.0))
+      reps[i]["host_stall"] = slow[i];
   for (std::size_t i = 0; i < totals.size(); ++i) {
     const bool th = i < throttled.size() && throttled[i];
     // A repeat a host stall slowed (host_stall.hpp) is marked and left out like a throttled one.

@@ -21,6 +21,22 @@ double TaskLateness::stall() const {
   return n_ < 2 ? 0.0 : std::max(0.0, max_ - min_);
 }
 
+std::vector<double> slow_submit_excess(const std::vector<double>& per_task,
+                                       const std::vector<int>& submits) {
+  std::vector<double> excess(per_task.size(), 0.0);
+  std::vector<double> seen;
+  for (std::size_t i = 0; i < per_task.size(); ++i)
+    if (i < submits.size() && submits[i] > 0) seen.push_back(per_task[i]);
+  if (seen.size() < 3) return excess;  // no median to speak of
+  std::sort(seen.begin(), seen.end());
+  const std::size_t h = seen.size() / 2;
+  const double med = seen.size() % 2 != 0 ? seen[h] : 0.5 * (seen[h - 1] + seen[h]);
+  for (std::size_t i = 0; i < per_task.size(); ++i)
+    if (i < submits.size() && submits[i] > 0)
+      excess[i] = std::max(0.0, per_task[i] - med) * submits[i];
+  return excess;
+}
+
 bool host_stalled(double stall_s, double total_s) {
   return stall_s >= kHostStallMinS && stall_s >= kHostStallFraction * total_s;
 }

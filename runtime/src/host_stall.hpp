@@ -7,6 +7,7 @@
 /// repeat and left out of the medians unless --keep-throttled.
 
 #include <limits>
+#include <vector>
 
 #include "scalebench/workload.hpp"
 
@@ -37,6 +38,17 @@ class TaskLateness {
   double min_ = std::numeric_limits<double>::infinity();
   double max_ = -std::numeric_limits<double>::infinity();
 };
+
+/// Time the host's slow periods cost each repeat of a GPU case, seconds. A GPU worker's thread
+/// submits the same tasks in every repeat, and launching one takes it a steady time (12 us a
+/// groupby seed task on an H100 host); on a virtual machine whose vCPU gets a fraction of its
+/// core for tens of milliseconds every launch takes 5-10 times as long, the GPU waits for the
+/// host, and no single pause shows as late notice. Repeat i's worker with the slowest submits
+/// took `per_task[i]` seconds a task for `submits[i]` tasks (0: not a GPU case); against the
+/// case's median per task its excess is (per_task[i] - median) * submits[i] (docs/performance.md,
+/// "Where a small case's time goes").
+[[nodiscard]] std::vector<double> slow_submit_excess(const std::vector<double>& per_task,
+                                                     const std::vector<int>& submits);
 
 /// Whether a repeat of `total_s` with a worker's largest host stall `stall_s` counts as stalled.
 [[nodiscard]] bool host_stalled(double stall_s, double total_s);

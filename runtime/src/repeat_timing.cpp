@@ -16,6 +16,7 @@ namespace sb::detail {
 void put_done(Writer& w, const RepeatDone& d) {
   w.put<double>(d.phases.generate).put<double>(d.phases.compute).put<double>(d.phases.communicate);
   w.put_vec(d.partial).put<double>(d.wall).put_str(d.trace).put<double>(d.host_stall);
+  w.put<double>(d.submit_s).put<std::int32_t>(d.submits);
 }
 
 RepeatDone get_done(Reader& r) {
@@ -27,6 +28,8 @@ RepeatDone get_done(Reader& r) {
   d.wall = r.get<double>();
   d.trace = r.get_str();
   d.host_stall = r.get<double>();
+  d.submit_s = r.get<double>();
+  d.submits = r.get<std::int32_t>();
   return d;
 }
 
@@ -103,7 +106,7 @@ void RepeatTiming::on_done(int case_rank, const RepeatDone& d) {
   phases_.communicate = std::max(phases_.communicate, d.phases.communicate);
   workers_.push_back({case_rank, now() - t0_,
                       d.phases.generate + d.phases.compute + d.phases.communicate, d.wall,
-                      d.host_stall, d.trace});
+                      d.host_stall, d.submit_s, d.submits, d.trace});
 }
 
 double RepeatTiming::end(double writing) {
@@ -116,19 +119,29 @@ double RepeatTiming::end(double writing) {
 }
 
 nlohmann::json RepeatTiming::record() const {
-  double busy = 0, wall = 0, stall = 0;
+  double busy = 0, wall = 0, stall = 0, per_task = 0;
+  int submits = 0;
   for (const Worker& w : workers_) {
     busy = std::max(busy, w.busy);
     wall = std::max(wall, w.wall);
     stall = std::max(stall, w.host_stall);
+    if (w.submits > 0 && w.submit_s / w.submits >= per_task) {
+      per_task = w.submit_s / w.submits;
+      submits = w.submits;
+    }
   }
-  return {{"generate", phases_.generate},
-          {"compute", phases_.compute},
-          {"communicate", phases_.communicate},
-          {"total", total_},
-          {"runtime", std::max(0.0, total_ - busy)},
-          {"messages", std::max(0.0, total_ - wall)},
-          {"host_stall", stall}};
+  nlohmann::json j = {{"generate", phases_.generate},
+                      {"compute", phases_.compute},
+                      {"communicate", phases_.communicate},
+                      {"total", total_},
+                      {"runtime", std::max(0.0, total_ - busy)},
+                      {"messages", std::max(0.0, total_ - wall)},
+                      {"host_stall", stall}};
+  if (submits > 0) {
+    j["submit_task_s"] = per_task;
+    j["submits"] = submits;
+  }
+  return j;
 }
 
 std::string RepeatTiming::trace_lines(const std::string& id, int repeat) const {

@@ -23,6 +23,8 @@ struct RepeatDone {
   double wall = 0;              ///< from REPEAT_BEGIN received to DONE sent, seconds
   std::string trace;            ///< --trace: "label@ms ..." since REPEAT_BEGIN was received
   double host_stall = 0;        ///< seconds the worker lost after its tasks ended (host_stall.hpp)
+  double submit_s = 0;          ///< GPU cases: seconds in WorkerCase::submit (host_stall.hpp)
+  int submits = 0;              ///< and how many tasks it submitted
 };
 
 void put_done(Writer& w, const RepeatDone& d);
@@ -72,7 +74,9 @@ class RepeatTiming {
   /// The repeat's entry of a case record's `repeats`: the phases (maxima over the workers),
   /// `total`, `runtime` (total minus the busiest worker's phases) and `messages` (total minus
   /// the longest worker's own wall time: what getting the repeat to and from the workers took)
-  /// and `host_stall` (the largest worker's, seconds: host_stall.hpp).
+  /// and `host_stall` (the largest worker's, seconds: host_stall.hpp); in GPU cases also
+  /// `submit_task_s` and `submits`: the worker whose tasks took its thread longest to submit,
+  /// seconds per task, and how many it submitted (host_stall.hpp, slow_submit_excess).
   [[nodiscard]] nlohmann::json record() const;
   /// --trace: one line per worker for case `id`, repeat `repeat` (-1: a warm-up repeat).
   [[nodiscard]] std::string trace_lines(const std::string& id, int repeat) const;
@@ -84,6 +88,8 @@ class RepeatTiming {
     double busy = 0;     ///< the worker's phases, summed
     double wall = 0;
     double host_stall = 0;
+    double submit_s = 0;
+    int submits = 0;
     std::string trace;
   };
   double t0_ = 0;

@@ -150,6 +150,8 @@ void run_repeat(RankContext& ctx, WorkerCase& wc, bool gpu_case, TelemetryRecord
   const double begun = now();
   events.mark("begun");
   TaskLateness lateness;
+  double submit_s = 0;  // GPU cases: the thread's time launching its tasks (host_stall.hpp)
+  int submits = 0;
   const int depth = std::max(0, wc.prefetch()) + 1;
   std::deque<std::int64_t> queue;
   bool no_more = false;
@@ -195,7 +197,12 @@ void run_repeat(RankContext& ctx, WorkerCase& wc, bool gpu_case, TelemetryRecord
     // After every submit: a synchronous (CPU) task is already done, and asking for its
     // replacement at once keeps the next task on its way while this worker computes.
     while (!queue.empty() && static_cast<int>(wc.in_flight()) < depth) {
+      const double s0 = gpu_case ? now() : 0.0;
       wc.submit(queue.front());
+      if (gpu_case) {
+        submit_s += now() - s0;
+        ++submits;
+      }
       events.mark("submit", queue.front());
       queue.pop_front();
       while (auto o = wc.poll(false)) take(std::move(*o), "ready");
@@ -225,6 +232,9 @@ void run_repeat(RankContext& ctx, WorkerCase& wc, bool gpu_case, TelemetryRecord
   done.trace = events.str();
   done.wall = now() - received;
   done.host_stall = lateness.stall();
+  done.submit_s = submit_s;
+  done.submits = submits;
+  if (trace) done.trace += fmt::format(" submit={:.3f}/{}", submit_s * 1e3, submits);
   Writer w;
   put_done(w, done);
   send(ctx.world, 0, kTagDone, w);

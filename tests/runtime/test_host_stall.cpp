@@ -1,5 +1,6 @@
-// Host stalls (runtime/src/host_stall.hpp): how late a worker noticed its finished tasks, and
-// how a stalled repeat is marked and left out of the medians (case_record.hpp).
+// Host stalls (runtime/src/host_stall.hpp): how late a worker noticed its finished tasks, how
+// slowly it submitted them, and how a stalled repeat is marked and left out of the medians
+// (case_record.hpp).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -72,6 +73,44 @@ TEST(HostStall, StalledRepeatsAreMarkedAndLeftOutOfTheMedianUnlessKept) {
   sb::detail::set_work_and_metrics(rec, w, totals, totals, {}, true);  // --keep-throttled
   EXPECT_DOUBLE_EQ(rec["metrics"]["median_s"].get<double>(), 1.15e-3);
   EXPECT_EQ(rec["metrics"]["left_out_repeats"], 0);
+}
+
+TEST(HostStall, SlowSubmitsBeyondTheMedianAreTheirExcess) {
+  using sb::detail::slow_submit_excess;
+  // groupby seed on two GPUs (tools/gpu-campaign.sh trace): 12 us a task, and 110 us a task
+  // while the vCPU got a fraction of its core.
+  const std::vector<double> per_task{12e-6, 13e-6, 110e-6, 12e-6, 11e-6};
+  const std::vector<int> submits{15, 15, 15, 16, 14};
+  const auto ex = slow_submit_excess(per_task, submits);
+  ASSERT_EQ(ex.size(), 5u);
+  EXPECT_NEAR(ex[2], (110e-6 - 12e-6) * 15, 1e-12);
+  EXPECT_NEAR(ex[1], 1e-6 * 15, 1e-12);
+  EXPECT_EQ(ex[4], 0.0) << "faster than the median is no excess";
+  EXPECT_EQ(slow_submit_excess({5e-3, 5e-3}, {1, 1}), (std::vector<double>{0, 0}))
+      << "two repeats have no median to compare with";
+  EXPECT_EQ(slow_submit_excess({0, 0, 0}, {0, 0, 0}), (std::vector<double>{0, 0, 0}))
+      << "no submits: not a GPU case";
+}
+
+TEST(HostStall, ARepeatOfSlowSubmitsIsMarkedHostStalled) {
+  sb::Work w;
+  w.units = 100;
+  w.unit = "rows";
+  const std::vector<double> totals{1.4e-3, 1.45e-3, 4.2e-3, 1.43e-3, 1.41e-3};
+  const std::vector<double> per_task{12e-6, 13e-6, 110e-6, 12e-6, 11e-6};
+  json rec = {{"repeats", json::array()}};
+  for (std::size_t i = 0; i < totals.size(); ++i)
+    rec["repeats"].push_back({{"total", totals[i]},
+                              {"host_stall", 0.05e-3},
+                              {"submit_task_s", per_task[i]},
+                              {"submits", 15}});
+  sb::detail::set_work_and_metrics(rec, w, totals, totals, {}, false);
+  EXPECT_TRUE(rec["repeats"][2].value("host_stalled", false));
+  EXPECT_NEAR(rec["repeats"][2]["host_stall"].get<double>(), 98e-6 * 15, 1e-12)
+      << "the repeat's host_stall is the larger of late notices and slow submits";
+  EXPECT_DOUBLE_EQ(rec["repeats"][0]["host_stall"].get<double>(), 0.05e-3);
+  EXPECT_EQ(rec["metrics"]["host_stalled_repeats"], 1);
+  EXPECT_DOUBLE_EQ(rec["metrics"]["median_s"].get<double>(), (1.41e-3 + 1.43e-3) / 2);
 }
 
 }  // namespace
