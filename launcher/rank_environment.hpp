@@ -23,7 +23,7 @@ struct RankDefault {
 ///    of one task and give the cores back within 2 ms.
 ///  - CUDA_DEVICE_MAX_CONNECTIONS=4: the driver makes each hardware queue of a context under a
 ///    lock that every process of the node shares, so GPU workers starting together wait for
-///    each other's; four instead of eight take a third off the start-up of a 4-GPU node and cost
+///    each other's; four instead of eight take a quarter to a third off the contexts' time and cost
 ///    svd's eight streams under 1.5% (docs/performance.md, "Start-up").
 [[nodiscard]] std::span<const RankDefault> rank_defaults();
 
