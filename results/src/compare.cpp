@@ -55,11 +55,11 @@ void describe(CaseComparison& r, const json& c) {
   r.params = sub(c, "params");
 }
 
-/// The timed repeats' totals, without those the runtime marked throttled (all of them when every
-/// repeat was, as the runtime's median does).
+/// The timed repeats' totals, without those the runtime marked throttled or host-stalled (all of
+/// them when every repeat was, as the runtime's median does).
 struct Timed {
   std::vector<double> totals;
-  std::size_t throttled = 0;
+  std::size_t marked = 0;
   [[nodiscard]] double sum() const {
     double s = 0;
     for (double t : totals) s += t;
@@ -75,15 +75,15 @@ Timed timed_repeats(const json& c) {
     const double v = detail::num(r, "total");
     if (!std::isfinite(v)) continue;
     if (detail::marked_repeat(r)) {  // throttled or host-stalled
-      ++t.throttled;
+      ++t.marked;
       continue;
     }
     t.totals.push_back(v);
   }
-  if (t.totals.empty() && t.throttled > 0) {
+  if (t.totals.empty() && t.marked > 0) {
     for (const auto& r : reps)
       if (std::isfinite(detail::num(r, "total"))) t.totals.push_back(detail::num(r, "total"));
-    t.throttled = 0;
+    t.marked = 0;
   }
   return t;
 }
@@ -115,12 +115,12 @@ CaseComparison compare_pair(const json& b, const json& c, const CompareOptions& 
   const Timed bt = timed_repeats(b);
   const Timed ct = timed_repeats(c);
   CaseComparison r = compare_samples(bt.totals, ct.totals, o);
-  r.throttled_left_out = bt.throttled + ct.throttled;
+  r.marked_left_out = bt.marked + ct.marked;
   apply_interference(r, b, c, bt, ct);
-  if (r.throttled_left_out > 0)
+  if (r.marked_left_out > 0)
     r.detail +=
         fmt::format("; {} throttled or host-stalled repeat(s) left out ({} baseline, {} current)",
-                    r.throttled_left_out, bt.throttled, ct.throttled);
+                    r.marked_left_out, bt.marked, ct.marked);
   return r;
 }
 

@@ -239,7 +239,7 @@ TEST(CompareGate, ThrottledRepeatsAreLeftOutAndSaidSo) {
       compare_reports(model_of({case_("w", kBase), case_("v", kBase)}), model_of({cur, odd}));
   EXPECT_EQ(case_of(c, "w").verdict, Verdict::same);
   EXPECT_EQ(case_of(c, "w").current_repeats, 6u);
-  EXPECT_EQ(case_of(c, "w").throttled_left_out, 3u);
+  EXPECT_EQ(case_of(c, "w").marked_left_out, 3u);
   EXPECT_NE(case_of(c, "w").detail.find(
                 "3 throttled or host-stalled repeat(s) left out (0 baseline, 3 current)"),
             std::string::npos)
@@ -253,7 +253,7 @@ TEST(CompareGate, EveryRepeatThrottledCountsThemAll) {
   const auto c = compare_reports(model_of({case_("w", kBase)}), model_of({cur}));
   EXPECT_EQ(case_of(c, "w").verdict, Verdict::same);
   EXPECT_EQ(case_of(c, "w").current_repeats, kBase.size());
-  EXPECT_EQ(case_of(c, "w").throttled_left_out, 0u);
+  EXPECT_EQ(case_of(c, "w").marked_left_out, 0u);
 }
 
 // each-gpu and each-node records: one per device, each compared with the same device.

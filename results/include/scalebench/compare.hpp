@@ -6,7 +6,7 @@
 /// Cases are matched by (workload, path, params, and the device of an each-gpu or each-node
 /// record). Interference on a shared machine only adds
 /// time, in bursts, so the gate judges the fast repeats: for a pair with at least `min_repeats`
-/// repeats on both sides (repeats marked `throttled` left out), the change is
+/// repeats on both sides (repeats marked `throttled` or `host_stalled` left out), the change is
 /// fastest_third_mean(current) / fastest_third_mean(baseline) - 1 (stats.hpp) with its
 /// (1 - alpha) bootstrap interval (bootstrap.hpp):
 ///   change >  threshold and interval above 0 -> slower (a regression)
@@ -99,10 +99,10 @@ struct CaseComparison {
   std::string path;
   nlohmann::json params = nlohmann::json::object();
   Verdict verdict = Verdict::same;
-  std::size_t baseline_repeats = 0;  ///< timed repeats used (throttled ones left out)
+  std::size_t baseline_repeats = 0;  ///< timed repeats used (marked ones left out)
   std::size_t current_repeats = 0;
-  std::size_t throttled_left_out = 0;  ///< repeats marked throttled, both sides
-  double baseline_fast_s = kNaN;       ///< mean of the fastest third of the repeats
+  std::size_t marked_left_out = 0;  ///< repeats marked throttled or host-stalled, both sides
+  double baseline_fast_s = kNaN;    ///< mean of the fastest third of the repeats
   double current_fast_s = kNaN;
   double change = kNaN;       ///< current/baseline fastest-third mean - 1
   double change_low = kNaN;   ///< (1 - alpha) bootstrap interval of `change`
