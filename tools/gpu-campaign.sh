@@ -21,6 +21,11 @@
 #                                             each multi-gpu run), seed on all GPUs with
 #                                             telemetry off, svd large on one GPU and twice on
 #                                             all; median and worst repeat per case, start-up
+#   tools/gpu-campaign.sh scaling             after `build`: more GPUs never slower (seed on
+#                                             every GPU and on two, twice, 20 repeats), large
+#                                             svd and by-key on every GPU twice and on two, the
+#                                             start-up three times; PASS/FAIL per figure last
+#                                             (tools/scaling_verdicts.py)
 #   tools/gpu-campaign.sh ab OTHER [PRESET..] seed and large (or PRESET..) on gpu1,gpuN, this
 #                                             tree and OTHER alternating, twice each; medians
 #                                             side by side (both built by `build OTHER`)
@@ -189,6 +194,35 @@ for path in sorted(glob.glob(f"{out}/sizes-*.json")):
 PY
     (cd "$out" && tar czf sizes.tgz sizes-*.csv sizes-*.txt sizes-*.err sizes-*.json &&
       rm -f sizes-*)
+    exit 0 ;;
+  scaling)
+    sb=build-gpu/scalebench
+    ngpu=$(nvidia-smi -L | wc -l)
+    one() {  # label, then the command; its report as JSON
+      local label=$1
+      shift
+      timeout 200 "$@" --out "$out/scaling-$label.h5" >"$out/scaling-$label.txt" \
+        2>"$out/scaling-$label.err" || echo "$label: rc=$?"
+      $sb report "$out/scaling-$label.h5" --format json >"$out/scaling-$label.json" 2>/dev/null
+      rm -f "$out/scaling-$label.h5"
+    }
+    for k in 1 2 3; do
+      one "startup-$k" $sb run --preset seed --workloads subset-mean --paths gpuN --repeats 1 \
+        --no-ceilings
+    done
+    three=subset-mean,svd,groupby
+    for k in a b; do
+      one "seed-all-$k" $sb run --preset seed --workloads $three --paths gpu1,gpuN --repeats 20
+      [ "$ngpu" -le 2 ] || one "seed-2-$k" env CUDA_VISIBLE_DEVICES=0,1 $sb run --preset seed \
+        --workloads $three --paths gpu1,gpuN --repeats 20
+      one "large-all-$k" $sb run --preset large --workloads svd,groupby \
+        --param groupby.query=by-key --paths gpu1,gpuN --repeats 5
+    done
+    [ "$ngpu" -le 2 ] || one large-2 env CUDA_VISIBLE_DEVICES=0,1 $sb run --preset large \
+      --workloads svd,groupby --param groupby.query=by-key --paths gpu1,gpuN --repeats 5
+    python3 tools/scaling_verdicts.py "$out" "$ngpu" | tee "$out/verdicts-scaling.txt"
+    (cd "$out" && tar czf scaling.tgz scaling-*.json scaling-*.err && rm -f scaling-*.json \
+      scaling-*.err scaling-*.txt)
     exit 0 ;;
   ab)
     other=${2:?usage: tools/gpu-campaign.sh ab OTHER [PRESET..]}
