@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "scalebench/stats.hpp"
+
 namespace sb::detail {
 
 void TaskLateness::add(double noticed_s, const TaskOutcome& o) {
@@ -28,9 +30,7 @@ std::vector<double> slow_submit_excess(const std::vector<double>& per_task,
   for (std::size_t i = 0; i < per_task.size(); ++i)
     if (i < submits.size() && submits[i] > 0) seen.push_back(per_task[i]);
   if (seen.size() < 3) return excess;  // no median to speak of
-  std::sort(seen.begin(), seen.end());
-  const std::size_t h = seen.size() / 2;
-  const double med = seen.size() % 2 != 0 ? seen[h] : 0.5 * (seen[h - 1] + seen[h]);
+  const double med = results::median(seen);
   for (std::size_t i = 0; i < per_task.size(); ++i)
     if (i < submits.size() && submits[i] > 0)
       excess[i] = std::max(0.0, per_task[i] - med) * submits[i];
