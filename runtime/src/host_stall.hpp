@@ -40,8 +40,8 @@ class TaskLateness {
 };
 
 /// Time the host's slow periods cost each repeat of a GPU case, seconds. A GPU worker's thread
-/// submits the same tasks in every repeat, and launching one takes it a steady time (12 us a
-/// groupby seed task on an H100 host); on a virtual machine whose vCPU gets a fraction of its
+/// submits the same tasks in every repeat, and launching one takes it a steady time (10-17 us a
+/// groupby seed task on an H100 machine); on a virtual machine whose vCPU gets a fraction of its
 /// core for tens of milliseconds every launch takes 5-10 times as long, the GPU waits for the
 /// host, and no single pause shows as late notice. Repeat i's worker with the slowest submits
 /// took `per_task[i]` seconds a task for `submits[i]` tasks (0: not a GPU case); against the
