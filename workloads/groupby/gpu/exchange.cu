@@ -33,8 +33,7 @@ double Exchange::exposed_seconds(const ShuffleStats& stats) const {
 
 std::int64_t Exchange::exchange_records(const std::vector<long long>& counts,
                                         const std::vector<long long>& offsets, std::int64_t total,
-                                        const std::vector<int>& nccl_peer, ShuffleStats& stats,
-                                        double* seconds) {
+                                        ShuffleStats& stats, double* seconds) {
   const CaseEnv& env = *e_.env;
   const int size = env.size;
   const double t = now();
@@ -57,6 +56,7 @@ std::int64_t Exchange::exchange_records(const std::vector<long long>& counts,
   const auto W = static_cast<std::size_t>(width_);
   std::uint64_t* records = *e_.records;
   const int me = env.rank;
+  const std::vector<int>& nccl_peer = *e_.nccl_peer;
   if (counts[me] > 0)
     SB_CUDA_CHECK(cudaMemcpyAsync(recv_ + roffsets[me] * W, records + offsets[me] * W,
                                   sizeof(std::uint64_t) * counts[me] * W, cudaMemcpyDeviceToDevice,

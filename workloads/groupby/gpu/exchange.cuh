@@ -81,9 +81,9 @@ class Exchange {
   /// After a task's last kernel; `done` is recorded on the case stream right after it.
   virtual void after_task(cudaEvent_t done);
   /// After the tasks (the case stream synchronised; the worker's table flushed): brings this
-  /// worker's share of the groups into owner(). nccl_peer[p]: the NCCL rank of case rank p.
+  /// worker's share of the groups into owner() (NCCL ranks from *e_.nccl_peer).
   /// Fills `stats`.
-  virtual void finish(const std::vector<int>& nccl_peer, ShuffleStats& stats) = 0;
+  virtual void finish(ShuffleStats& stats) = 0;
   /// Seconds of finish() that count as communication (the rest is compute).
   [[nodiscard]] virtual double exposed_seconds(const ShuffleStats& stats) const;
   /// Keys are owned by owner_of(key, size, owner_bits()).
@@ -98,8 +98,7 @@ class Exchange {
   /// received; adds its bytes and seconds to `stats` and its seconds to *seconds.
   std::int64_t exchange_records(const std::vector<long long>& counts,
                                 const std::vector<long long>& offsets, std::int64_t total,
-                                const std::vector<int>& nccl_peer, ShuffleStats& stats,
-                                double* seconds = nullptr);
+                                ShuffleStats& stats, double* seconds = nullptr);
 
   ExchangeEnv e_;
   cudaStream_t stream_ = nullptr;  ///< the case stream

@@ -47,7 +47,7 @@ void GroupsExchange::connect_peers(std::int64_t share) {
   SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
-void GroupsExchange::finish(const std::vector<int>& nccl_peer, ShuffleStats& stats) {
+void GroupsExchange::finish(ShuffleStats& stats) {
   const int size = e_.env->size;
   const double t0 = now();
   // Local groups grouped by owner: the send buffer of the all-to-all.
@@ -55,7 +55,7 @@ void GroupsExchange::finish(const std::vector<int>& nccl_peer, ShuffleStats& sta
   const std::int64_t total =
       hash_compact(*e_.table, size, *e_.records, counts.data(), offsets.data(), stream_);
   const double t1 = now();
-  const std::int64_t rtotal = exchange_records(counts, offsets, total, nccl_peer, stats);
+  const std::int64_t rtotal = exchange_records(counts, offsets, total, stats);
   const double t2 = now();
   // The owner's merge: the received records into its share-sized table.
   if (hash_overflowed(*e_.table, stream_))

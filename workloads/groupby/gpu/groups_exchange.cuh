@@ -15,7 +15,7 @@ class GroupsExchange final : public Exchange {
   /// to every peer once, untimed (connect_peers), where GPU memory allows.
   GroupsExchange(const ExchangeEnv& e, OwnedTable owner, std::int64_t share);
   [[nodiscard]] bool takes_rows() const override { return false; }
-  void finish(const std::vector<int>& nccl_peer, ShuffleStats& stats) override;
+  void finish(ShuffleStats& stats) override;
 
  private:
   void connect_peers(std::int64_t share);

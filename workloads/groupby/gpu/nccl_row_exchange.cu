@@ -79,8 +79,7 @@ NcclRowExchange::RowCounts NcclRowExchange::exchange_counts(
   return c;
 }
 
-double NcclRowExchange::finish_spills(bool spilled, bool any_spill,
-                                      const std::vector<int>& nccl_peer, ShuffleStats& stats) {
+double NcclRowExchange::finish_spills(bool spilled, bool any_spill, ShuffleStats& stats) {
   const int P = e_.env->size;
   double seconds = 0;
   std::vector<long long> counts(static_cast<std::size_t>(P)), offsets(counts.size());
@@ -91,8 +90,7 @@ double NcclRowExchange::finish_spills(bool spilled, bool any_spill,
     if (spilled)
       total = hash_compact(*e_.table, P, *e_.records, counts.data(), offsets.data(), stream_,
                            shuffle_.owner_bits);
-    const std::int64_t rtotal =
-        exchange_records(counts, offsets, total, nccl_peer, stats, &seconds);
+    const std::int64_t rtotal = exchange_records(counts, offsets, total, stats, &seconds);
     hash_insert_records(owner(), recv_, rtotal, stream_);
     if (spilled) hash_clear(*e_.table, stream_);
     if (hash_overflowed(*e_.table, stream_))
@@ -183,7 +181,8 @@ NcclRowExchange::Layout NcclRowExchange::layout(const RowCounts& counts, int K,
   return lay;
 }
 
-void NcclRowExchange::transfer(const Layout& lay, int K, const std::vector<int>& nccl_peer) {
+void NcclRowExchange::transfer(const Layout& lay, int K) {
+  const std::vector<int>& nccl_peer = *e_.nccl_peer;
   RowShuffle& sh = shuffle_;
   const int P = e_.env->size;
   const int me = e_.env->rank;
@@ -253,14 +252,14 @@ void NcclRowExchange::trace(const Layout& lay, int K, double counts_s) {
                lay.so_rows, lay.ro_rows, lay.so, lay.ro);
 }
 
-void NcclRowExchange::finish(const std::vector<int>& nccl_peer, ShuffleStats& stats) {
+void NcclRowExchange::finish(ShuffleStats& stats) {
   const std::vector<unsigned long long> cur = cursors();
   const double t_counts = now();
   const RowCounts counts = exchange_counts(cur);
   const double counts_s = now() - t_counts;
   const int K = chunks();
   const Layout lay = layout(counts, K, cur);
-  transfer(lay, K, nccl_peer);
+  transfer(lay, K);
   if (e_.env->trace) trace(lay, K, counts_s);
   const cudaEvent_t* ev_c0 = chunk_events_.data() + kMaxShuffleChunks;
   const cudaEvent_t* ev_c1 = ev_c0 + kMaxShuffleChunks;
@@ -273,7 +272,7 @@ void NcclRowExchange::finish(const std::vector<int>& nccl_peer, ShuffleStats& st
   stats.seconds = counts_s + in_flight_ms * 1e-3;
   stats.send_total = 8.0 * static_cast<double>(lay.so + lay.own_words);
   stats.bytes_sent = 8.0 * static_cast<double>(lay.so);
-  (void)finish_spills(counts.spilled, counts.any_spill, nccl_peer, stats);
+  (void)finish_spills(counts.spilled, counts.any_spill, stats);
 }
 
 }  // namespace sb::groupby::gpu

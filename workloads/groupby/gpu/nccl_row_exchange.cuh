@@ -32,7 +32,7 @@ class NcclRowExchange : public Exchange {
   [[nodiscard]] bool takes_rows() const override { return true; }
   void begin_repeat() override;
   void stage(const ColumnPtrs& cols, std::int64_t rows) override;
-  void finish(const std::vector<int>& nccl_peer, ShuffleStats& stats) override;
+  void finish(ShuffleStats& stats) override;
   [[nodiscard]] int owner_bits() const override { return shuffle_.owner_bits; }
 
  protected:
@@ -51,8 +51,7 @@ class NcclRowExchange : public Exchange {
   /// The end of both row exchanges: the spill tables' groups (only if a send bucket overflowed
   /// anywhere; `spilled`: here) into the owners' tables. Returns the seconds it spent
   /// exchanging records.
-  double finish_spills(bool spilled, bool any_spill, const std::vector<int>& nccl_peer,
-                       ShuffleStats& stats);
+  double finish_spills(bool spilled, bool any_spill, ShuffleStats& stats);
 
   RowShuffle shuffle_;
   /// The exchange's stream: it outranks the aggregation kernels, so NCCL's blocks are scheduled
@@ -78,7 +77,7 @@ class NcclRowExchange : public Exchange {
                               const std::vector<unsigned long long>& cur);
   /// Packs, sends and receives the K chunks on comm_stream_ while the case stream aggregates
   /// them; synchronises the case stream.
-  void transfer(const Layout& lay, int K, const std::vector<int>& nccl_peer);
+  void transfer(const Layout& lay, int K);
   /// `scalebench run --trace`: the exchange's timeline, one line on stderr.
   void trace(const Layout& lay, int K, double counts_s);
 };

@@ -153,9 +153,9 @@ void PeerPushExchange::trace(const Timeline& t) {
                at(6), t.out_rows, t.in_rows, t.own_rows);
 }
 
-void PeerPushExchange::finish(const std::vector<int>& nccl_peer, ShuffleStats& stats) {
+void PeerPushExchange::finish(ShuffleStats& stats) {
   if (!connected_) {
-    NcclRowExchange::finish(nccl_peer, stats);
+    NcclRowExchange::finish(stats);
     return;
   }
   // This worker's own rows are split into its slices while its last pushes land; once every
@@ -213,7 +213,7 @@ void PeerPushExchange::finish(const std::vector<int>& nccl_peer, ShuffleStats& s
   stats.send_total = row * static_cast<double>(t.out_rows + t.own_rows);
   stats.bytes_sent = row * static_cast<double>(t.out_rows);
   exposed_ = counts_at - t_wait;
-  exposed_ += finish_spills(rc.spilled, rc.any_spill, nccl_peer, stats);
+  exposed_ += finish_spills(rc.spilled, rc.any_spill, stats);
 }
 
 }  // namespace sb::groupby::gpu

@@ -26,7 +26,7 @@ class PeerPushExchange final : public NcclRowExchange {
   void begin_repeat() override;
   void stage(const ColumnPtrs& cols, std::int64_t rows) override;
   void after_task(cudaEvent_t done) override;
-  void finish(const std::vector<int>& nccl_peer, ShuffleStats& stats) override;
+  void finish(ShuffleStats& stats) override;
   [[nodiscard]] double exposed_seconds(const ShuffleStats& stats) const override;
 
  private:

@@ -304,7 +304,7 @@ class GpuWorker final : public WorkerCase {
   std::vector<double> finish_hash() {
     if (!rows_exchanged() && stage_.key != nullptr) gpu::stage_flush(table_, stage_, stream_);
     if (exchange_ == nullptr) return finish_header(finish_groups(table_), stats_);
-    exchange_->finish(nccl_peer_, stats_);
+    exchange_->finish(stats_);
     return finish_header(finish_groups(exchange_->owner()), stats_);
   }
 
