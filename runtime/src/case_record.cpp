@@ -1,6 +1,7 @@
 // Parts of a case record shared by the ways of running a case (case_record.hpp).
 #include "case_record.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -108,18 +109,24 @@ void set_work_and_metrics(nlohmann::json& rec, const Work& work, const std::vect
   nlohmann::json& reps =
       rec.contains("repeats") && rec["repeats"].is_array() ? rec["repeats"] : none;
   std::vector<bool> out(totals.size(), false);
-  // A slow host costs a repeat either way: late notices, or slow launches (host_stall.hpp).
-  std::vector<double> per_task(reps.size(), 0.0);
+  // A slow host costs a repeat in three ways: late notices, slow launches, or a slow probe
+  // after the finishing step (host_stall.hpp); the largest counts.
+  std::vector<double> per_task(reps.size(), 0.0), probe(reps.size(), 0.0);
   std::vector<int> submits(reps.size(), 0);
   for (std::size_t i = 0; i < reps.size(); ++i) {
-    if (!reps[i].is_object() || !reps[i].contains("submits")) continue;
+    if (!reps[i].is_object()) continue;
+    probe[i] = reps[i].value("probe_s", 0.0);
+    if (!reps[i].contains("submits")) continue;
     per_task[i] = reps[i].value("submit_task_s", 0.0);
     submits[i] = reps[i].value("submits", 0);
   }
   const std::vector<double> slow = slow_submit_excess(per_task, submits);
-  for (std::size_t i = 0; i < reps.size(); ++i)
-    if (reps[i].is_object() && slow[i] > reps[i].value("host_stall", 0.0))
-      reps[i]["host_stall"] = slow[i];
+  const std::vector<double> late = slow_probe_excess(probe, totals);
+  for (std::size_t i = 0; i < reps.size(); ++i) {
+    if (!reps[i].is_object()) continue;
+    const double cost = std::max(slow[i], i < late.size() ? late[i] : 0.0);
+    if (cost > reps[i].value("host_stall", 0.0)) reps[i]["host_stall"] = cost;
+  }
   for (std::size_t i = 0; i < totals.size(); ++i) {
     const bool th = i < throttled.size() && throttled[i];
     // A repeat a host stall slowed (host_stall.hpp) is marked and left out like a throttled one.

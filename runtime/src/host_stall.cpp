@@ -2,6 +2,9 @@
 #include "host_stall.hpp"
 
 #include <algorithm>
+#include <cstdint>
+
+#include "scalebench/clock.hpp"
 
 #include "scalebench/stats.hpp"
 
@@ -34,6 +37,39 @@ std::vector<double> slow_submit_excess(const std::vector<double>& per_task,
   for (std::size_t i = 0; i < per_task.size(); ++i)
     if (i < submits.size() && submits[i] > 0)
       excess[i] = std::max(0.0, per_task[i] - med) * submits[i];
+  return excess;
+}
+
+namespace {
+/// Steps of host_speed_probe's chain.
+constexpr int kProbeSteps = 512;
+}  // namespace
+
+double host_speed_probe() {
+  std::uint64_t x = 0x9E3779B97F4A7C15ULL;
+  const double t0 = now();
+  for (int i = 0; i < kProbeSteps; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    asm volatile("" : "+r"(x));  // one dependent step each: the compiler may not fold them
+  }
+  return now() - t0;
+}
+
+std::vector<double> slow_probe_excess(const std::vector<double>& probe,
+                                      const std::vector<double>& totals) {
+  const std::size_t n = std::min(probe.size(), totals.size());
+  std::vector<double> excess(probe.size(), 0.0);
+  std::vector<double> seen;
+  for (std::size_t i = 0; i < n; ++i)
+    if (probe[i] > 0) seen.push_back(probe[i]);
+  if (seen.size() < 3) return excess;
+  const double slow = kSlowProbeFactor * results::fastest_third_mean(seen);
+  std::vector<double> normal;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!(probe[i] >= slow)) normal.push_back(totals[i]);
+  const double base = results::median(normal.empty() ? totals : normal);
+  for (std::size_t i = 0; i < n; ++i)
+    if (probe[i] > 0 && probe[i] >= slow) excess[i] = std::max(0.0, totals[i] - base);
   return excess;
 }
 

@@ -50,6 +50,22 @@ class TaskLateness {
 [[nodiscard]] std::vector<double> slow_submit_excess(const std::vector<double>& per_task,
                                                      const std::vector<int>& submits);
 
+/// The host's speed at the end of a repeat: seconds a fixed chain of dependent integer steps
+/// (about 0.5 us on an idle core) took this thread. A GPU worker runs it after its finishing
+/// step: a slow period that starts after the last submit (inside finish_repeat, where neither
+/// late notices nor submits see it) still slows this chain 5-10 times.
+[[nodiscard]] double host_speed_probe();
+/// A probe at least this many times the case's fastest third of probes says the host was slow.
+inline constexpr double kSlowProbeFactor = 2.0;
+/// Time a slow host cost each repeat, judged by its probe: repeat i's largest probe over its
+/// workers, `probe[i]` (0: none), at least kSlowProbeFactor times the mean of the case's fastest
+/// third of probes (a slow host only adds time, and a slow period may outlast half the case)
+/// makes the repeat's excess over the median `totals` of the repeats with a normal probe count
+/// as host stall: the host ran slow at the end of the repeat and the repeat ran long. Needs
+/// three probes or more.
+[[nodiscard]] std::vector<double> slow_probe_excess(const std::vector<double>& probe,
+                                                    const std::vector<double>& totals);
+
 /// Whether a repeat of `total_s` with a worker's largest host stall `stall_s` counts as stalled.
 [[nodiscard]] bool host_stalled(double stall_s, double total_s);
 

@@ -16,7 +16,7 @@ namespace sb::detail {
 void put_done(Writer& w, const RepeatDone& d) {
   w.put<double>(d.phases.generate).put<double>(d.phases.compute).put<double>(d.phases.communicate);
   w.put_vec(d.partial).put<double>(d.wall).put_str(d.trace).put<double>(d.host_stall);
-  w.put<double>(d.submit_s).put<std::int32_t>(d.submits);
+  w.put<double>(d.submit_s).put<std::int32_t>(d.submits).put<double>(d.probe_s);
 }
 
 RepeatDone get_done(Reader& r) {
@@ -30,6 +30,7 @@ RepeatDone get_done(Reader& r) {
   d.host_stall = r.get<double>();
   d.submit_s = r.get<double>();
   d.submits = r.get<std::int32_t>();
+  d.probe_s = r.get<double>();
   return d;
 }
 
@@ -106,7 +107,7 @@ void RepeatTiming::on_done(int case_rank, const RepeatDone& d) {
   phases_.communicate = std::max(phases_.communicate, d.phases.communicate);
   workers_.push_back({case_rank, now() - t0_,
                       d.phases.generate + d.phases.compute + d.phases.communicate, d.wall,
-                      d.host_stall, d.submit_s, d.submits, d.trace});
+                      d.host_stall, d.submit_s, d.submits, d.probe_s, d.trace});
 }
 
 double RepeatTiming::end(double writing) {
@@ -119,10 +120,11 @@ double RepeatTiming::end(double writing) {
 }
 
 nlohmann::json RepeatTiming::record() const {
-  double busy = 0, wall = 0, stall = 0, per_task = 0;
+  double busy = 0, wall = 0, stall = 0, per_task = 0, probe = 0;
   int submits = 0;
   for (const Worker& w : workers_) {
     busy = std::max(busy, w.busy);
+    probe = std::max(probe, w.probe_s);
     wall = std::max(wall, w.wall);
     stall = std::max(stall, w.host_stall);
     if (w.submits > 0 && w.submit_s / w.submits >= per_task) {
@@ -141,6 +143,7 @@ nlohmann::json RepeatTiming::record() const {
     j["submit_task_s"] = per_task;
     j["submits"] = submits;
   }
+  if (probe > 0) j["probe_s"] = probe;
   return j;
 }
 

@@ -25,6 +25,7 @@ struct RepeatDone {
   double host_stall = 0;        ///< seconds the worker lost after its tasks ended (host_stall.hpp)
   double submit_s = 0;          ///< GPU cases: seconds in WorkerCase::submit (host_stall.hpp)
   int submits = 0;              ///< and how many tasks it submitted
+  double probe_s = 0;           ///< GPU cases: host_speed_probe after finish_repeat
 };
 
 void put_done(Writer& w, const RepeatDone& d);
@@ -76,7 +77,8 @@ class RepeatTiming {
   /// the longest worker's own wall time: what getting the repeat to and from the workers took)
   /// and `host_stall` (the largest worker's, seconds: host_stall.hpp); in GPU cases also
   /// `submit_task_s` and `submits`: the worker whose tasks took its thread longest to submit,
-  /// seconds per task, and how many it submitted (host_stall.hpp, slow_submit_excess).
+  /// seconds per task, and how many it submitted (host_stall.hpp, slow_submit_excess), and
+  /// `probe_s`, the workers' slowest host_speed_probe (slow_probe_excess).
   [[nodiscard]] nlohmann::json record() const;
   /// --trace: one line per worker for case `id`, repeat `repeat` (-1: a warm-up repeat).
   [[nodiscard]] std::string trace_lines(const std::string& id, int repeat) const;
@@ -90,6 +92,7 @@ class RepeatTiming {
     double host_stall = 0;
     double submit_s = 0;
     int submits = 0;
+    double probe_s = 0;
     std::string trace;
   };
   double t0_ = 0;

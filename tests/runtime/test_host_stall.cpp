@@ -1,6 +1,6 @@
 // Host stalls (runtime/src/host_stall.hpp): how late a worker noticed its finished tasks, how
-// slowly it submitted them, and how a stalled repeat is marked and left out of the medians
-// (case_record.hpp).
+// slowly it submitted them, how slow the host was after its finishing step, and how a stalled
+// repeat is marked and left out of the medians (case_record.hpp).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -111,6 +111,65 @@ TEST(HostStall, ARepeatOfSlowSubmitsIsMarkedHostStalled) {
   EXPECT_DOUBLE_EQ(rec["repeats"][0]["host_stall"].get<double>(), 0.05e-3);
   EXPECT_EQ(rec["metrics"]["host_stalled_repeats"], 1);
   EXPECT_DOUBLE_EQ(rec["metrics"]["median_s"].get<double>(), (1.41e-3 + 1.43e-3) / 2);
+}
+
+TEST(HostStall, TheProbeTimesAFixedChain) {
+  const double p = sb::detail::host_speed_probe();
+  EXPECT_GT(p, 0.0);
+  EXPECT_LT(p, 1.0) << "512 integer steps";
+}
+
+TEST(HostStall, ASlowProbeMakesTheRepeatsExcessTheStall) {
+  using sb::detail::slow_probe_excess;
+  // by-key seed on two GPUs, every GPU taking part: the first repeat of a slow period, whose
+  // submits were at their usual speed and whose finishing step ran slow.
+  const std::vector<double> totals{1.43e-3, 1.44e-3, 2.19e-3, 1.42e-3, 1.45e-3, 1.47e-3};
+  const std::vector<double> probe{0.6e-6, 0.55e-6, 3.1e-6, 0.6e-6, 0.9e-6, 0.8e-6};
+  const auto ex = slow_probe_excess(probe, totals);
+  ASSERT_EQ(ex.size(), 6u);
+  // The fastest third of the probes: 0.55 and 0.6 us; the normal repeats' median: 1.44 ms.
+  EXPECT_NEAR(ex[2], 2.19e-3 - 1.44e-3, 1e-12);
+  EXPECT_EQ(ex[4], 0.0) << "a probe 1.6 times the fastest is not a slow host";
+  EXPECT_EQ(ex[0], 0.0);
+  // A slow probe in a repeat that did not run long costs nothing.
+  EXPECT_EQ(slow_probe_excess({0.6e-6, 0.6e-6, 5e-6, 0.6e-6}, {1e-3, 1e-3, 0.9e-3, 1e-3})[2], 0.0);
+  EXPECT_EQ(slow_probe_excess({5e-6, 0.6e-6}, {3e-3, 1e-3}), (std::vector<double>{0, 0}))
+      << "two probes have no median to compare with";
+  EXPECT_EQ(slow_probe_excess({0, 0, 0}, {3e-3, 1e-3, 1e-3}), (std::vector<double>{0, 0, 0}))
+      << "no probes: not a GPU case";
+}
+
+TEST(HostStall, ASlowPeriodOverMostOfTheCaseIsStillSeen) {
+  using sb::detail::slow_probe_excess;
+  // svd seed on one GPU: the host ran slow through most of the case and came back at its end;
+  // the median probe and the median repeat are the slow ones.
+  const std::vector<double> totals{24.3e-3, 23.7e-3, 25.3e-3, 24.8e-3, 14.6e-3, 14.5e-3};
+  const std::vector<double> probe{2.6e-6, 9.0e-6, 2.9e-6, 2.7e-6, 0.9e-6, 0.85e-6};
+  const auto ex = slow_probe_excess(probe, totals);
+  EXPECT_NEAR(ex[0], 24.3e-3 - 14.55e-3, 1e-12) << "against the repeats with a normal probe";
+  EXPECT_NEAR(ex[1], 23.7e-3 - 14.55e-3, 1e-12);
+  EXPECT_EQ(ex[4], 0.0);
+}
+
+TEST(HostStall, ARepeatWithASlowProbeIsMarkedHostStalled) {
+  sb::Work w;
+  w.units = 100;
+  w.unit = "rows";
+  const std::vector<double> totals{1.43e-3, 1.44e-3, 2.19e-3, 1.42e-3, 1.45e-3};
+  const std::vector<double> probe{0.6e-6, 0.55e-6, 3.1e-6, 0.6e-6, 0.6e-6};
+  json rec = {{"repeats", json::array()}};
+  for (std::size_t i = 0; i < totals.size(); ++i)
+    rec["repeats"].push_back({{"total", totals[i]},
+                              {"host_stall", 0.02e-3},
+                              {"submit_task_s", 12e-6},
+                              {"submits", 15},
+                              {"probe_s", probe[i]}});
+  sb::detail::set_work_and_metrics(rec, w, totals, totals, {}, false);
+  EXPECT_TRUE(rec["repeats"][2].value("host_stalled", false));
+  EXPECT_NEAR(rec["repeats"][2]["host_stall"].get<double>(), 2.19e-3 - 1.435e-3, 1e-12)
+      << "the excess over the median of the repeats with a normal probe";
+  EXPECT_EQ(rec["metrics"]["host_stalled_repeats"], 1);
+  EXPECT_DOUBLE_EQ(rec["metrics"]["median_s"].get<double>(), (1.43e-3 + 1.44e-3) / 2);
 }
 
 }  // namespace
