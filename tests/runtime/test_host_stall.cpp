@@ -20,6 +20,26 @@ sb::TaskOutcome ended(double start, double end) {
   return o;
 }
 
+/// A GPU case's record of repeats `totals`, each with the late-notice stall `stall`, submits of
+/// `per_task[i]` seconds a task (15 tasks) and, where given, probe `probe[i]`; then its metrics.
+json gpu_case_record(const std::vector<double>& totals, double stall,
+                     const std::vector<double>& per_task, const std::vector<double>& probe = {}) {
+  sb::Work w;
+  w.units = 100;
+  w.unit = "rows";
+  json rec = {{"repeats", json::array()}};
+  for (std::size_t i = 0; i < totals.size(); ++i) {
+    json r = {{"total", totals[i]},
+              {"host_stall", stall},
+              {"submit_task_s", per_task[i]},
+              {"submits", 15}};
+    if (i < probe.size()) r["probe_s"] = probe[i];
+    rec["repeats"].push_back(r);
+  }
+  sb::detail::set_work_and_metrics(rec, w, totals, totals, {}, false);
+  return rec;
+}
+
 TEST(HostStall, LatenessBeyondTheRepeatsBestIsTheStall) {
   sb::detail::TaskLateness l;
   // The device's clock runs 40 us behind the host's: every task is noticed 40-50 us "late".
@@ -93,18 +113,8 @@ TEST(HostStall, SlowSubmitsBeyondTheMedianAreTheirExcess) {
 }
 
 TEST(HostStall, ARepeatOfSlowSubmitsIsMarkedHostStalled) {
-  sb::Work w;
-  w.units = 100;
-  w.unit = "rows";
-  const std::vector<double> totals{1.4e-3, 1.45e-3, 4.2e-3, 1.43e-3, 1.41e-3};
-  const std::vector<double> per_task{12e-6, 13e-6, 110e-6, 12e-6, 11e-6};
-  json rec = {{"repeats", json::array()}};
-  for (std::size_t i = 0; i < totals.size(); ++i)
-    rec["repeats"].push_back({{"total", totals[i]},
-                              {"host_stall", 0.05e-3},
-                              {"submit_task_s", per_task[i]},
-                              {"submits", 15}});
-  sb::detail::set_work_and_metrics(rec, w, totals, totals, {}, false);
+  const json rec = gpu_case_record({1.4e-3, 1.45e-3, 4.2e-3, 1.43e-3, 1.41e-3}, 0.05e-3,
+                                   {12e-6, 13e-6, 110e-6, 12e-6, 11e-6});
   EXPECT_TRUE(rec["repeats"][2].value("host_stalled", false));
   EXPECT_NEAR(rec["repeats"][2]["host_stall"].get<double>(), 98e-6 * 15, 1e-12)
       << "the repeat's host_stall is the larger of late notices and slow submits";
@@ -152,19 +162,9 @@ TEST(HostStall, ASlowPeriodOverMostOfTheCaseIsStillSeen) {
 }
 
 TEST(HostStall, ARepeatWithASlowProbeIsMarkedHostStalled) {
-  sb::Work w;
-  w.units = 100;
-  w.unit = "rows";
-  const std::vector<double> totals{1.43e-3, 1.44e-3, 2.19e-3, 1.42e-3, 1.45e-3};
-  const std::vector<double> probe{0.6e-6, 0.55e-6, 3.1e-6, 0.6e-6, 0.6e-6};
-  json rec = {{"repeats", json::array()}};
-  for (std::size_t i = 0; i < totals.size(); ++i)
-    rec["repeats"].push_back({{"total", totals[i]},
-                              {"host_stall", 0.02e-3},
-                              {"submit_task_s", 12e-6},
-                              {"submits", 15},
-                              {"probe_s", probe[i]}});
-  sb::detail::set_work_and_metrics(rec, w, totals, totals, {}, false);
+  const json rec =
+      gpu_case_record({1.43e-3, 1.44e-3, 2.19e-3, 1.42e-3, 1.45e-3}, 0.02e-3,
+                      std::vector<double>(5, 12e-6), {0.6e-6, 0.55e-6, 3.1e-6, 0.6e-6, 0.6e-6});
   EXPECT_TRUE(rec["repeats"][2].value("host_stalled", false));
   EXPECT_NEAR(rec["repeats"][2]["host_stall"].get<double>(), 2.19e-3 - 1.435e-3, 1e-12)
       << "the excess over the median of the repeats with a normal probe";
