@@ -5,7 +5,6 @@
 #include <cstdint>
 
 #include "scalebench/clock.hpp"
-
 #include "scalebench/stats.hpp"
 
 namespace sb::detail {

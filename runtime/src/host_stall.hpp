@@ -51,7 +51,7 @@ class TaskLateness {
                                                      const std::vector<int>& submits);
 
 /// The host's speed at the end of a repeat: seconds a fixed chain of dependent integer steps
-/// (about 0.5 us on an idle core) took this thread. A GPU worker runs it after its finishing
+/// (0.5-0.9 us on an idle core) took this thread. A GPU worker runs it after its finishing
 /// step: a slow period that starts after the last submit (inside finish_repeat, where neither
 /// late notices nor submits see it) still slows this chain 5-10 times.
 [[nodiscard]] double host_speed_probe();

@@ -32,6 +32,20 @@ TEST(RepeatTiming, RuntimeIsWhatTheBusiestWorkersPhasesLeaveAndMessagesWhatItsWa
   EXPECT_NEAR(r["runtime"].get<double>(), total - 0.005, 1e-12);
   EXPECT_NEAR(r["messages"].get<double>(), total - 0.007, 1e-12);
   EXPECT_EQ(t.trace_lines("w/p/k=1", 3).find("repeat trace w/p/k=1 repeat 3: total"), 0u);
+  EXPECT_FALSE(r.contains("probe_s")) << "no probe: not a GPU case";
+}
+
+TEST(RepeatTiming, TheRecordsProbeIsTheSlowestWorkers) {
+  sb::detail::RepeatTiming t;
+  t.begin();
+  sb::detail::RepeatDone a;
+  a.probe_s = 0.8e-6;
+  sb::detail::RepeatDone b;
+  b.probe_s = 6.5e-6;  // this worker's host ran slow as its repeat ended
+  t.on_done(0, a);
+  t.on_done(1, b);
+  (void)t.end();
+  EXPECT_DOUBLE_EQ(t.record()["probe_s"].get<double>(), 6.5e-6);
 }
 
 TEST(RepeatTiming, DoneRoundTripsThroughAMessageWithItsTrace) {
@@ -43,6 +57,9 @@ TEST(RepeatTiming, DoneRoundTripsThroughAMessageWithItsTrace) {
   d.phases = {0.5, 1.5, 2.5};
   d.partial = {1, 2, 3};
   d.wall = 4.5;
+  d.submit_s = 0.25e-3;
+  d.submits = 15;
+  d.probe_s = 0.8e-6;
   d.trace = events.str();
   EXPECT_NE(d.trace.find("submit7@"), std::string::npos);
   EXPECT_NE(d.trace.find(" waited7@"), std::string::npos);
@@ -58,6 +75,9 @@ TEST(RepeatTiming, DoneRoundTripsThroughAMessageWithItsTrace) {
   EXPECT_EQ(back.partial, d.partial);
   EXPECT_EQ(back.wall, 4.5);
   EXPECT_EQ(back.trace, d.trace);
+  EXPECT_EQ(back.submit_s, 0.25e-3);
+  EXPECT_EQ(back.submits, 15);
+  EXPECT_EQ(back.probe_s, 0.8e-6);
   EXPECT_TRUE(sb::detail::WorkerRepeatTrace(false, 0.0).str().empty()) << "free when off";
 }
 
