@@ -102,17 +102,21 @@ case $step in
     command -v taskset >/dev/null || { echo "SKIP: needs taskset"; exit 77; }
     store="$dir/history.h5"
     rm -f "$store"
-    mark=$(cpu_ticks)
+    # Each run on its own: other work during one run alone is a step the gate rightly sees.
+    busiest=0
     for k in 1 2 3 4 5 6 7 8; do
       prefix=()
       [ "$k" -ge 5 ] && prefix=(taskset -c 0)
+      mark=$(cpu_ticks)
       "${prefix[@]}" "$sb" "${run[@]}" --repeats 9 --out "$dir/h$k.h5" >>"$log" 2>&1 ||
         { echo "FAIL: run $k failed"; cat "$log"; exit 1; }
+      share=$(others_share "$mark")
+      [ "$share" -gt "$busiest" ] && busiest=$share
       "$sb" history add "$store" "$dir/h$k.h5" --commit "commit-$k" >>"$log" || exit 1
     done
     out=$("$sb" history show "$store" --case 'subset-mean/*') || exit 1
     echo "$out"
-    require_quiet "$(others_share "$mark")" "the eight runs"
+    require_quiet "$busiest" "the busiest of the eight runs"
     echo "$out" | grep -q "step +[0-9.]*% ([^)]*) at #5 (commit commit-5," ||
       { echo "FAIL: no step up at the fifth run"; exit 1; }
     [ "$(echo "$out" | grep -c '<- step')" -eq 1 ] || { echo "FAIL: not exactly one step"; exit 1; }
