@@ -24,8 +24,9 @@
 #   tools/gpu-campaign.sh scaling             after `build`: more GPUs never slower (seed on
 #                                             every GPU and on two, twice, 20 repeats), large
 #                                             svd and by-key on every GPU twice and on two, the
-#                                             start-up three times; PASS/FAIL per figure last
-#                                             (tools/scaling_verdicts.py)
+#                                             start-up three times, then the PyTorch and CuPy
+#                                             peers of groupby and svd on one GPU; PASS/FAIL per
+#                                             figure (tools/scaling_verdicts.py), peers last
 #   tools/gpu-campaign.sh ab OTHER [PRESET..] seed and large (or PRESET..) on gpu1,gpuN, this
 #                                             tree and OTHER alternating, twice each; medians
 #                                             side by side (both built by `build OTHER`)
@@ -220,9 +221,25 @@ PY
     done
     [ "$ngpu" -le 2 ] || one large-2 env CUDA_VISIBLE_DEVICES=0,1 $sb run --preset large \
       --workloads svd,groupby --param groupby.query=by-key --paths gpu1,gpuN --repeats 5
+    # The peers in the same call, on one GPU: PyTorch (and CuPy for svd) on the same sizes.
+    peer() {  # label, then the command; its last lines
+      local label=$1
+      shift
+      timeout 240 "$@" >"$out/peers-$label.txt" 2>&1 || echo "peers $label: rc=$?"
+    }
+    peer groupby-large python3 tools/peers/groupby_peers.py --rows 1e8 --no-pandas \
+      --queries by-key --repeats 3
+    peer groupby-seed python3 tools/peers/groupby_peers.py --queries by-name,by-id,by-key \
+      --no-pandas --repeats 5
+    peer svd env CUDA_VISIBLE_DEVICES=0 python3 tools/peers/svd_peers.py \
+      --sizes 10000x1000,2000000x1000 --repeats 3
     python3 tools/scaling_verdicts.py "$out" "$ngpu" | tee "$out/verdicts-scaling.txt"
-    (cd "$out" && tar czf scaling.tgz scaling-*.json scaling-*.err && rm -f scaling-*.json \
-      scaling-*.err scaling-*.txt)
+    for f in "$out"/peers-*.txt; do
+      echo "== $(basename "$f" .txt)"
+      tail -n 6 "$f"
+    done
+    (cd "$out" && tar czf scaling.tgz scaling-*.json scaling-*.err peers-*.txt && rm -f \
+      scaling-*.json scaling-*.err scaling-*.txt peers-*.txt)
     exit 0 ;;
   ab)
     other=${2:?usage: tools/gpu-campaign.sh ab OTHER [PRESET..]}
