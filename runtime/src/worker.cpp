@@ -2,6 +2,7 @@
 #include <omp.h>
 
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "host_stall.hpp"
 #include "memory_check.hpp"
 #include "message.hpp"
+#include "others_cpu_share.hpp"
 #include "rank.hpp"
 #include "repeat_timing.hpp"
 #include "scalebench/ceiling_cache.hpp"
@@ -49,14 +51,31 @@ nlohmann::json cpu_ceilings(const JobPlan& plan, const RankContext& ctx,
           return false;
     return true;
   };
+  // Nor is a ceiling kept that another process (a test beside it, a build, the hypervisor's
+  // steal) shared the CPUs with: it records that share, `others_cpu_share`.
+  auto quiet = [&](const nlohmann::json& records) {
+    for (const auto& r : records)
+      if (r.contains("others_cpu_share") &&
+          r["others_cpu_share"].get<double>() >= kBusyCeilingShare)
+        return false;
+    return true;
+  };
   const std::string blas = library_versions().value("blas", "");
   for (const int threads : {1, ctx.threads}) {
     if (threads == 1 && !out.empty()) break;  // a one-thread worker: measured once
     const std::string key =
         fmt::format("cpu|{}|{}|{}|{}", ctx.host, node.value("cpu_model", ""), blas, threads);
-    for (auto& c : cached_ceilings(
-             file, key, plan.fresh_ceilings, [&] { return measure_cpu_ceilings(threads); },
-             threads == 1 ? std::function<bool(const nlohmann::json&)>() : at_least_one_thread))
+    auto measure = [&] {
+      nlohmann::json records;
+      const double others = others_cpu_share([&] { records = measure_cpu_ceilings(threads); });
+      if (std::isfinite(others))  // else /proc/stat could not tell
+        for (auto& r : records) r["others_cpu_share"] = others;
+      return records;
+    };
+    auto keep = [&](const nlohmann::json& records) {
+      return quiet(records) && (threads == 1 || at_least_one_thread(records));
+    };
+    for (auto& c : cached_ceilings(file, key, plan.fresh_ceilings, measure, keep))
       out.push_back(std::move(c));
   }
   return out;

@@ -57,6 +57,16 @@ TEST(CeilingCache, OldDamagedOrImplausibleEntriesAreMeasured) {
   (void)sb::cached_ceilings(file, "doubtful", false, measure, never);
   EXPECT_EQ(sb::cached_ceilings(file, "doubtful", false, measure)[0]["source"], "measured");
   EXPECT_EQ(measured, 4);
+  // A recent entry of an older cache version (kept without today's checks): measured again.
+  std::ofstream(file) << nlohmann::json{{"version", 1},
+                                        {"entries",
+                                         {{"k",
+                                           {{"epoch", 4.0e9},
+                                            {"measured_utc", "2096-10-02"},
+                                            {"ceilings", record(5e9)}}}}}}
+                             .dump();
+  EXPECT_EQ(sb::cached_ceilings(file, "k", false, measure)[0]["source"], "measured");
+  EXPECT_EQ(measured, 5);
   // No cache: always measured.
   EXPECT_EQ(sb::cached_ceilings("", "k", false, measure)[0]["source"], "measured");
 }

@@ -11,7 +11,10 @@
 /// GPU's UUID, driver and CUDA runtime. An entry is used for kMaxAgeDays; `run
 /// --fresh-ceilings` measures anew and replaces it. Every ceiling record says where it came
 /// from: "source" = "measured" or "cached", and "measured_utc". A cache that cannot be read or
-/// written is ignored (the ceilings are then measured), never an error.
+/// written is ignored (the ceilings are then measured), never an error. Figures the caller finds
+/// implausible are used for their run and not kept: CPU ceilings measured while other processes
+/// took a tenth or more of the worker's CPUs (others_cpu_share.hpp), or with more threads
+/// measuring less than one.
 
 #include <functional>
 #include <string>
