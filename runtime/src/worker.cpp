@@ -248,7 +248,8 @@ void run_repeat(RankContext& ctx, WorkerCase& wc, bool gpu_case, TelemetryRecord
   done.partial = wc.finish_repeat();
   done.phases = wc.phase_times();
   events.mark("finished");
-  // The host's speed now, after the finishing step (host_stall.hpp): about 0.5 us a repeat.
+  // The host's speed now, after the finishing step (host_stall.hpp; docs/performance.md,
+  // cause 5): under 1 us a repeat.
   if (gpu_case) done.probe_s = host_speed_probe();
   done.trace = events.str();
   done.wall = now() - received;
