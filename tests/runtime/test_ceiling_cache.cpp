@@ -18,6 +18,17 @@ nlohmann::json record(double value) {
   return nlohmann::json::array({{{"kind", "dgemm"}, {"unit", "flop/s"}, {"value", value}}});
 }
 
+/// A cache file of `version` holding one entry `key` measured at `epoch` (s since 1970).
+void write_entry(const std::string& file, int version, const std::string& key, double epoch) {
+  std::ofstream(file) << nlohmann::json{{"version", version},
+                                        {"entries",
+                                         {{key,
+                                           {{"epoch", epoch},
+                                            {"measured_utc", "from the test"},
+                                            {"ceilings", record(5e9)}}}}}}
+                             .dump();
+}
+
 TEST(CeilingCache, MeasuredOnceThenCachedWithItsDate) {
   TempDir dir("sbceil");
   const std::string file = (dir.path / "c" / "ceilings.json").string();
@@ -43,13 +54,7 @@ TEST(CeilingCache, OldDamagedOrImplausibleEntriesAreMeasured) {
   const std::string file = (dir.path / "ceilings.json").string();
   int measured = 0;
   auto measure = [&] { return record(++measured * 1e9); };
-  std::ofstream(file) << nlohmann::json{{"version", 1},
-                                        {"entries",
-                                         {{"k",
-                                           {{"epoch", 1.0},
-                                            {"measured_utc", "1970-01-01"},
-                                            {"ceilings", record(5e9)}}}}}}
-                             .dump();
+  write_entry(file, 1, "k", 1.0);  // measured in 1970
   EXPECT_EQ(sb::cached_ceilings(file, "k", false, measure)[0]["source"], "measured");
   std::ofstream(file) << "{ not json";
   EXPECT_EQ(sb::cached_ceilings(file, "k", false, measure)[0]["source"], "measured");
@@ -58,13 +63,7 @@ TEST(CeilingCache, OldDamagedOrImplausibleEntriesAreMeasured) {
   EXPECT_EQ(sb::cached_ceilings(file, "doubtful", false, measure)[0]["source"], "measured");
   EXPECT_EQ(measured, 4);
   // A recent entry of an older cache version (kept without today's checks): measured again.
-  std::ofstream(file) << nlohmann::json{{"version", 1},
-                                        {"entries",
-                                         {{"k",
-                                           {{"epoch", 4.0e9},
-                                            {"measured_utc", "2096-10-02"},
-                                            {"ceilings", record(5e9)}}}}}}
-                             .dump();
+  write_entry(file, 1, "k", 4.0e9);  // not yet old
   EXPECT_EQ(sb::cached_ceilings(file, "k", false, measure)[0]["source"], "measured");
   EXPECT_EQ(measured, 5);
   // No cache: always measured.
