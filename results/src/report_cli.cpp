@@ -189,6 +189,7 @@ void add_history_command(CLI::App& app, int& exit_code) {
     std::string pattern;
     std::string format = "table";
     std::string out;
+    std::string threshold = "5%";
   };
   auto o = std::make_shared<Options>();
   CLI::App* hist = app.add_subcommand(
@@ -230,10 +231,16 @@ void add_history_command(CLI::App& app, int& exit_code) {
                   fmt::format("output format: {}", fmt::join(history_formats(), "|")))
         ->default_str(default_format);
     v->add_option("--out", o->out, "write to this file instead of standard output");
+    v->add_option("--threshold", o->threshold,
+                  "smallest step shown, as a percentage (5%) or a fraction (0.05)")
+        ->default_str("5%");
     v->callback([o, &exit_code, default_format] {
       if (o->format.empty()) o->format = default_format;
+      ChangePointOptions options;
+      options.min_change = parse_threshold(o->threshold);
       const HistoryStore store = read_history(o->store);
-      const std::string text = format_history(store, history_trends(store, o->pattern), o->format);
+      const std::string text =
+          format_history(store, history_trends(store, o->pattern, options), o->format);
       emit(text, o->out);
       exit_code = kExitOk;
     });

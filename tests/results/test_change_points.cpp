@@ -53,6 +53,32 @@ TEST(ChangePoints, OneOddRunIsNotAStep) {
   EXPECT_TRUE(detect_change_points(v).empty());
 }
 
+TEST(ChangePoints, StepsUnderTheThresholdAreMerged) {
+  // Eight real runs (CI, tests/gate/gate.sh history): a 2x step, then a 1.3% shift between two
+  // pairs of runs whose noise estimate (0.3%) is far below the machine's run-to-run noise.
+  const std::vector<double> v{50.34, 49.72, 49.69, 49.77, 97.98, 97.69, 99.09, 99.05};
+  sb::results::ChangePointOptions none;
+  none.min_change = 0.0;
+  ASSERT_EQ(detect_change_points(v, none).size(), 2u);
+  const auto s = detect_change_points(v);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].index, 4u);
+  EXPECT_NEAR(s[0].change, 98.515 / 49.745 - 1.0, 1e-9);  // medians of the two levels
+}
+
+TEST(ChangePoints, ASmallStepIsShownWithALowerThreshold) {
+  std::vector<double> v;
+  for (int i = 0; i < 10; ++i) v.push_back(1.0 + 0.001 * (i % 3));
+  for (int i = 0; i < 10; ++i) v.push_back(1.03 + 0.001 * (i % 3));
+  EXPECT_TRUE(detect_change_points(v).empty());
+  sb::results::ChangePointOptions two_percent;
+  two_percent.min_change = 0.02;
+  const auto s = detect_change_points(v, two_percent);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].index, 10u);
+  EXPECT_NEAR(s[0].change, 0.03, 1e-3);
+}
+
 TEST(ChangePoints, ShortOrBadSeriesGiveNothing) {
   EXPECT_TRUE(detect_change_points(std::vector<double>{1.0, 2.0, 2.0}).empty());
   EXPECT_TRUE(detect_change_points(std::vector<double>{}).empty());

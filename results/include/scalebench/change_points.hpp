@@ -7,6 +7,9 @@
 /// noise  sigma = max(min_noise, 1.4826 MAD(successive log differences) / sqrt(2))
 /// fit    min over partitions of  sum_i |log x_i - median(level)| / sigma  +  penalty ln(n)
 ///        per level, every level at least min_segment runs long
+/// merge  while two neighbouring levels differ by less than min_change, the closest pair is
+///        merged (asv's regressions_thresholds): with few runs the noise estimate can fall far
+///        below the true run-to-run noise, and a 1% "step" between two runs is not a verdict
 /// With penalty 3 a series of 30 runs with 2% noise and no step shows a false step in under
 /// 1% of trials, and an 8% step is placed on the right run in over 90% (tests/results:
 /// test_change_points.cpp).
@@ -21,6 +24,7 @@ struct ChangePointOptions {
   std::size_t min_segment = 2;  ///< runs a level must last (one odd run is not a step)
   double penalty = 3.0;         ///< per level, times ln(n), in noise units
   double min_noise = 0.003;     ///< floor of sigma (relative, 0.3%)
+  double min_change = 0.05;     ///< smallest step reported (relative), as compare's threshold
 };
 
 /// A step: the series moved from `before` to `after` at point `index` (its first point).
