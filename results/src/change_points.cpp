@@ -122,13 +122,15 @@ std::vector<ChangePoint> detect_change_points(std::span<const double> values,
         std::vector<double>(values.begin() + static_cast<std::ptrdiff_t>(bounds[k]),
                             values.begin() + static_cast<std::ptrdiff_t>(bounds[k + 1])));
   };
+  std::vector<double> levels;
+  for (std::size_t k = 0; k + 1 < bounds.size(); ++k) levels.push_back(level(k));
   // Steps under min_change are merged, the smallest first: a short series' noise estimate can
   // be far below its run-to-run noise (tests/gate/gate.sh history, test_change_points.cpp).
-  while (bounds.size() > 2) {
+  while (levels.size() > 1) {
     std::size_t smallest = 0;
     double smallest_change = std::numeric_limits<double>::infinity();
-    for (std::size_t k = 1; k + 1 < bounds.size(); ++k) {
-      const double change = std::abs(level(k) / level(k - 1) - 1.0);
+    for (std::size_t k = 1; k < levels.size(); ++k) {
+      const double change = std::abs(levels[k] / levels[k - 1] - 1.0);
       if (change < smallest_change) {
         smallest_change = change;
         smallest = k;
@@ -136,13 +138,15 @@ std::vector<ChangePoint> detect_change_points(std::span<const double> values,
     }
     if (!(smallest_change < o.min_change)) break;
     bounds.erase(bounds.begin() + static_cast<std::ptrdiff_t>(smallest));
+    levels.erase(levels.begin() + static_cast<std::ptrdiff_t>(smallest));
+    levels[smallest - 1] = level(smallest - 1);
   }
   std::vector<ChangePoint> out;
-  for (std::size_t k = 1; k + 1 < bounds.size(); ++k) {
+  for (std::size_t k = 1; k < levels.size(); ++k) {
     ChangePoint c;
     c.index = bounds[k];
-    c.before = level(k - 1);
-    c.after = level(k);
+    c.before = levels[k - 1];
+    c.after = levels[k];
     c.change = c.after / c.before - 1.0;
     out.push_back(c);
   }
