@@ -73,6 +73,9 @@ class Exchange {
 
   /// Whether the tasks' rows go to the exchange (stage) instead of the worker's table.
   [[nodiscard]] virtual bool takes_rows() const = 0;
+  /// Before a repeat's work is queued: the host's set-up the first repeat needs (collective
+  /// over the case's workers), so that begin_repeat() only queues work.
+  virtual void prepare() {}
   /// Start of a repeat, on the case stream: empties the owner's table (and what else the
   /// exchange fills).
   virtual void begin_repeat();

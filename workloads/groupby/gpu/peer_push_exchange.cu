@@ -96,11 +96,14 @@ void PeerPushExchange::close_peer_landing() {
   peer_landing_.clear();
 }
 
+void PeerPushExchange::prepare() {
+  if (decided_) return;
+  connected_ = connect();
+  decided_ = true;
+}
+
 void PeerPushExchange::begin_repeat() {
-  if (!decided_) {
-    connected_ = connect();
-    decided_ = true;
-  }
+  prepare();
   last_slot_ = -1;
   pushes_ = 0;
   NcclRowExchange::begin_repeat();

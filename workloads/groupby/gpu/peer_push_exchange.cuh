@@ -23,6 +23,7 @@ class PeerPushExchange final : public NcclRowExchange {
   PeerPushExchange(const ExchangeEnv& e, OwnedTable owner, const RowShuffle& plan, bool required);
   ~PeerPushExchange() override;
 
+  void prepare() override;
   void begin_repeat() override;
   void stage(const ColumnPtrs& cols, std::int64_t rows) override;
   void after_task(cudaEvent_t done) override;
