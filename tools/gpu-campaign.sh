@@ -302,7 +302,8 @@ if [ "$mode" = bykey ]; then
     shift
     timeout 120 $sb run --preset large --workloads groupby --param groupby.query=by-key --repeats 5 \
       "$@" >"$out/bykey-$label.txt" 2>"$out/bykey-$label.err"
-    grep -E '^groupby' "$out/bykey-$label.txt" | awk -v l="$label" '{print l": "$1, $4, $5}'
+    # case, workers ("4 GPUs"), status, repeats, median: the label, case, status and median
+    grep -E '^groupby' "$out/bykey-$label.txt" | awk -v l="$label" '{print l": "$1, $4, $6, $7}'
   }
   {
     bykey a --paths gpu1,gpuN --out "$out/bykey.h5"
@@ -320,6 +321,10 @@ if [ "$mode" = bykey ]; then
       "$out/push-all-to-all.txt"
   } | sed 's/cardinality=10000000,//; s/,partition=5000000//; s/,query=by-key,rows=100000000,seed=42//' \
     | tee "$out/bykey-summary.txt"
+  # the logs in one file (few files come back from a GPU machine); the summary beside it
+  (cd "$out" && mv bykey-summary.txt summary-bykey.txt &&
+    tar czf bykey.tgz bykey-*.txt bykey-*.err push-all-to-all.txt &&
+    rm -f bykey-*.txt bykey-*.err push-all-to-all.txt)
   printf '%s\n' "${summary[@]}"
   exit 0
 fi
