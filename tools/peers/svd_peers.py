@@ -5,7 +5,7 @@ tall-skinny uniform(0,1) float64 matrix, U kept, as the peers' users write it.
 GPU peers (one device, warm, data already on the device, CUDA synchronisation around each run):
   torch.linalg.svd(A, full_matrices=False)
   torch QR + SVD(R): Q, R = torch.linalg.qr(A); Ur, S, Vh = torch.linalg.svd(R); U = Q @ Ur
-  torch TSQR: the QR + SVD(R) above by row blocks (a batched QR of the blocks, a QR of their
+  torch TSQR: the QR + SVD(R) above by row blocks (a QR of each block, a QR of their
     stacked R factors, the SVD of its R, U back through both Q factors), what a torch user
     writes once cuSOLVER's 32-bit workspace refuses the whole matrix (m n >= 2^31)
   cupy.linalg.svd(A, full_matrices=False)
@@ -62,11 +62,12 @@ def torch_peers(m, n, chunk, repeats):
     k = max(1, m // chunk)
 
     def tsqr_svd():
-        blocks = a[: k * chunk].view(k, chunk, n)
-        q1, r1 = torch.linalg.qr(blocks)
-        q2, r2 = torch.linalg.qr(r1.reshape(k * n, n))
+        # one QR a block: cuSOLVER's batched workspace overflows as the whole matrix's does
+        qr = [torch.linalg.qr(a[i * chunk:(i + 1) * chunk]) for i in range(k)]
+        q2, r2 = torch.linalg.qr(torch.cat([r for _, r in qr]))
         ur, s, vh = torch.linalg.svd(r2)
-        return torch.bmm(q1, q2.view(k, n, n) @ ur).reshape(k * chunk, n), s, vh
+        w = q2.view(k, n, n) @ ur
+        return torch.cat([q @ w[i] for i, (q, _) in enumerate(qr)]), s, vh
 
     big = m * n >= 2**31  # cuSOLVER's workspace of the whole matrix overflows its int
     if not big:
