@@ -7,7 +7,7 @@ GPU peers (one device, warm, data already on the device, CUDA synchronisation ar
   torch QR + SVD(R): Q, R = torch.linalg.qr(A); Ur, S, Vh = torch.linalg.svd(R); U = Q @ Ur
   torch TSQR: the QR + SVD(R) above by row blocks (a QR of each block, a QR of their
     stacked R factors, the SVD of its R, U back through both Q factors), what a torch user
-    writes once cuSOLVER's 32-bit workspace refuses the whole matrix (m n >= 2^31)
+    writes once cuSOLVER's 32-bit workspace refuses the whole matrix (2e6 x 1000 already)
   cupy.linalg.svd(A, full_matrices=False)
 CPU peer (--dask): dask.array.linalg.svd (tsqr) on da.random.random((m, n), chunks=(chunk, n))
 with the single-threaded scheduler, input persisted first (what docs/specification.md §10

@@ -82,8 +82,8 @@ class GpuWorker final : public WorkerCase {
     times_ = PhaseTimes{};
     stats_ = ShuffleStats{};
     // The tables' reset is the aggregation's work (by-key seed on one GPU: a 201 MB hash table,
-    // about 77 us of an H100's bandwidth), timed as compute instead of counting as the
-    // runtime's own cost (`tools/gpu-campaign.sh scaling`, the seed cases' `runtime`).
+    // 0.09 ms of an H100's repeat), timed as compute instead of counting as the runtime's own
+    // cost (`tools/gpu-campaign.sh scaling`, the seed cases' `runtime`).
     if (exchange_ != nullptr) exchange_->prepare();
     SB_CUDA_CHECK(cudaEventRecord(ev_clear_, stream_));
     if (rows_exchanged()) {
