@@ -162,10 +162,13 @@ void BM_AggregateDense(benchmark::State& state) {
 /// checksums, hash_finish).
 /// mode 0: direct global-table atomics; 1: the same + compaction; 2: partitioned (rows staged
 /// by table region, split into shared-memory slices, aggregated slice by slice) + compaction;
-/// 3: staged by region and aggregated region by region in L2 (no slices) + compaction.
+/// 3: staged by region and aggregated region by region in L2 (no slices) + compaction; 4: as
+/// 2, each slice folded from empty straight into records (stage_finish: no clear, no table, no
+/// compaction), what the one-GPU worker runs.
 void BM_AggregateByKey(benchmark::State& state) {
   const int mode = static_cast<int>(state.range(0));
   const bool with_compact = mode != 0;
+  const bool sliced = mode == 2 || mode == 4;
   Gpu& g = gpu();
   const gb::QueryDef def = gb::query_def(gb::Query::by_key);
   gb::ColumnPtrs& in = g.table();
@@ -175,9 +178,16 @@ void BM_AggregateByKey(benchmark::State& state) {
   std::int64_t groups = 0;
   gb::gpu::HashStage stage;
   // keys below 2^32: the first level keeps them as 32-bit words, as the worker does
-  if (mode >= 2) stage = gb::gpu::make_stage(t, g.ctx.prop, kRows, 0, mode == 2, mode == 2);
+  if (mode >= 2) stage = gb::gpu::make_stage(t, g.ctx.prop, kRows, 0, sliced, sliced);
+  if (mode == 4) gb::gpu::hash_clear(t, g.ctx.stream);  // stage_finish leaves it clean
   for (auto _ : state) {
     state.SetIterationTime(1e-3 * g.time_ms([&] {
+      if (mode == 4) {
+        gb::gpu::stage_rows(t, stage, in, kRows, g.ctx.stream);
+        groups =
+            static_cast<std::int64_t>(gb::gpu::stage_finish(t, stage, out, g.ctx.stream).records);
+        return;
+      }
       gb::gpu::hash_clear(t, g.ctx.stream);
       if (mode >= 2) {
         gb::gpu::stage_rows(t, stage, in, kRows, g.ctx.stream);
@@ -396,6 +406,7 @@ BENCHMARK(BM_AggregateByKey)
     ->Arg(1)
     ->Arg(2)
     ->Arg(3)
+    ->Arg(4)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.3);

@@ -42,7 +42,7 @@ struct Config {
   /// How a multi-GPU by-key case shuffles: "rows" (each row to its key's owner, owner-sized
   /// tables, exchange overlapped with aggregation), "groups" (every GPU aggregates all its rows
   /// into a full table, the partial groups travel) or "auto" (rows when the full table would be
-  /// several times the L2 cache, else groups).
+  /// more than twice the L2 cache, else groups).
   std::string gpu_shuffle = "auto";
   /// How the row shuffle's rows travel between GPUs: "nccl" (grouped send/recv after the
   /// tasks), "peer" (after each task the sources store its rows into their owners' memory,

@@ -41,7 +41,7 @@ const std::map<std::string, RowExchangeMaker>& row_exchanges() {
 }
 
 /// The row shuffle for the owner's table when the case allows it and gpu_shuffle asks for it
-/// (auto: the full table is several times L2); owners == 0 in the result when the groups travel
+/// (auto: the full table is more than twice L2); owners == 0 in the result when the groups travel
 /// instead. Throws UsageError when gpu_shuffle=rows cannot be had.
 RowShuffle plan_rows(const ExchangeEnv& e, const HashTable& owner) {
   const Config& c = *e.cfg;

@@ -8,6 +8,7 @@
 #include "groupby/gpu/detail/launch_config.cuh"
 #include "groupby/gpu/detail/slice_fold.cuh"
 #include "groupby/gpu/detail/stage_launch.cuh"
+#include "scalebench/error.hpp"
 #include "scalebench/gpu_error.cuh"
 
 namespace sb::groupby::gpu {
@@ -16,7 +17,7 @@ using namespace detail;
 
 bool stage_pays(const HashTable& t, const cudaDeviceProp& prop) {
   const double bytes = static_cast<double>(t.capacity) * t.width * 8.0;
-  return bytes > 4.0 * static_cast<double>(prop.l2CacheSize) && t.capacity >= 1 << 16;
+  return bytes > 2.0 * static_cast<double>(prop.l2CacheSize) && t.capacity >= 1 << 16;
 }
 
 double stage_bytes(std::int64_t rows, bool with_y, bool slices) {
@@ -109,10 +110,6 @@ void stage_rows(const HashTable& t, const HashStage& s, const ColumnPtrs& in, st
 
 void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream) {
   const int regions = 1 << s.region_bits;
-  std::vector<unsigned long long> cursor(static_cast<std::size_t>(regions));
-  SB_CUDA_CHECK(cudaMemcpyAsync(cursor.data(), s.cursor, sizeof(unsigned long long) * regions,
-                                cudaMemcpyDeviceToHost, stream));
-  SB_CUDA_CHECK(cudaStreamSynchronize(stream));
   auto* slots = reinterpret_cast<unsigned long long*>(t.slots);
   const auto mask = static_cast<std::uint64_t>(t.capacity - 1);
   if (s.slice_bits > 0) {
@@ -125,6 +122,10 @@ void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream) {
                 slice_shared_bytes(s.slice_bits, t.width, s.slice_capacity), stream);
   } else {
     // Region by region with global atomics, each region's slots hitting in L2.
+    std::vector<unsigned long long> cursor(static_cast<std::size_t>(regions));
+    SB_CUDA_CHECK(cudaMemcpyAsync(cursor.data(), s.cursor, sizeof(unsigned long long) * regions,
+                                  cudaMemcpyDeviceToHost, stream));
+    SB_CUDA_CHECK(cudaStreamSynchronize(stream));
     for (int r = 0; r < regions; ++r) {
       const auto n = static_cast<std::int64_t>(std::min<unsigned long long>(
           cursor[r], static_cast<unsigned long long>(s.region_capacity)));
@@ -138,6 +139,40 @@ void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream) {
     }
   }
   stage_clear(s, stream);
+}
+
+TableStatus stage_finish(const HashTable& t, const HashStage& s, std::uint64_t* out,
+                         cudaStream_t stream) {
+  if (s.slice_bits <= 0) throw Error("groupby: stage_finish needs the staging's slices");
+  const int regions = 1 << s.region_bits;
+  if (s.skey != s.key) launch_restage(t, s, stream);
+  EmitTarget em;
+  em.empty = empty_slot(t.fields);
+  em.out = reinterpret_cast<unsigned long long*>(out);
+  em.status = t.status;
+  if (s.skey != s.key) {
+    em.rcursor = s.cursor;
+    em.rcap = s.region_capacity;
+    em.per = s.slices_per_region;
+  }
+  em.overflow = t.overflow;
+  fold_emit_slices(reinterpret_cast<unsigned long long*>(t.slots),
+                   static_cast<std::uint64_t>(t.capacity - 1), t.width, t.fields, s.slice_bits,
+                   s.skey, s.sx, s.sy, s.slice_capacity, s.scursor,
+                   static_cast<unsigned>(s.slices_per_region * regions),
+                   slice_shared_bytes(s.slice_bits, t.width, s.slice_capacity), em, stream);
+  stage_clear(s, stream);
+  TableStatus host{};
+  SB_CUDA_CHECK(cudaMemcpyAsync(&host, t.status, sizeof host, cudaMemcpyDeviceToHost, stream));
+  SB_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (host.spilled == 0) return host;
+  // Rows reached the table beside the slices (full buckets, full slices): the records join
+  // them there, the table is compacted, and cleared again for the next pass.
+  hash_insert_records(t, out, static_cast<std::int64_t>(host.records), stream);
+  host = hash_finish(t, out, stream);
+  hash_clear(t, stream);
+  host.spilled = 1;
+  return host;
 }
 
 }  // namespace sb::groupby::gpu

@@ -11,9 +11,11 @@
 /// rows in one thread without atomics, and writes the slice back: every slot goes through DRAM
 /// once and no row touches a global atomic. Rows whose bucket is full, or whose linear probe
 /// runs past the end of its slice, are aggregated into the table directly (after the slice
-/// pass), so any key distribution is correct. Without slices (slices = false, or a table too
-/// small to split) the flush aggregates region after region with global atomics that hit in L2.
-/// Everything runs on the given stream and returns without synchronising unless stated.
+/// pass), so any key distribution is correct. stage_finish instead folds every slice from
+/// empty straight into records, so a one-GPU pass never touches the table unless rows spill.
+/// Without slices (slices = false, or a table too small to split) the flush aggregates region
+/// after region with global atomics that hit in L2. Everything runs on the given stream and
+/// returns without synchronising unless stated.
 
 #include <cuda_runtime.h>
 
@@ -45,7 +47,8 @@ struct HashStage {
   unsigned long long* scursor = nullptr;  ///< [slices] rows appended
   unsigned long long* spilled = nullptr;  ///< [slices] rows left for the global table
 };
-/// Whether staging pays for this table on this GPU (the table is several times L2).
+/// Whether staging pays for this table on this GPU: the table is more than twice L2, as by-key
+/// seed's 4·2²⁰ slots of 48 bytes are (its single-gpu case in tools/gpu-campaign.sh scaling).
 [[nodiscard]] bool stage_pays(const HashTable& t, const cudaDeviceProp& prop);
 /// Buckets for `rows` rows in total (5% + 4096 rows of headroom per bucket, 10% + 1024 per
 /// slice bucket). region_bits <= 0 picks them: with slices, half the fan-out from regions to
@@ -62,8 +65,16 @@ void stage_clear(const HashStage& s, cudaStream_t stream);
 /// Appends rows [0, n) (in.key, in.x, in.y) to the buckets (overflow goes to the table).
 void stage_rows(const HashTable& t, const HashStage& s, const ColumnPtrs& in, std::int64_t n,
                 cudaStream_t stream);
-/// Aggregates every bucket into the table, region by region, and empties the buckets.
-/// Synchronises once (to read the cursors).
+/// Aggregates every bucket into the table, region by region, and empties the buckets. Without
+/// slices it synchronises once (to read the cursors).
 void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream);
+/// The end of a pass over a table that was clean when it began (slices only): stage_flush and
+/// hash_finish in one, without the table in between. Every slice is folded from empty and
+/// written to `out` as records with their checksums, so the table is neither read nor written
+/// (bench_groupby_gpu BM_AggregateByKey: against a cleared table, folded, then compacted). Where
+/// rows reached the table instead (a full bucket, a full slice) the records are merged into it,
+/// compacted from it, and the table is cleared again. Empties the buckets; synchronises.
+[[nodiscard]] TableStatus stage_finish(const HashTable& t, const HashStage& s, std::uint64_t* out,
+                                       cudaStream_t stream);
 
 }  // namespace sb::groupby::gpu

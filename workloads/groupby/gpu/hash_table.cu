@@ -2,12 +2,11 @@
 // rows and records into the table, compaction (by owner, or with the checksums in one pass).
 #include "groupby/gpu/hash_table.cuh"
 
-#include <cstring>
-#include <limits>
 #include <string>
 
 #include "groupby/gpu/detail/device_helpers.cuh"
 #include "groupby/gpu/detail/launch_config.cuh"
+#include "groupby/gpu/detail/record_summary.cuh"
 #include "groupby/group_table.hpp"
 #include "scalebench/gpu_error.cuh"
 
@@ -16,10 +15,6 @@ namespace sb::groupby::gpu {
 using namespace detail;
 
 namespace {
-
-struct SlotPattern {
-  unsigned long long w[8];
-};
 
 /// Every word of the table set to its slot pattern, the table seen as one flat array so that
 /// a warp writes consecutive words.
@@ -150,40 +145,6 @@ __global__ void __launch_bounds__(kCompactThreads)
   }
 }
 
-/// The checksums of one record into v: {groups, count, sum x, sum y, min x, max x}.
-__device__ __forceinline__ void summary_add(double* v, const unsigned long long* r,
-                                            unsigned fields) {
-  v[0] += 1.0;
-  v[1] += static_cast<double>(r[1]);
-  int w = 2;
-  if (fields & kSumX) v[2] += __longlong_as_double(static_cast<long long>(r[w++]));
-  if (fields & kSumY) v[3] += __longlong_as_double(static_cast<long long>(r[w++]));
-  if (fields & kSumSqX) ++w;
-  if (fields & kMinX) v[4] += __longlong_as_double(static_cast<long long>(r[w++]));
-  if (fields & kMaxX) v[5] += __longlong_as_double(static_cast<long long>(r[w++]));
-}
-
-/// Adds the block's per-thread checksums v to out[0..5] (one atomic per value and block). Every
-/// thread of the block must call it.
-__device__ __forceinline__ void summary_flush(const double* v, double* out) {
-  __shared__ double s[6][32];
-  const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
-  for (int k = 0; k < 6; ++k) {
-    const double t = warp_sum(v[k]);
-    if (lane == 0) s[k][warp] = t;
-  }
-  __syncthreads();
-  if (warp == 0) {
-    const int nw = blockDim.x >> 5;
-    for (int k = 0; k < 6; ++k) {
-      double t = lane < nw ? s[k][lane] : 0.0;
-      t = warp_sum(t);
-      if (lane == 0 && t != 0.0) atomicAdd(&out[k], t);
-    }
-  }
-}
-
 /// Compaction and checksums in one pass (hash_finish): the occupied slots as records to `out`
 /// (block-aggregated cursor, status->records), their checksums to status->sum, and the table's
 /// overflow flag copied to status->overflow by block 0 (every update of the table precedes
@@ -242,23 +203,8 @@ void free_hash(HashTable& t) {
 }
 
 void hash_clear(const HashTable& t, cudaStream_t stream) {
-  SlotPattern pat{};
-  pat.w[0] = kEmptyKey;
-  pat.w[1] = 0;
-  int w = 2;
-  const double inf = std::numeric_limits<double>::infinity();
-  auto bits = [](double d) {
-    unsigned long long u;
-    std::memcpy(&u, &d, sizeof u);
-    return u;
-  };
-  if (t.fields & kSumX) pat.w[w++] = 0;
-  if (t.fields & kSumY) pat.w[w++] = 0;
-  if (t.fields & kSumSqX) pat.w[w++] = 0;
-  if (t.fields & kMinX) pat.w[w++] = bits(inf);
-  if (t.fields & kMaxX) pat.w[w++] = bits(-inf);
   hash_clear_kernel<<<grid_for(t.capacity, 256, 8), 256, 0, stream>>>(
-      reinterpret_cast<unsigned long long*>(t.slots), t.capacity, t.width, pat);
+      reinterpret_cast<unsigned long long*>(t.slots), t.capacity, t.width, empty_slot(t.fields));
   SB_CUDA_CHECK_LAUNCH();
 }
 

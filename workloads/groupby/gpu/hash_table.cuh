@@ -20,11 +20,14 @@ namespace sb::groupby::gpu {
 inline constexpr int kMaxOwners = 64;
 
 /// What hash_finish reads back: the record count, the checksums of the records ({groups, sum
-/// count, sum sum_x, sum sum_y, sum min_x, sum max_x}) and the table's overflow flag.
+/// count, sum sum_x, sum sum_y, sum min_x, sum max_x}) and the table's overflow flag. `spilled`:
+/// the records came from slices folded straight into records (stage_finish) and rows had also
+/// reached the table, so both were merged there.
 struct TableStatus {
   double sum[6];
   unsigned long long records;
   int overflow;
+  int spilled;
 };
 
 /// Global hash table (device memory): capacity slots of `width` words.

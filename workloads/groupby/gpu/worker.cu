@@ -81,15 +81,16 @@ class GpuWorker final : public WorkerCase {
   void begin_repeat() override {
     times_ = PhaseTimes{};
     stats_ = ShuffleStats{};
-    // The tables' reset is the aggregation's work (by-key seed on one GPU: a 201 MB hash table,
-    // 0.09 ms of an H100's repeat), timed as compute instead of counting as the runtime's own
-    // cost (`tools/gpu-campaign.sh scaling`, the seed cases' `runtime`).
+    // The tables' reset is the aggregation's work (by-key large on several GPUs: each owner's
+    // share of the table), timed as compute instead of counting as the runtime's own cost
+    // (`tools/gpu-campaign.sh scaling`, the seed cases' `runtime`).
     if (exchange_ != nullptr) exchange_->prepare();
     SB_CUDA_CHECK(cudaEventRecord(ev_clear_, stream_));
     if (rows_exchanged()) {
       exchange_->begin_repeat();
     } else if (cfg_.def.high_cardinality) {
-      gpu::hash_clear(table_, stream_);
+      // A staged table with slices stays clean between passes (gpu::stage_finish).
+      if (!emits()) gpu::hash_clear(table_, stream_);
       if (exchange_ != nullptr) exchange_->begin_repeat();
       if (stage_.key != nullptr) gpu::stage_clear(stage_, stream_);
     } else {
@@ -248,13 +249,20 @@ class GpuWorker final : public WorkerCase {
     if (!rows_exchanged() && gpu::stage_pays(table_, ctx_->prop) &&
         stage_bytes < 0.5 * static_cast<double>(free_b))
       stage_ = gpu::make_stage(table_, ctx_->prop, c.rows, 0, true, c.keys_fit_32_bits());
-    if (rows_exchanged()) gpu::hash_clear(table_, stream_);  // the spill table stays clean
+    // The spill table of a row shuffle, and a table whose slices become records, stay clean.
+    if (rows_exchanged() || emits()) gpu::hash_clear(table_, stream_);
     records_ = device_alloc<std::uint64_t>(static_cast<std::size_t>(groups) * width_);
   }
 
   /// Whether the tasks' rows go to the exchange (a row shuffle) instead of table_.
   [[nodiscard]] bool rows_exchanged() const {
     return exchange_ != nullptr && exchange_->takes_rows();
+  }
+
+  /// Whether the staged rows end as records straight from the slices (gpu::stage_finish): one
+  /// GPU, whose table is the result (an exchange's groups shuffle sends its table's groups).
+  [[nodiscard]] bool emits() const {
+    return exchange_ == nullptr && stage_.key != nullptr && stage_.slice_bits > 0;
   }
 
   cudaEvent_t event() {
@@ -312,16 +320,18 @@ class GpuWorker final : public WorkerCase {
   }
 
   std::vector<double> finish_hash() {
+    if (emits())
+      return finish_header(summary(gpu::stage_finish(table_, stage_, records_, stream_)), stats_);
     if (!rows_exchanged() && stage_.key != nullptr) gpu::stage_flush(table_, stage_, stream_);
-    if (exchange_ == nullptr) return finish_header(finish_groups(table_), stats_);
+    if (exchange_ == nullptr)
+      return finish_header(summary(gpu::hash_finish(table_, records_, stream_)), stats_);
     exchange_->finish(stats_);
-    return finish_header(finish_groups(exchange_->owner()), stats_);
+    return finish_header(summary(gpu::hash_finish(exchange_->owner(), records_, stream_)), stats_);
   }
 
-  /// The groups of `t` compacted into records_ (n_records_) and their checksums, in one pass
-  /// and one synchronisation.
-  Summary finish_groups(const gpu::HashTable& t) {
-    const gpu::TableStatus st = gpu::hash_finish(t, records_, stream_);
+  /// The groups written to records_ (n_records_) and their checksums, from hash_finish or
+  /// stage_finish.
+  Summary summary(const gpu::TableStatus& st) {
     if (st.overflow != 0)
       throw Error("groupby: the GPU hash table overflowed (internal sizing error)");
     n_records_ = static_cast<std::int64_t>(st.records);

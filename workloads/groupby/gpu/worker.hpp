@@ -4,7 +4,7 @@
 /// the same tasks, partials and validation as the CPU worker. Each task generates its rows on
 /// env.gpu->stream (generate.cuh) and aggregates them: low cardinality into dense_agg.cuh's
 /// accumulators, high cardinality into hash_table.cuh's table, staged by region (hash_stage.cuh)
-/// when the table is several times the L2. Several GPUs combine over env.gpu->nccl: dense
+/// when the table is more than twice the L2. Several GPUs combine over env.gpu->nccl: dense
 /// accumulators by a reduction, groups by the exchange make_exchange chooses (exchange.cuh).
 
 #include <memory>

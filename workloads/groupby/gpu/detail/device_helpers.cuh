@@ -8,6 +8,8 @@
 #include <cub/block/block_scan.cuh>
 
 #include <cstdint>
+#include <cstring>
+#include <limits>
 
 #include "groupby/group_table.hpp"
 #include "groupby/query.hpp"
@@ -38,6 +40,30 @@ __device__ __forceinline__ void atomic_max_double(double* addr, double v) {
   } else {
     atomicMin(reinterpret_cast<unsigned long long*>(addr), static_cast<unsigned long long>(b));
   }
+}
+
+/// The words of an empty slot ([kEmptyKey, count 0, sums 0, min +inf, max -inf] for the
+/// table's fields), passed to kernels by value.
+struct SlotPattern {
+  unsigned long long w[8];
+};
+
+inline SlotPattern empty_slot(unsigned fields) {
+  const auto bits = [](double d) {
+    unsigned long long u = 0;
+    std::memcpy(&u, &d, sizeof u);
+    return u;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  SlotPattern p{};
+  p.w[0] = kEmptyKey;
+  int w = 2;
+  if (fields & kSumX) p.w[w++] = 0;
+  if (fields & kSumY) p.w[w++] = 0;
+  if (fields & kSumSqX) p.w[w++] = 0;
+  if (fields & kMinX) p.w[w++] = bits(inf);
+  if (fields & kMaxX) p.w[w++] = bits(-inf);
+  return p;
 }
 
 /// The slot of `key`, inserted when absent (nullptr and *overflow = 1 if the table is full).

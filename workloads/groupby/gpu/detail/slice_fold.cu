@@ -5,6 +5,7 @@
 
 #include "groupby/gpu/detail/device_helpers.cuh"
 #include "groupby/gpu/detail/launch_config.cuh"
+#include "groupby/gpu/detail/record_summary.cuh"
 #include "scalebench/gpu_error.cuh"
 
 namespace sb::groupby::gpu::detail {
@@ -22,14 +23,23 @@ constexpr int kSliceMaxPer = 4;                      // slots scanned per thread
 /// updates the slot without atomics (shared-memory fp64 adds and 64-bit min/max would be
 /// compare-and-swap loops). The slice is written back. Rows whose probe runs past the end of
 /// the slice are counted in spilled[slice] and left for spill_rows_kernel.
+///
+/// kEmit (the last fold of a pass, fold_emit_slices): the slice starts empty instead of being
+/// read, a probe wraps around the slice (its slots need not be the table's), its groups go to
+/// em.out as records with their checksums instead of back to the table, and the rows that found
+/// no slot (the slice is full) go to the table at once; em.status->spilled then tells the caller
+/// to merge the records into the table.
+template <bool kEmit>
 __global__ void __launch_bounds__(kSliceThreads)
     slice_aggregate_kernel(unsigned long long* __restrict__ slots, std::uint64_t mask, int width,
                            unsigned fields, int slice_bits, const std::int64_t* __restrict__ keys,
                            const double* __restrict__ x, const double* __restrict__ y,
                            std::int64_t cap, const unsigned long long* __restrict__ cursor,
-                           unsigned long long* __restrict__ spilled, unsigned slice0) {
+                           unsigned long long* __restrict__ spilled, unsigned slice0,
+                           EmitTarget em) {
   extern __shared__ unsigned long long s_slice[];
   __shared__ unsigned s_nspill;
+  __shared__ unsigned long long s_emit, s_emit_base;
   using Scan = cub::BlockScan<unsigned, kSliceThreads>;
   __shared__ typename Scan::TempStorage scan_tmp;
   const int slots_per_slice = 1 << slice_bits;
@@ -41,7 +51,9 @@ __global__ void __launch_bounds__(kSliceThreads)
   const std::uint64_t first = slice << slice_bits;
   unsigned long long* g = slots + first * static_cast<std::uint64_t>(width);
   const int words = slots_per_slice * width;
-  {
+  if constexpr (kEmit) {
+    for (int j = threadIdx.x; j < words; j += kSliceThreads) s_slice[j] = em.empty.w[j % width];
+  } else {
     constexpr int kU = 8;  // words in flight per thread
     int j = threadIdx.x;
     for (; j + (kU - 1) * kSliceThreads < words; j += kU * kSliceThreads) {
@@ -62,12 +74,16 @@ __global__ void __launch_bounds__(kSliceThreads)
   const double* xin = x + off;
   const bool ry = (fields & kSumY) != 0;
   const double* yin = ry ? y + off : nullptr;
-  // A: every key to its slot.
+  // A: every key to its slot. The slots of a slice that is written back are the table's, so
+  // a probe stops at the slice's end; one whose groups become records probes around the slice
+  // (its keys spill only when it is full).
 #pragma unroll 4
   for (int i = threadIdx.x; i < n; i += kSliceThreads) {
     const long long k = kin[i];
     int hit = -1;
-    for (int p = static_cast<int>((slot_hash(k) & mask) - first); p < slots_per_slice; ++p) {
+    const int home = static_cast<int>((slot_hash(k) & mask) - first);
+    for (int step = 0; step < slots_per_slice - (kEmit ? 0 : home); ++step) {
+      const int p = kEmit ? (home + step) & (slots_per_slice - 1) : home + step;
       unsigned long long* c = s_slice + p * width;
       const unsigned long long cur = *reinterpret_cast<volatile unsigned long long*>(c);
       if (cur == static_cast<unsigned long long>(k)) {
@@ -150,8 +166,55 @@ __global__ void __launch_bounds__(kSliceThreads)
     }
   }
   __syncthreads();
-  for (int j = threadIdx.x; j < words; j += kSliceThreads) g[j] = s_slice[j];
-  if (threadIdx.x == 0) spilled[slice] = s_nspill;
+  if constexpr (kEmit) {
+    // E: rows without a slot here, into the table.
+    if (s_nspill != 0) {
+      for (int i = threadIdx.x; i < n; i += kSliceThreads) {
+        if (s_slot[i] != 0xFFFFu) continue;
+        const double xv = xin[i];
+        const double yv = ry ? yin[i] : 0.0;
+        unsigned long long* t = upsert_slot(slots, mask, width, kin[i], em.overflow);
+        if (t != nullptr) accumulate(t, fields, 1ull, xv, yv, xv * xv, xv, xv);
+      }
+    }
+    // F: the slice's groups as records (one global atomic per block for their place), and
+    // whether any row of the slice reached the table: spilled here, or before the fold from a
+    // full bucket of this level or of the first.
+    if (threadIdx.x == 0) s_emit = 0;
+    __syncthreads();
+    const int per = slots_per_slice / kSliceThreads;  // 1..kSliceMaxPer (checked on the host)
+    unsigned long long pos[kSliceMaxPer];
+#pragma unroll
+    for (int e = 0; e < kSliceMaxPer; ++e) {
+      const int p = e * kSliceThreads + threadIdx.x;
+      const bool valid = e < per && s_slice[p * width] != kEmptyKey;
+      if (e < per) pos[e] = warp_claim(&s_emit, 0, valid);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      s_emit_base = s_emit != 0 ? atomicAdd(&em.status->records, s_emit) : 0;
+      const bool touched =
+          s_nspill != 0 || cursor[slice] > static_cast<unsigned long long>(cap) ||
+          (em.rcursor != nullptr && em.rcursor[slice / static_cast<unsigned>(em.per)] >
+                                        static_cast<unsigned long long>(em.rcap));
+      if (touched) atomicExch(&em.status->spilled, 1);
+    }
+    __syncthreads();
+    double v[6] = {0, 0, 0, 0, 0, 0};
+#pragma unroll
+    for (int e = 0; e < kSliceMaxPer; ++e) {
+      const int p = e * kSliceThreads + threadIdx.x;
+      if (e >= per || s_slice[p * width] == kEmptyKey) continue;
+      const unsigned long long* src = s_slice + p * width;
+      unsigned long long* dst = em.out + (s_emit_base + pos[e]) * static_cast<unsigned>(width);
+      for (int w = 0; w < width; ++w) dst[w] = src[w];
+      summary_add(v, src, fields);
+    }
+    summary_flush(v, em.status->sum);
+  } else {
+    for (int j = threadIdx.x; j < words; j += kSliceThreads) g[j] = s_slice[j];
+    if (threadIdx.x == 0) spilled[slice] = s_nspill;
+  }
 }
 
 /// The rows slice_aggregate_kernel could not place, into the global table (one block per
@@ -206,7 +269,8 @@ int slice_bits_for(int width) {
 }
 
 void opt_in_slice_fold(std::size_t smem) {
-  opt_in_shared(reinterpret_cast<const void*>(slice_aggregate_kernel), smem);
+  opt_in_shared(reinterpret_cast<const void*>(slice_aggregate_kernel<false>), smem);
+  opt_in_shared(reinterpret_cast<const void*>(slice_aggregate_kernel<true>), smem);
 }
 
 void fold_slices(unsigned long long* slots, std::uint64_t mask, int width, unsigned fields,
@@ -214,11 +278,23 @@ void fold_slices(unsigned long long* slots, std::uint64_t mask, int width, unsig
                  std::int64_t cap, const unsigned long long* cursor, unsigned long long* spilled,
                  int* overflow, unsigned slice0, unsigned count, std::size_t smem,
                  cudaStream_t stream) {
-  slice_aggregate_kernel<<<count, kSliceThreads, smem, stream>>>(
-      slots, mask, width, fields, slice_bits, keys, x, y, cap, cursor, spilled, slice0);
+  slice_aggregate_kernel<false>
+      <<<count, kSliceThreads, smem, stream>>>(slots, mask, width, fields, slice_bits, keys, x, y,
+                                               cap, cursor, spilled, slice0, EmitTarget{});
   SB_CUDA_CHECK_LAUNCH();
   spill_rows_kernel<<<count, 128, 0, stream>>>(slots, mask, width, fields, slice_bits, keys, x, y,
                                                cap, cursor, spilled, overflow, slice0);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+void fold_emit_slices(unsigned long long* slots, std::uint64_t mask, int width, unsigned fields,
+                      int slice_bits, const std::int64_t* keys, const double* x, const double* y,
+                      std::int64_t cap, const unsigned long long* cursor, unsigned count,
+                      std::size_t smem, const EmitTarget& em, cudaStream_t stream) {
+  SB_CUDA_CHECK(cudaMemsetAsync(em.status, 0, sizeof(TableStatus), stream));
+  if (count == 0) return;
+  slice_aggregate_kernel<true><<<count, kSliceThreads, smem, stream>>>(
+      slots, mask, width, fields, slice_bits, keys, x, y, cap, cursor, nullptr, 0u, em);
   SB_CUDA_CHECK_LAUNCH();
 }
 

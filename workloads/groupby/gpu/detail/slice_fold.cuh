@@ -3,12 +3,16 @@
 /// The fold of staged rows into shared-memory slices of a hash table (internal; slice_fold.cu):
 /// one block per slice of 2^slice_bits slots loads the slice, places and folds the rows of the
 /// slice's bucket there and writes it back; rows that do not fit go to the table with global
-/// atomics after it. Used by HashStage's flush and by the row shuffle's owners.
+/// atomics after it. Used by HashStage's flush and by the row shuffle's owners. The last fold of
+/// a one-GPU pass (stage_finish) writes each slice's groups as records instead.
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
+
+#include "groupby/gpu/detail/device_helpers.cuh"
+#include "groupby/gpu/hash_table.cuh"
 
 namespace sb::groupby::gpu::detail {
 
@@ -32,5 +36,30 @@ void fold_slices(unsigned long long* slots, std::uint64_t mask, int width, unsig
                  std::int64_t cap, const unsigned long long* cursor, unsigned long long* spilled,
                  int* overflow, unsigned slice0, unsigned count, std::size_t smem,
                  cudaStream_t stream);
+
+/// Where fold_emit_slices puts what it folds: every slice starts as `empty`; the groups go to
+/// `out` as records, their count and checksums to `status` (hash_finish's), and
+/// status->spilled is set when any row reached the table (`slots`): spilled by the fold, or
+/// earlier from a full bucket, of this level (cursor beyond cap) or of the first (rcursor[r]
+/// beyond rcap for region r = slice / per; rcursor null when the slices are the first level).
+/// Rows spilled by the fold go to the table with global atomics (`overflow` as in upsert_slot).
+struct EmitTarget {
+  SlotPattern empty{};
+  unsigned long long* out = nullptr;
+  TableStatus* status = nullptr;
+  const unsigned long long* rcursor = nullptr;
+  std::int64_t rcap = 0;
+  int per = 1;
+  int* overflow = nullptr;
+};
+
+/// fold_slices' fold of slices [0, count) as the last of a pass: the table is not read (every
+/// slice starts empty) and not written but for the rows that do not fit, and each slice's groups
+/// become records (EmitTarget). Zeroes em.status first. The records are the table's groups
+/// unless em.status->spilled is set: the caller then merges them into the table.
+void fold_emit_slices(unsigned long long* slots, std::uint64_t mask, int width, unsigned fields,
+                      int slice_bits, const std::int64_t* keys, const double* x, const double* y,
+                      std::int64_t cap, const unsigned long long* cursor, unsigned count,
+                      std::size_t smem, const EmitTarget& em, cudaStream_t stream);
 
 }  // namespace sb::groupby::gpu::detail
