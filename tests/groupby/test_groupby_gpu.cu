@@ -365,9 +365,11 @@ TEST(GroupbyGpu, StagingRunsOnEveryDeviceOfOneProcess) {
 // push kernel stores into a landing area through a pointer whether it is another GPU's memory
 // mapped here or this one's): each worker stages its third of the rows task by task and pushes
 // what its buckets gained to the other owners beside the next staging; each owner then splits
-// its own rows and the landed ones into its slices and folds once. Every group of each owner's
-// table equals the CPU's. Keys as 64-bit and as 32-bit words; two repeats over the same
-// buffers each (the second overwrites the first's rows), with one and with seven push blocks.
+// its own rows and the landed ones into its slices and folds once, into its table and then
+// compacted (first repeat) or straight into records (second, the peer exchange's way). Every
+// group of each owner equals the CPU's. Keys as 64-bit and as 32-bit words; two repeats over
+// the same buffers each (the second overwrites the first's rows), with one and with seven push
+// blocks.
 TEST(GroupbyGpu, PeerExchangeEqualsTheCpu) {
   REQUIRE_GPU();
   cudaStream_t s = context()->stream;
@@ -438,7 +440,7 @@ TEST(GroupbyGpu, PeerExchangeEqualsTheCpu) {
       SB_CUDA_CHECK(cudaDeviceSynchronize());
       for (Worker& k : w) gb::gpu::shuffle_cursors(k.sh, k.cur.data(), s);
       std::int64_t groups = 0, bad = 0;
-      double worst = 0;
+      double worst = 0, counted = 0;
       for (int o = 0; o < P; ++o) {
         gb::gpu::RowShuffle& sh = w[o].sh;
         EXPECT_EQ(gb::gpu::shuffle_own_segments(sh, o, w[o].cur.data()), R);
@@ -455,10 +457,21 @@ TEST(GroupbyGpu, PeerExchangeEqualsTheCpu) {
         gb::gpu::shuffle_slices_clear(sh, 0, R, s);
         gb::gpu::shuffle_restage(w[o].owner, sh, 0, R, sh.key, s);
         gb::gpu::shuffle_restage(w[o].owner, sh, R, nl, sh.landing, s);
-        gb::gpu::shuffle_fold(w[o].owner, sh, 0, R, s);
         DevBuf<std::uint64_t> out(static_cast<std::size_t>(w[o].owner.capacity) * wd);
-        const gb::gpu::TableStatus st = gb::gpu::hash_finish(w[o].owner, out.p, s);
+        gb::gpu::TableStatus st{};
+        if (repeat == 0) {
+          gb::gpu::shuffle_fold(w[o].owner, sh, 0, R, s);
+          st = gb::gpu::hash_finish(w[o].owner, out.p, s);
+        } else {  // the peer exchange's fold: every slice straight into records
+          gb::gpu::shuffle_fold_emit(w[o].owner, sh, out.p, s);
+          SB_CUDA_CHECK(
+              cudaMemcpyAsync(&st, w[o].owner.status, sizeof st, cudaMemcpyDeviceToHost, s));
+          SB_CUDA_CHECK(cudaStreamSynchronize(s));
+          EXPECT_EQ(st.spilled, 0);
+        }
         EXPECT_EQ(st.overflow, 0);
+        EXPECT_EQ(st.sum[0], static_cast<double>(st.records));
+        counted += st.sum[1];
         const std::vector<std::uint64_t> recs = out.host();
         for (unsigned long long i = 0; i < st.records; ++i) {
           const std::int64_t k = compare_record(cpu, &recs[i * wd], c.def.fields, bad, worst);
@@ -467,6 +480,7 @@ TEST(GroupbyGpu, PeerExchangeEqualsTheCpu) {
         groups += static_cast<std::int64_t>(st.records);
       }
       EXPECT_EQ(static_cast<std::size_t>(groups), cpu.size());
+      EXPECT_EQ(counted, static_cast<double>(n));
       EXPECT_EQ(bad, 0);
       EXPECT_LE(worst, 1e-9);
     }

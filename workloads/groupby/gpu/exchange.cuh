@@ -12,8 +12,8 @@
 ///    its share-sized table.
 ///  - peer (peer_push_exchange.cu): the same rows, pushed into their owners' memory (CUDA IPC,
 ///    one node) after each task while the next one runs.
-/// The worker drives the chosen exchange through this interface and compacts owner() at the end
-/// of each repeat.
+/// The worker drives the chosen exchange through this interface and takes its share of the groups
+/// as records (result()) at the end of each repeat.
 
 #include <cuda_runtime.h>
 
@@ -93,6 +93,10 @@ class Exchange {
   [[nodiscard]] virtual int owner_bits() const { return 0; }
   /// This worker's share of the groups (after finish()).
   [[nodiscard]] const HashTable& owner() const { return owner_.get(); }
+  /// After finish(): this worker's share of the groups as records in *e_.records, with their
+  /// count and checksums: owner() compacted (hash_finish), unless the exchange wrote the records
+  /// already. Synchronises.
+  [[nodiscard]] virtual TableStatus result();
 
  protected:
   /// Sends owner p the records [offsets[p], offsets[p] + counts[p]) of *e_.records and receives

@@ -87,6 +87,7 @@ bool PeerPushExchange::connect() {
   push_done_.assign(kSnapSlots, nullptr);
   for (cudaEvent_t& ev : push_done_)
     SB_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+  hash_clear(owner(), stream_);  // clean from here on: each pass's slices become records
   return true;
 }
 
@@ -106,7 +107,12 @@ void PeerPushExchange::begin_repeat() {
   prepare();
   last_slot_ = -1;
   pushes_ = 0;
-  NcclRowExchange::begin_repeat();
+  emitted_ = false;
+  if (connected_) {
+    shuffle_clear(shuffle_, stream_);  // the owner's table is clean (result())
+  } else {
+    NcclRowExchange::begin_repeat();
+  }
 }
 
 void PeerPushExchange::stage(const ColumnPtrs& cols, std::int64_t rows) {
@@ -131,6 +137,15 @@ void PeerPushExchange::after_task(cudaEvent_t done) {
   SB_CUDA_CHECK(cudaEventRecord(push_done_[static_cast<std::size_t>(slot_)], push_stream_));
   last_slot_ = slot_;
   slot_ = -1;
+}
+
+TableStatus PeerPushExchange::result() {
+  if (!connected_) return NcclRowExchange::result();
+  if (emitted_) return emitted_status_;
+  TableStatus st = hash_finish(owner(), *e_.records, stream_);
+  hash_clear(owner(), stream_);  // clean for the next pass
+  st.spilled = 1;
+  return st;
 }
 
 double PeerPushExchange::exposed_seconds(const ShuffleStats& stats) const {
@@ -201,10 +216,21 @@ void PeerPushExchange::finish(ShuffleStats& stats) {
   mark(5);
   shuffle_restage(owner(), sh, R, n, sh.landing, stream_);
   SB_CUDA_CHECK(cudaEventRecord(ev[2], stream_));
-  shuffle_fold(owner(), sh, 0, R, stream_);
+  shuffle_fold_emit(owner(), sh, *e_.records, stream_);
   mark(6);
   SB_CUDA_CHECK(cudaEventSynchronize(ev[2]));
   SB_MPI_CHECK(MPI_Barrier(e_.env->comm));
+  TableStatus st{};
+  SB_CUDA_CHECK(cudaMemcpyAsync(&st, owner().status, sizeof st, cudaMemcpyDeviceToHost, stream_));
+  SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  emitted_ = st.spilled == 0 && !rc.any_spill;
+  if (emitted_) {
+    emitted_status_ = st;
+  } else {
+    // Rows reached the owner's table (a full slice bucket or slice), or spilled groups are on
+    // their way to it: the records join the table first (finish_spills reuses the buffer).
+    hash_insert_records(owner(), *e_.records, static_cast<std::int64_t>(st.records), stream_);
+  }
   if (last_slot_ >= 0)
     SB_CUDA_CHECK(cudaEventElapsedTime(&t.push_ms, chunk_events_[0], chunk_events_[1]));
   t.landed_s = pushed_at - t_wait;

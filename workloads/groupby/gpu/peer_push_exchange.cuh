@@ -5,7 +5,8 @@
 /// worker of the case (CUDA IPC, one node); after each task a small push kernel on a
 /// high-priority stream stores the rows its send buckets gained into their owners' landing
 /// areas, beside the next task. After the tasks each owner splits its own rows and then the
-/// landed ones into the slices of its table and folds every slice once. The mapping is made in
+/// landed ones into the slices of its table and folds every slice once, from empty straight
+/// into records (the owner's table is only used when rows spill). The mapping is made in
 /// the first repeat (collective); where it cannot be made, the exchange either is the NCCL row
 /// exchange (gpu_exchange=auto) or throws UsageError (gpu_exchange=peer).
 
@@ -28,6 +29,7 @@ class PeerPushExchange final : public NcclRowExchange {
   void stage(const ColumnPtrs& cols, std::int64_t rows) override;
   void after_task(cudaEvent_t done) override;
   void finish(ShuffleStats& stats) override;
+  [[nodiscard]] TableStatus result() override;
   [[nodiscard]] double exposed_seconds(const ShuffleStats& stats) const override;
 
  private:
@@ -56,6 +58,10 @@ class PeerPushExchange final : public NcclRowExchange {
   int slot_ = -1;                       ///< the snapshot taken by the last stage() (-1: none)
   std::vector<cudaEvent_t> push_done_;  ///< per snapshot slot: its push has ended
   double exposed_ = 0;                  ///< seconds of finish() after the tasks
+  /// The fold wrote this repeat's groups as records (nothing reached the owner's table, which
+  /// then stays clean for the next repeat), with this status.
+  bool emitted_ = false;
+  TableStatus emitted_status_{};
 };
 
 }  // namespace sb::groupby::gpu

@@ -264,6 +264,21 @@ void shuffle_fold(const HashTable& owner, const RowShuffle& s, int region0, int 
               s.scursor, s.spilled, owner.overflow, slice0, count, smem, stream);
 }
 
+void shuffle_fold_emit(const HashTable& owner, const RowShuffle& s, std::uint64_t* out,
+                       cudaStream_t stream) {
+  const std::size_t smem = slice_shared_bytes(s.slice_bits, owner.width, s.scap);
+  opt_in_slice_fold(smem);
+  EmitTarget em;
+  em.empty = empty_slot(owner.fields);
+  em.out = reinterpret_cast<unsigned long long*>(out);
+  em.status = owner.status;
+  em.overflow = owner.overflow;  // the send buckets' overflow goes to the spill table instead
+  fold_emit_slices(reinterpret_cast<unsigned long long*>(owner.slots),
+                   static_cast<std::uint64_t>(owner.capacity - 1), owner.width, owner.fields,
+                   s.slice_bits, s.skey, s.sx, s.sy, s.scap, s.scursor,
+                   static_cast<unsigned>(s.regions() * s.slices_per_region), smem, em, stream);
+}
+
 void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, int nseg, int region0,
                        int nregions, bool from_buckets, cudaStream_t stream) {
   if (nregions <= 0) return;

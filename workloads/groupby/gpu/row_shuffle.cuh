@@ -153,6 +153,12 @@ void shuffle_restage(const HashTable& owner, const RowShuffle& s, int seg0, int 
 /// table (the slice buckets are not emptied).
 void shuffle_fold(const HashTable& owner, const RowShuffle& s, int region0, int nregions,
                   cudaStream_t stream);
+/// The one fold of every region of a pass whose owner table was clean when it began: each slice
+/// folded from empty straight into records to `out`, their count and checksums to owner.status
+/// (owner.status->spilled: rows reached the table, from a full slice bucket or a full slice;
+/// the records must then be merged there). The table is not read.
+void shuffle_fold_emit(const HashTable& owner, const RowShuffle& s, std::uint64_t* out,
+                       cudaStream_t stream);
 
 /// The send buckets' cursors (owners * R, may exceed rcap) into host memory (synchronises).
 void shuffle_cursors(const RowShuffle& s, unsigned long long* host, cudaStream_t stream);

@@ -326,11 +326,11 @@ class GpuWorker final : public WorkerCase {
     if (exchange_ == nullptr)
       return finish_header(summary(gpu::hash_finish(table_, records_, stream_)), stats_);
     exchange_->finish(stats_);
-    return finish_header(summary(gpu::hash_finish(exchange_->owner(), records_, stream_)), stats_);
+    return finish_header(summary(exchange_->result()), stats_);
   }
 
-  /// The groups written to records_ (n_records_) and their checksums, from hash_finish or
-  /// stage_finish.
+  /// The groups written to records_ (n_records_) and their checksums, from hash_finish,
+  /// stage_finish or the exchange's result().
   Summary summary(const gpu::TableStatus& st) {
     if (st.overflow != 0)
       throw Error("groupby: the GPU hash table overflowed (internal sizing error)");
