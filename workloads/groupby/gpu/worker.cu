@@ -81,8 +81,8 @@ class GpuWorker final : public WorkerCase {
   void begin_repeat() override {
     times_ = PhaseTimes{};
     stats_ = ShuffleStats{};
-    // The tables' reset is the aggregation's work (by-key large on several GPUs: each owner's
-    // share of the table), timed as compute instead of counting as the runtime's own cost
+    // The tables' reset is the aggregation's work (by-name's accumulators, by-key's owner table
+    // in the NCCL exchange), timed as compute instead of counting as the runtime's own cost
     // (`tools/gpu-campaign.sh scaling`, the seed cases' `runtime`).
     if (exchange_ != nullptr) exchange_->prepare();
     SB_CUDA_CHECK(cudaEventRecord(ev_clear_, stream_));
