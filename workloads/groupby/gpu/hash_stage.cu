@@ -145,22 +145,12 @@ TableStatus stage_finish(const HashTable& t, const HashStage& s, std::uint64_t* 
                          cudaStream_t stream) {
   if (s.slice_bits <= 0) throw Error("groupby: stage_finish needs the staging's slices");
   const int regions = 1 << s.region_bits;
-  if (s.skey != s.key) launch_restage(t, s, stream);
-  EmitTarget em;
-  em.empty = empty_slot(t.fields);
-  em.out = reinterpret_cast<unsigned long long*>(out);
-  em.status = t.status;
-  if (s.skey != s.key) {
-    em.rcursor = s.cursor;
-    em.rcap = s.region_capacity;
-    em.per = s.slices_per_region;
-  }
-  em.overflow = t.overflow;
-  fold_emit_slices(reinterpret_cast<unsigned long long*>(t.slots),
-                   static_cast<std::uint64_t>(t.capacity - 1), t.width, t.fields, s.slice_bits,
-                   s.skey, s.sx, s.sy, s.slice_capacity, s.scursor,
+  const bool two_levels = s.skey != s.key;
+  if (two_levels) launch_restage(t, s, stream);
+  fold_emit_slices(t, s.slice_bits, s.skey, s.sx, s.sy, s.slice_capacity, s.scursor,
                    static_cast<unsigned>(s.slices_per_region * regions),
-                   slice_shared_bytes(s.slice_bits, t.width, s.slice_capacity), em, stream);
+                   slice_shared_bytes(s.slice_bits, t.width, s.slice_capacity), out,
+                   two_levels ? s.cursor : nullptr, s.region_capacity, s.slices_per_region, stream);
   stage_clear(s, stream);
   TableStatus host{};
   SB_CUDA_CHECK(cudaMemcpyAsync(&host, t.status, sizeof host, cudaMemcpyDeviceToHost, stream));

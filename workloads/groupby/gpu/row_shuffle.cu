@@ -268,15 +268,10 @@ void shuffle_fold_emit(const HashTable& owner, const RowShuffle& s, std::uint64_
                        cudaStream_t stream) {
   const std::size_t smem = slice_shared_bytes(s.slice_bits, owner.width, s.scap);
   opt_in_slice_fold(smem);
-  EmitTarget em;
-  em.empty = empty_slot(owner.fields);
-  em.out = reinterpret_cast<unsigned long long*>(out);
-  em.status = owner.status;
-  em.overflow = owner.overflow;  // the send buckets' overflow goes to the spill table instead
-  fold_emit_slices(reinterpret_cast<unsigned long long*>(owner.slots),
-                   static_cast<std::uint64_t>(owner.capacity - 1), owner.width, owner.fields,
-                   s.slice_bits, s.skey, s.sx, s.sy, s.scap, s.scursor,
-                   static_cast<unsigned>(s.regions() * s.slices_per_region), smem, em, stream);
+  // No first level here: a full send bucket's rows go to the spill table, not the owner's.
+  fold_emit_slices(owner, s.slice_bits, s.skey, s.sx, s.sy, s.scap, s.scursor,
+                   static_cast<unsigned>(s.regions() * s.slices_per_region), smem, out, nullptr, 0,
+                   1, stream);
 }
 
 void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, int nseg, int region0,

@@ -287,14 +287,24 @@ void fold_slices(unsigned long long* slots, std::uint64_t mask, int width, unsig
   SB_CUDA_CHECK_LAUNCH();
 }
 
-void fold_emit_slices(unsigned long long* slots, std::uint64_t mask, int width, unsigned fields,
-                      int slice_bits, const std::int64_t* keys, const double* x, const double* y,
-                      std::int64_t cap, const unsigned long long* cursor, unsigned count,
-                      std::size_t smem, const EmitTarget& em, cudaStream_t stream) {
-  SB_CUDA_CHECK(cudaMemsetAsync(em.status, 0, sizeof(TableStatus), stream));
+void fold_emit_slices(const HashTable& t, int slice_bits, const std::int64_t* keys, const double* x,
+                      const double* y, std::int64_t cap, const unsigned long long* cursor,
+                      unsigned count, std::size_t smem, std::uint64_t* out,
+                      const unsigned long long* rcursor, std::int64_t rcap, int per,
+                      cudaStream_t stream) {
+  SB_CUDA_CHECK(cudaMemsetAsync(t.status, 0, sizeof(TableStatus), stream));
   if (count == 0) return;
+  EmitTarget em;
+  em.empty = empty_slot(t.fields);
+  em.out = reinterpret_cast<unsigned long long*>(out);
+  em.status = t.status;
+  em.rcursor = rcursor;
+  em.rcap = rcap;
+  em.per = per;
+  em.overflow = t.overflow;
   slice_aggregate_kernel<true><<<count, kSliceThreads, smem, stream>>>(
-      slots, mask, width, fields, slice_bits, keys, x, y, cap, cursor, nullptr, 0u, em);
+      reinterpret_cast<unsigned long long*>(t.slots), static_cast<std::uint64_t>(t.capacity - 1),
+      t.width, t.fields, slice_bits, keys, x, y, cap, cursor, nullptr, 0u, em);
   SB_CUDA_CHECK_LAUNCH();
 }
 

@@ -37,12 +37,12 @@ void fold_slices(unsigned long long* slots, std::uint64_t mask, int width, unsig
                  int* overflow, unsigned slice0, unsigned count, std::size_t smem,
                  cudaStream_t stream);
 
-/// Where fold_emit_slices puts what it folds: every slice starts as `empty`; the groups go to
-/// `out` as records, their count and checksums to `status` (hash_finish's), and
-/// status->spilled is set when any row reached the table (`slots`): spilled by the fold, or
-/// earlier from a full bucket, of this level (cursor beyond cap) or of the first (rcursor[r]
-/// beyond rcap for region r = slice / per; rcursor null when the slices are the first level).
-/// Rows spilled by the fold go to the table with global atomics (`overflow` as in upsert_slot).
+/// What the emitting fold's kernel gets besides the slices (made by fold_emit_slices from the
+/// table): every slice starts as `empty`; the groups go to `out` as records, their count and
+/// checksums to `status` (hash_finish's), and status->spilled is set when any row reached the
+/// table: spilled by the fold (with global atomics, `overflow` as in upsert_slot), or earlier
+/// from a full bucket, of this level (cursor beyond cap) or of the first (rcursor[r] beyond rcap
+/// for region r = slice / per; rcursor null when the slices are the first level).
 struct EmitTarget {
   SlotPattern empty{};
   unsigned long long* out = nullptr;
@@ -53,13 +53,16 @@ struct EmitTarget {
   int* overflow = nullptr;
 };
 
-/// fold_slices' fold of slices [0, count) as the last of a pass: the table is not read (every
-/// slice starts empty) and not written but for the rows that do not fit, and each slice's groups
-/// become records (EmitTarget). Zeroes em.status first. The records are the table's groups
-/// unless em.status->spilled is set: the caller then merges them into the table.
-void fold_emit_slices(unsigned long long* slots, std::uint64_t mask, int width, unsigned fields,
-                      int slice_bits, const std::int64_t* keys, const double* x, const double* y,
-                      std::int64_t cap, const unsigned long long* cursor, unsigned count,
-                      std::size_t smem, const EmitTarget& em, cudaStream_t stream);
+/// fold_slices' fold of slices [0, count) of table `t` as the last of a pass: the table is not
+/// read (every slice starts empty) and not written but for the rows that do not fit, and each
+/// slice's groups become records in `out`, their count and checksums in t.status (zeroed first).
+/// rcursor / rcap / per: the first level's buckets (EmitTarget; rcursor null: none). The records
+/// are the table's groups unless t.status->spilled is set: the caller then merges them into the
+/// table.
+void fold_emit_slices(const HashTable& t, int slice_bits, const std::int64_t* keys, const double* x,
+                      const double* y, std::int64_t cap, const unsigned long long* cursor,
+                      unsigned count, std::size_t smem, std::uint64_t* out,
+                      const unsigned long long* rcursor, std::int64_t rcap, int per,
+                      cudaStream_t stream);
 
 }  // namespace sb::groupby::gpu::detail
