@@ -296,7 +296,9 @@ void bm_potrf(benchmark::State& state) {
 }
 
 /// The same eigen-decomposition by other cuSOLVER routines: 0 = Xsyevd (64-bit API), 1 = syevj
-/// (Jacobi, default tolerance), 2 = Ssyevd (fp32, for scale).
+/// (Jacobi, default tolerance), 2 = Ssyevd (fp32, for scale); and its parts: 3 = syevd without
+/// vectors, 4 = the tridiagonal reduction (sytrd) alone, 5 = Xsyevdx for the lowest quarter of
+/// the eigenpairs, 6 = Xsyevdx for all of them (what splitting the vectors over GPUs would save).
 void bm_syevd_alt(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   const int method = static_cast<int>(state.range(1));
@@ -320,6 +322,7 @@ void bm_syevd_alt(benchmark::State& state) {
   SB_CUSOLVER_CHECK(cusolverDnCreateSyevjInfo(&jp));
   std::size_t dev_bytes = 0, host_bytes = 0;
   int lw = 0;
+  double bounds[2] = {0, 0};  // Xsyevdx's value range, unused with an index range
   if (method == 0) {
     SB_CUSOLVER_CHECK(cusolverDnXsyevd_bufferSize(
         h, dp, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n, CUDA_R_64F, b.a, n, CUDA_R_64F,
@@ -328,6 +331,20 @@ void bm_syevd_alt(benchmark::State& state) {
     SB_CUSOLVER_CHECK(cusolverDnDsyevj_bufferSize(h, CUSOLVER_EIG_MODE_VECTOR,
                                                   CUBLAS_FILL_MODE_UPPER, n, b.a, n, b.s, &lw, jp));
     dev_bytes = sizeof(double) * static_cast<std::size_t>(lw);
+  } else if (method == 3) {
+    SB_CUSOLVER_CHECK(cusolverDnDsyevd_bufferSize(h, CUSOLVER_EIG_MODE_NOVECTOR,
+                                                  CUBLAS_FILL_MODE_UPPER, n, b.a, n, b.s, &lw));
+    dev_bytes = sizeof(double) * static_cast<std::size_t>(lw);
+  } else if (method == 4) {
+    SB_CUSOLVER_CHECK(
+        cusolverDnDsytrd_bufferSize(h, CUBLAS_FILL_MODE_UPPER, n, b.a, n, b.s, b.s, b.tau, &lw));
+    dev_bytes = sizeof(double) * static_cast<std::size_t>(lw);
+  } else if (method == 5 || method == 6) {
+    std::int64_t found = 0;
+    SB_CUSOLVER_CHECK(cusolverDnXsyevdx_bufferSize(
+        h, dp, CUSOLVER_EIG_MODE_VECTOR, CUSOLVER_EIG_RANGE_I, CUBLAS_FILL_MODE_UPPER, n,
+        CUDA_R_64F, b.a, n, &bounds[0], &bounds[1], 1, method == 5 ? n / 4 : n, &found, CUDA_R_64F,
+        b.s, CUDA_R_64F, &dev_bytes, &host_bytes));
   } else {
     SB_CUSOLVER_CHECK(cusolverDnSsyevd_bufferSize(h, CUSOLVER_EIG_MODE_VECTOR,
                                                   CUBLAS_FILL_MODE_UPPER, n, gf, n, wf, &lw));
@@ -350,6 +367,21 @@ void bm_syevd_alt(benchmark::State& state) {
       SB_CUSOLVER_CHECK(cusolverDnXsyevd(h, dp, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n,
                                          CUDA_R_64F, b.a, n, CUDA_R_64F, b.s, CUDA_R_64F, work,
                                          dev_bytes, hwork.data(), host_bytes, b.info));
+    } else if (method == 3) {
+      SB_CUSOLVER_CHECK(cusolverDnDsyevd(h, CUSOLVER_EIG_MODE_NOVECTOR, CUBLAS_FILL_MODE_UPPER, n,
+                                         b.a, n, b.s, static_cast<double*>(work),
+                                         static_cast<int>(dev_bytes / sizeof(double)), b.info));
+    } else if (method == 4) {
+      // d and e land in u's first two columns (free here), tau in b.tau.
+      SB_CUSOLVER_CHECK(cusolverDnDsytrd(h, CUBLAS_FILL_MODE_UPPER, n, b.a, n, b.u, b.u + n, b.tau,
+                                         static_cast<double*>(work),
+                                         static_cast<int>(dev_bytes / sizeof(double)), b.info));
+    } else if (method == 5 || method == 6) {
+      std::int64_t found = 0;
+      SB_CUSOLVER_CHECK(cusolverDnXsyevdx(
+          h, dp, CUSOLVER_EIG_MODE_VECTOR, CUSOLVER_EIG_RANGE_I, CUBLAS_FILL_MODE_UPPER, n,
+          CUDA_R_64F, b.a, n, &bounds[0], &bounds[1], 1, method == 5 ? n / 4 : n, &found,
+          CUDA_R_64F, b.s, CUDA_R_64F, work, dev_bytes, hwork.data(), host_bytes, b.info));
     } else {
       SB_CUSOLVER_CHECK(cusolverDnDsyevj(h, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n,
                                          b.a, n, b.s, static_cast<double*>(work), lw, b.info, jp));
@@ -478,6 +510,10 @@ BENCHMARK(bm_syevd_alt)
     ->Args({1000, 0})
     ->Args({1000, 1})
     ->Args({1000, 2})
+    ->Args({1000, 3})
+    ->Args({1000, 4})
+    ->Args({1000, 5})
+    ->Args({1000, 6})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
