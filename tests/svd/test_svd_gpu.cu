@@ -58,8 +58,9 @@ TEST_F(SvdGpu, GenerationIsBitIdenticalToTheCpu) {
     double *d = nullptr, *ds = nullptr;
     SB_CUDA_CHECK(cudaMalloc(&d, cpu.size() * sizeof(double)));
     SB_CUDA_CHECK(cudaMalloc(&ds, scales.size() * sizeof(double)));
-    SB_CUDA_CHECK(
-        cudaMemcpy(ds, scales.data(), scales.size() * sizeof(double), cudaMemcpyHostToDevice));
+    // Stream-ordered: the context's stream (non-blocking) does not wait for the legacy stream.
+    SB_CUDA_CHECK(cudaMemcpyAsync(ds, scales.data(), scales.size() * sizeof(double),
+                                  cudaMemcpyHostToDevice, ctx_->stream));
     gpu::generate_rows(d, c.chunk, 3 * c.chunk, c.chunk, n, c.seed, ds, ctx_->stream);
     SB_CUDA_CHECK(cudaStreamSynchronize(ctx_->stream));
     SB_CUDA_CHECK(cudaMemcpy(gpu.data(), d, gpu.size() * sizeof(double), cudaMemcpyDeviceToHost));
@@ -90,15 +91,19 @@ TEST_F(SvdGpu, SketchIsBitIdenticalToTheCpuTwin) {
     SB_CUDA_CHECK(cudaMalloc(&da, a.size() * sizeof(double)));
     SB_CUDA_CHECK(cudaMalloc(&dinv, inv.size() * sizeof(double)));
     SB_CUDA_CHECK(cudaMalloc(&dy, cpu.size() * sizeof(std::int64_t)));
-    SB_CUDA_CHECK(
-        cudaMemcpy(dinv, inv.data(), inv.size() * sizeof(double), cudaMemcpyHostToDevice));
-    SB_CUDA_CHECK(cudaMemset(dy, 0, cpu.size() * sizeof(std::int64_t)));
+    SB_CUDA_CHECK(cudaMemcpyAsync(dinv, inv.data(), inv.size() * sizeof(double),
+                                  cudaMemcpyHostToDevice, ctx_->stream));
+    SB_CUDA_CHECK(cudaMemsetAsync(dy, 0, cpu.size() * sizeof(std::int64_t), ctx_->stream));
     const std::uint64_t key = sketch_key(c.seed);
     for (const std::int64_t block : {std::int64_t{1}, std::int64_t{3}}) {
       generate_block(c, scales.data(), block, a.data());
       sketch_rows_cpu(a.data(), c.chunk, block * c.chunk, c.chunk, n, key, inv.data(), cpu.data());
-      SB_CUDA_CHECK(cudaMemcpy(da, a.data(), a.size() * sizeof(double), cudaMemcpyHostToDevice));
+      // On the context's stream, and waited for: the stream does not sync with cudaMemcpy's
+      // legacy stream, so the next block's copy would overwrite da while this sketch reads it.
+      SB_CUDA_CHECK(cudaMemcpyAsync(da, a.data(), a.size() * sizeof(double), cudaMemcpyHostToDevice,
+                                    ctx_->stream));
       gpu::sketch_rows(da, c.chunk, block * c.chunk, c.chunk, n, key, dinv, dy, ctx_->stream);
+      SB_CUDA_CHECK(cudaStreamSynchronize(ctx_->stream));
     }
     SB_CUDA_CHECK(cudaStreamSynchronize(ctx_->stream));
     SB_CUDA_CHECK(
