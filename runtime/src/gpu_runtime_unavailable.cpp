@@ -23,6 +23,8 @@ void select_gpu_communicator(GpuContext&, MPI_Comm, int) {}
 
 void set_gpu_workers(GpuContext&, int, int) {}
 
+void wait_for_gpu_setup(GpuContext&) {}
+
 GpuContextPtr create_gpu_context(int, MPI_Comm, GpuStartup*) {
   throw EnvironmentError("scalebench was built without CUDA: GPU paths are not available");
 }

@@ -313,6 +313,7 @@ void begin_case(RankContext& ctx, const JobPlan& plan, const NodeWorkers& on_nod
     check_memory(spec.workload, wl.memory_needed(spec, env), budget);
   }
   cs.wc = wl.make_worker(spec, env);
+  if (env.gpu != nullptr) wait_for_gpu_setup(*env.gpu);
 }
 
 /// The workers with this worker's host name, ranked by world rank: the grouping by which the

@@ -413,7 +413,7 @@ TEST(GroupbyGpu, PeerExchangeEqualsTheCpu) {
     }
     std::vector<void*> landings;
     for (Worker& k : w) landings.push_back(k.sh.landing);
-    for (Worker& k : w) gb::gpu::shuffle_set_landings(k.sh, landings);
+    for (Worker& k : w) gb::gpu::shuffle_set_landings(k.sh, landings, s);
     const int R = w[0].sh.regions();
     for (int repeat = 0; repeat < 2; ++repeat) {
       const int ctas = repeat == 0 ? 1 : 7;  // one block takes every item; several share them

@@ -55,8 +55,10 @@ std::vector<double> GpuTsqr::validate() {
   for (std::int64_t j = 0; j < n; ++j)
     for (std::int64_t i = 0; i < n; ++i)
       vt[static_cast<std::size_t>(i + j * n)] *= sigma[static_cast<std::size_t>(i)];
-  SB_CUDA_CHECK(cudaMemcpy(svd_in_, vt.data(), nn * sizeof(double), cudaMemcpyHostToDevice));
-  SB_CUDA_CHECK(cudaMemset(stage_, 0, nn * sizeof(double)));
+  // On `main`, which the products below run on (it does not wait for the legacy stream).
+  SB_CUDA_CHECK(
+      cudaMemcpyAsync(svd_in_, vt.data(), nn * sizeof(double), cudaMemcpyHostToDevice, main));
+  SB_CUDA_CHECK(cudaMemsetAsync(stage_, 0, nn * sizeof(double), main));
   cublasHandle_t h = nullptr;
   SB_CUBLAS_CHECK(cublasCreate(&h));
   SB_CUBLAS_CHECK(cublasSetStream(h, main));

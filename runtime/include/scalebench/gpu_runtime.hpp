@@ -110,6 +110,11 @@ void finish_gpu_communicator(GpuContext& ctx, GpuCommStartPtr start, GpuStartup*
 /// over `case_comm`. Nothing for size <= 1.
 void select_gpu_communicator(GpuContext& ctx, MPI_Comm case_comm, int size);
 
+/// Waits for everything queued on ctx's GPU, the legacy default stream included
+/// (cudaDeviceSynchronize). The runtime calls it after a GPU case's make_worker: set-up may use
+/// cudaMemcpy or cudaMemset, whose work the worker's non-blocking stream does not wait for.
+void wait_for_gpu_setup(GpuContext& ctx);
+
 /// Records that `size` GPU workers exist, this worker being `rank` among them, so that
 /// select_gpu_communicator makes their communicator when a case first needs it.
 void set_gpu_workers(GpuContext& ctx, int rank, int size);

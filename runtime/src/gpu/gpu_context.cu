@@ -186,6 +186,11 @@ void GpuContextDeleter::operator()(GpuContext* ctx) const noexcept {
   delete ctx;
 }
 
+void wait_for_gpu_setup(GpuContext& ctx) {
+  SB_CUDA_CHECK(cudaSetDevice(ctx.device));
+  SB_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 cublasHandle_t GpuContext::cublas() {
   if (cublas_ == nullptr) {
     SB_CUDA_CHECK(cudaSetDevice(device));

@@ -76,7 +76,7 @@ bool PeerPushExchange::connect() {
   }
   std::vector<void*> landings(peer_landing_);
   landings[static_cast<std::size_t>(env.rank)] = shuffle_.landing;
-  shuffle_set_landings(shuffle_, landings);
+  shuffle_set_landings(shuffle_, landings, stream_);
   // More blocks land the rows sooner and take more SMs from the tasks (tools/gpu-campaign.sh
   // bykey, groupby.push_blocks; bench_groupby_gpu BM_PushAllToAll: the pushes alone).
   push_blocks_ = e_.cfg->push_blocks > 0 ? e_.cfg->push_blocks : kDefaultPushBlocks;

@@ -187,8 +187,9 @@ void shuffle_slices_clear(const RowShuffle& s, int region0, int nregions, cudaSt
 /// Snapshots of the send buckets' cursors kept for the pushes (a ring; one per task in flight).
 inline constexpr int kSnapSlots = 128;
 /// The owners' landing areas as mapped here (landings[p]; this worker's own at its rank, never
-/// written), and the snapshot ring. Synchronous.
-void shuffle_set_landings(RowShuffle& s, const std::vector<void*>& landings);
+/// written), on `stream` (the pushes are ordered after it through the tasks' events), and the
+/// snapshot ring.
+void shuffle_set_landings(RowShuffle& s, const std::vector<void*>& landings, cudaStream_t stream);
 /// Copies the cursors into snapshot `slot` (after the staging before it on `stream`).
 void shuffle_snapshot(const RowShuffle& s, int slot, cudaStream_t stream);
 /// Pushes to every other owner the rows its buckets gained between snapshot `prev_slot` (< 0:

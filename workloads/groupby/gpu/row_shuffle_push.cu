@@ -91,12 +91,12 @@ void alloc_landing(RowShuffle& s) {
                              sizeof(std::uint64_t) * static_cast<std::size_t>(s.landing_words())));
 }
 
-void shuffle_set_landings(RowShuffle& s, const std::vector<void*>& landings) {
+void shuffle_set_landings(RowShuffle& s, const std::vector<void*>& landings, cudaStream_t stream) {
   if (static_cast<int>(landings.size()) != s.owners)
     throw Error("groupby: shuffle_set_landings needs one landing area per owner");
   if (s.dests == nullptr) SB_CUDA_CHECK(cudaMalloc(&s.dests, sizeof(void*) * landings.size()));
-  SB_CUDA_CHECK(cudaMemcpy(s.dests, landings.data(), sizeof(void*) * landings.size(),
-                           cudaMemcpyHostToDevice));
+  SB_CUDA_CHECK(cudaMemcpyAsync(s.dests, landings.data(), sizeof(void*) * landings.size(),
+                                cudaMemcpyHostToDevice, stream));
   if (s.snaps == nullptr)
     SB_CUDA_CHECK(cudaMalloc(
         &s.snaps, sizeof(unsigned long long) * kSnapSlots * static_cast<std::size_t>(s.buckets())));
