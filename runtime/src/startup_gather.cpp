@@ -39,7 +39,7 @@ StartupInfo gather_startup(RankContext& ctx) {
   double mpi_init = ctx.mpi_init_s, cuda_init = 0, nccl_init = 0, ceilings_s = 0;
   // Finer start-up figures (max over workers): where the time before `ready` went.
   double launch_to_main = ctx.launch_epoch > 0 ? ctx.main_epoch - ctx.launch_epoch : 0.0;
-  double cuda_wait = 0, nccl_wait = 0, describe = 0, ready_after_main = 0;
+  double cuda_wait = 0, nccl_wait = 0, describe = 0, ready_after_main = 0, gpu_libraries = 0;
   double describe_node_s = 0, describe_gpu_s = 0;
   int gpu_ranks = 0, cuda_early = 0, nccl_ranks = 0, nccl_overlapped = 0;
   auto add_node = [&](const nlohmann::json& node) {
@@ -69,6 +69,7 @@ StartupInfo gather_startup(RankContext& ctx) {
     ceilings_s = std::max(ceilings_s, w.value("ceilings_s", 0.0));
     launch_to_main = std::max(launch_to_main, w.value("launch_to_main_s", 0.0));
     cuda_wait = std::max(cuda_wait, w.value("cuda_wait_s", 0.0));
+    gpu_libraries = std::max(gpu_libraries, w.value("gpu_libraries_s", 0.0));
     nccl_wait = std::max(nccl_wait, w.value("nccl_wait_s", 0.0));
     describe = std::max(describe, w.value("describe_s", 0.0));
     describe_node_s = std::max(describe_node_s, w.value("describe_node_s", 0.0));
@@ -132,6 +133,7 @@ StartupInfo gather_startup(RankContext& ctx) {
       {"describe_node_s", describe_node_s},
       {"describe_gpu_s", describe_gpu_s},
       {"cuda_wait_s", cuda_wait},
+      {"gpu_libraries_s", gpu_libraries},
       {"nccl_wait_s", nccl_wait},
       {"ready_after_main_s", ready_after_main},
       // 1 when every GPU worker did it, else 0 (numbers, as the

@@ -95,6 +95,7 @@ nlohmann::json startup_description(const JobPlan& plan, RankContext& ctx, nlohma
                       {"mpi_init_s", ctx.mpi_init_s},
                       {"cuda_init_s", ctx.gpu_startup.cuda_init_s},
                       {"cuda_wait_s", ctx.gpu_startup.cuda_wait_s},
+                      {"gpu_libraries_s", ctx.gpu_startup.gpu_libraries_s},
                       {"cuda_early", ctx.gpu_startup.cuda_early},
                       {"node", std::move(node)}};
   w["describe_node_s"] = node_s;

@@ -37,6 +37,9 @@ TEST(StartupGpu, EarlyContextIsAdopted) {
   EXPECT_TRUE(t.cuda_early);
   EXPECT_GT(t.cuda_init_s, 0.0);
   EXPECT_GT(t.cuda_wait_s, 0.0);
+  EXPECT_GT(t.gpu_libraries_s, 0.0) << "cuBLAS and cuSOLVER load beside the context";
+  EXPECT_NE(ctx->cublas(), nullptr);
+  EXPECT_NE(ctx->cusolver(), nullptr);
   EXPECT_EQ(ctx->device, 0);
   cudaDeviceProp prop{};
   SB_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));

@@ -44,6 +44,7 @@ struct GpuStartup {
   double nccl_init_s = 0;        ///< ncclCommInitRank over the GPU workers + one warm-up all-reduce
   double cuda_wait_s = 0;        ///< of cuda_init_s, the time the main thread waited for
   double nccl_wait_s = 0;        ///< of nccl_init_s, the time the main thread waited for
+  double gpu_libraries_s = 0;    ///< loading cuBLAS and cuSOLVER, beside the context if early
   bool cuda_early = false;       ///< the context came from start_gpu_context_early
   bool nccl_overlapped = false;  ///< the caller measured the ceilings while NCCL came up
 };

@@ -18,6 +18,7 @@
 #include <system_error>
 #include <thread>
 
+#include "gpu_math_library.hpp"
 #include "nccl_setup.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/gpu_context.cuh"
@@ -97,6 +98,11 @@ struct GpuEarlyContext {
   double t0 = 0;  ///< when start_gpu_context_early was called (steady clock)
   double t1 = 0;  ///< when the thread finished
   bool adopted = false;
+  /// Loads cuBLAS and cuSOLVER (gpu_math_library.hpp) while the context comes up; started by
+  /// `thread` once the driver library is in, so that the two loads do not queue on the
+  /// loader's lock.
+  std::thread libraries;
+  double libraries_s = 0;  ///< the load's time, written by `libraries`, read after join
 };
 
 /// A NCCL communicator coming up on its own thread. The state is shared with the thread, so a
@@ -212,6 +218,7 @@ cusolverDnHandle_t GpuContext::cusolver() {
 void GpuEarlyContextDeleter::operator()(GpuEarlyContext* early) const noexcept {
   if (early == nullptr) return;
   if (early->thread.joinable()) early->thread.join();
+  if (early->libraries.joinable()) early->libraries.join();
   if (early->ok && !early->adopted) {
     // A context nobody will use (the worker got another GPU, or none): give its memory back.
     if (cudaSetDevice(early->device) == cudaSuccess) (void)cudaDeviceReset();
@@ -245,6 +252,12 @@ GpuEarlyContextPtr start_gpu_context_early(int device) noexcept {
     GpuEarlyContext* e = early.get();  // outlives the thread: the deleter joins first
     early->thread = std::thread([e, flag] {
       int n = 0;
+      int driver = 0;
+      (void)cudaDriverGetVersion(&driver);  // loads the driver library, nothing more
+      try {
+        e->libraries = std::thread([e] { e->libraries_s = detail::load_gpu_math_libraries(); });
+      } catch (const std::system_error&) {  // no thread: the first call that needs them loads them
+      }
       e->ok = cudaGetDeviceCount(&n) == cudaSuccess && e->device < n &&
               cudaSetDevice(e->device) == cudaSuccess && cudaSetDeviceFlags(flag) == cudaSuccess &&
               cudaFree(nullptr) == cudaSuccess &&
@@ -264,8 +277,11 @@ GpuContextPtr create_gpu_device_context(int device, GpuEarlyContextPtr early, Gp
   ctx->device = device;
   bool adopted = false;
   double early_work = 0;
+  double libraries_s = 0;
   if (early) {
     if (early->thread.joinable()) early->thread.join();
+    if (early->libraries.joinable()) early->libraries.join();
+    libraries_s = early->libraries_s;
     if (early->ok && early->device == device) {
       ctx->prop = early->prop;
       early->adopted = adopted = true;
@@ -286,11 +302,14 @@ GpuContextPtr create_gpu_device_context(int device, GpuEarlyContextPtr early, Gp
   }
   SB_CUDA_CHECK(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking));
   SB_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  // Without an early thread they load here, so that no case's set-up waits for them.
+  if (libraries_s == 0) libraries_s = detail::load_gpu_math_libraries();
   const double t1 = now();
   if (timing != nullptr) {
     timing->cuda_init_s = early_work + (t1 - t_joined);
     timing->cuda_wait_s = t1 - t0;
     timing->cuda_early = adopted;
+    timing->gpu_libraries_s = libraries_s;
   }
   return ctx;
 }
