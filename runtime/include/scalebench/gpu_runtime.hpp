@@ -42,7 +42,7 @@ using GpuContextPtr = std::unique_ptr<GpuContext, GpuContextDeleter>;
 struct GpuStartup {
   double cuda_init_s = 0;        ///< cudaSetDevice + context creation + properties + stream
   double nccl_init_s = 0;        ///< ncclCommInitRank over the GPU workers + one warm-up all-reduce
-  double cuda_wait_s = 0;        ///< of cuda_init_s, the time the main thread waited for
+  double cuda_wait_s = 0;        ///< the main thread's wait for the context and the libraries
   double nccl_wait_s = 0;        ///< of nccl_init_s, the time the main thread waited for
   double gpu_libraries_s = 0;    ///< loading cuBLAS and cuSOLVER, beside the context if early
   bool cuda_early = false;       ///< the context came from start_gpu_context_early

@@ -302,12 +302,12 @@ GpuContextPtr create_gpu_device_context(int device, GpuEarlyContextPtr early, Gp
   }
   SB_CUDA_CHECK(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking));
   SB_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  const double t1 = now();
   // Without an early thread they load here, so that no case's set-up waits for them.
   if (libraries_s == 0) libraries_s = detail::load_gpu_math_libraries();
-  const double t1 = now();
   if (timing != nullptr) {
     timing->cuda_init_s = early_work + (t1 - t_joined);
-    timing->cuda_wait_s = t1 - t0;
+    timing->cuda_wait_s = now() - t0;
     timing->cuda_early = adopted;
     timing->gpu_libraries_s = libraries_s;
   }
