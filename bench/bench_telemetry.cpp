@@ -21,6 +21,16 @@ void bm_cpu_reading(benchmark::State& state) {
 }
 BENCHMARK(bm_cpu_reading);
 
+void bm_vector_reading(benchmark::State& state) {
+  auto src = sb::make_vector_telemetry();
+  for (auto _ : state) {
+    sb::TelemetrySample s;
+    src->read(s);
+    benchmark::DoNotOptimize(s);
+  }
+}
+BENCHMARK(bm_vector_reading);
+
 void bm_gpu_reading(benchmark::State& state) {
   const auto gpus = sb::probe_gpus_nvml();
   auto src =

@@ -100,8 +100,8 @@ std::vector<std::string> legend(const Comparison& c) {
   if (c.count(Verdict::inconclusive) > 0)
     out.push_back(
         "inconclusive: the run that looks slower measured while other processes, the cgroup "
-        "quota or a lower clock took enough of the machine to explain the change; rerun on a "
-        "quiet machine; " +
+        "quota, a lower clock or slower vector units took enough of the machine to explain the "
+        "change; rerun on a quiet machine; " +
         policy);
   if (c.count(Verdict::missing) > 0)
     out.push_back("missing: in the baseline (or ok there) but not measured in current; " +

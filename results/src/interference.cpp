@@ -17,6 +17,9 @@ using json = nlohmann::json;
 constexpr double kBusyCores = 0.05;      ///< +5% of the node's cores taken by others
 constexpr double kBusyThrottled = 0.02;  ///< +2% of the wall time throttled by the cgroup
 constexpr double kBusyClock = 0.05;      ///< clock 5% lower
+constexpr double kSlowVectors = 0.10;    ///< the vector probe 10% slower
+/// A thread whose core's vector units are shared with another runs up to twice as long.
+constexpr double kSharedVectorsExplain = 1.0;
 
 double clock_of(const json& mhz) {
   if (mhz.is_number()) return mhz.get<double>();
@@ -44,6 +47,7 @@ Interference read_interference(const json& c, double timed_s) {
   if (const auto it = rec.find("cpu_mhz"); it != rec.end()) out.cpu_mhz = clock_of(*it);
   const double thr = detail::num(rec, "cgroup_throttled_s");
   if (std::isfinite(thr) && timed_s > 0) out.throttled_share = std::clamp(thr / timed_s, 0.0, 1.0);
+  out.vector_probe_s = detail::num(rec, "vector_probe_s");
   return out;
 }
 
@@ -70,6 +74,16 @@ Busier busier_than(const Interference& run, const Interference& ref) {
     b.busy = true;
     b.explains = std::max(b.explains, ref.cpu_mhz / run.cpu_mhz - 1.0);
     why.push_back(fmt::format("CPU clock {:.0f} MHz against {:.0f} MHz", run.cpu_mhz, ref.cpu_mhz));
+  }
+  if (run.vector_probe_s > 0 && ref.vector_probe_s > 0 &&
+      run.vector_probe_s >= (1.0 + kSlowVectors) * ref.vector_probe_s) {
+    const double c = run.vector_probe_s / ref.vector_probe_s;
+    b.busy = true;
+    b.explains = std::max({b.explains, kSharedVectorsExplain, c - 1.0});
+    why.push_back(
+        fmt::format("vector code {:.0f}% slower (the vector probe, {:.1f} us against "
+                    "{:.1f} us)",
+                    100.0 * (c - 1.0), 1e6 * run.vector_probe_s, 1e6 * ref.vector_probe_s));
   }
   for (const auto& w : why) b.reason += (b.reason.empty() ? "" : ", ") + w;
   return b;

@@ -58,6 +58,7 @@ CaseTelemetry combine_telemetry(const std::vector<WorkerTelemetry>& workers,
   json series = json::object();
   std::map<std::string, std::vector<NodeRepeat>> nodes;
   std::vector<double> mhz_min, mhz_med, mhz_max;
+  std::vector<double> probe(repeats, kNaN);  // per repeat: the slowest worker's vector probe
   std::vector<std::vector<std::string>> why(repeats);
   double period = kNaN;
   bool any = false;
@@ -97,6 +98,8 @@ CaseTelemetry combine_telemetry(const std::vector<WorkerTelemetry>& workers,
       if (std::isfinite(r.cgroup_throttled_s))
         nr.throttled = std::isfinite(nr.throttled) ? std::max(nr.throttled, r.cgroup_throttled_s)
                                                    : r.cgroup_throttled_s;
+      if (std::isfinite(r.vector_probe_s) && !(probe[i] >= r.vector_probe_s))
+        probe[i] = r.vector_probe_s;
       if (std::isfinite(r.cpu_mhz.min)) mhz_min.push_back(r.cpu_mhz.min);
       if (std::isfinite(r.cpu_mhz.median)) mhz_med.push_back(r.cpu_mhz.median);
       if (std::isfinite(r.cpu_mhz.max)) mhz_max.push_back(r.cpu_mhz.max);
@@ -161,7 +164,8 @@ CaseTelemetry combine_telemetry(const std::vector<WorkerTelemetry>& workers,
                        {{"min", number(results::min_of(mhz_min))},
                         {"median", number(results::median(mhz_med))},
                         {"max", number(results::max_of(mhz_max))}}},
-                      {"cgroup_throttled_s", number(worst_throttled)}};
+                      {"cgroup_throttled_s", number(worst_throttled)},
+                      {"vector_probe_s", number(finite_median(probe))}};
   if (nodes.size() > 1 && !busiest.empty()) out.interference["busiest_host"] = busiest;
   for (auto& row : rows) {
     const auto i = row.value("repeat", 0);

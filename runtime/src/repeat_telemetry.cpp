@@ -74,6 +74,7 @@ RepeatTelemetry summarize_repeat(std::span<const TelemetrySample> xs, int repeat
   r.gpu_ecc_uncorrected = difference(xs, [](const auto& s) { return s.gpu_ecc_uncorrected; });
   r.gpu_xid = difference(xs, [](const auto& s) { return s.gpu_xid_events; });
   r.cpu_mhz = levels(xs, [](const auto& s) { return s.cpu_mhz; });
+  r.vector_probe_s = levels(xs, [](const auto& s) { return s.vector_probe_s; }).min;
   // The SM clock while the GPU worked: an idle GPU between tasks lowers its clock by design.
   std::vector<TelemetrySample> busy;
   for (const auto& s : xs)
@@ -136,6 +137,7 @@ nlohmann::json to_json(const RepeatTelemetry& r) {
                       {"gpu_ecc_corrected", number(r.gpu_ecc_corrected)},
                       {"gpu_ecc_uncorrected", number(r.gpu_ecc_uncorrected)},
                       {"gpu_xid", number(r.gpu_xid)},
+                      {"vector_probe_s", number(r.vector_probe_s)},
                       {"gpu_power_limit_w", number(r.gpu_power_limit_w)},
                       {"gpu_app_sm_mhz", number(r.gpu_app_sm_mhz)},
                       {"gpu_retired_pages", number(r.gpu_retired_pages)},
@@ -170,6 +172,7 @@ RepeatTelemetry repeat_telemetry_from_json(const nlohmann::json& j) {
   r.gpu_ecc_corrected = read_number(j, "gpu_ecc_corrected");
   r.gpu_ecc_uncorrected = read_number(j, "gpu_ecc_uncorrected");
   r.gpu_xid = read_number(j, "gpu_xid");
+  r.vector_probe_s = read_number(j, "vector_probe_s");
   r.gpu_power_limit_w = read_number(j, "gpu_power_limit_w");
   r.gpu_app_sm_mhz = read_number(j, "gpu_app_sm_mhz");
   r.gpu_retired_pages = read_number(j, "gpu_retired_pages");

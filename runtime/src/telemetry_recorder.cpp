@@ -87,7 +87,7 @@ void TelemetryRecorder::loop() {
     s.t = now();
     std::vector<double> took(sources_.size(), 0.0);
     for (std::size_t i = 0; i < sources_.size(); ++i) {
-      if (!gpu && sources_[i]->gpu()) continue;
+      if (gpu ? sources_[i]->cpu_cases_only() : sources_[i]->gpu()) continue;
       // A source read less than its interval ago sits this reading out (short repeats).
       const double r0 = now();
       if (last_read_[i] > 0 && r0 - last_read_[i] < sources_[i]->min_interval_s()) continue;

@@ -131,12 +131,13 @@ nlohmann::json startup_description(const JobPlan& plan, RankContext& ctx, nlohma
   return w;
 }
 
-/// The worker's telemetry recorder: the node's CPUs, and its GPU when it has one; null when
-/// the plan turns telemetry off.
+/// The worker's telemetry recorder: the node's CPUs and their vector units, and its GPU when it
+/// has one; null when the plan turns telemetry off.
 std::unique_ptr<TelemetryRecorder> make_recorder(const JobPlan& plan, const nlohmann::json& desc) {
   if (plan.telemetry_period_s < 0) return nullptr;
   std::vector<std::unique_ptr<TelemetrySource>> sources;
   sources.push_back(make_cpu_telemetry());
+  sources.push_back(make_vector_telemetry());
   if (desc.contains("gpu_description")) {
     const std::string bus = desc["gpu_description"].value("pci_bus_id", std::string());
     if (auto gpu = make_gpu_telemetry(bus, plan.telemetry_gpu_min_s))

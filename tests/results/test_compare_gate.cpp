@@ -203,6 +203,36 @@ TEST(CompareGate, ThrottlingAndALowerClockExplainASlowdown) {
   EXPECT_NE(case_of(c, "b").detail.find("CPU clock 2000 MHz against 3000 MHz"), std::string::npos);
 }
 
+json probed(json c, double vector_probe_s) {
+  c["interference"]["vector_probe_s"] = vector_probe_s;
+  return c;
+}
+
+TEST(CompareGate, SlowerVectorUnitsExplainUpToTwiceTheTime) {
+  // A 2-core CI virtual machine: every repeat 59% slower, others' share unchanged, the vector
+  // probe 25% slower (its units shared on the host): inconclusive, not a regression.
+  const json base = model_of({probed(busy(case_("w", kBase), 0.0), 9e-6),
+                              probed(busy(case_("v", kBase), 0.0), 9e-6),
+                              probed(busy(case_("u", kBase), 0.0), 9e-6)});
+  const json cur = model_of({probed(busy(case_("w", scaled(kBase, 1.59)), 0.0), 11.25e-6),
+                             probed(busy(case_("v", scaled(kBase, 2.5)), 0.0), 11.25e-6),
+                             probed(busy(case_("u", scaled(kBase, 1.3)), 0.0), 9.5e-6)});
+  const auto c = compare_reports(base, cur);
+  const auto& w = case_of(c, "w");
+  EXPECT_EQ(w.verdict, Verdict::inconclusive);
+  EXPECT_NE(w.detail.find("vector code 25% slower (the vector probe, 11.2 us against 9.0 us)"),
+            std::string::npos)
+      << w.detail;
+  EXPECT_NE(w.detail.find("explains up to +100%"), std::string::npos) << w.detail;
+  // 2.5x is more than shared vector units explain.
+  EXPECT_EQ(case_of(c, "v").verdict, Verdict::slower);
+  EXPECT_NE(case_of(c, "v").detail.find("which explains only +100%"), std::string::npos);
+  // A probe within 10% of the baseline's says nothing.
+  EXPECT_EQ(case_of(c, "u").verdict, Verdict::slower);
+  EXPECT_EQ(case_of(c, "u").detail.find("vector"), std::string::npos);
+  EXPECT_NE(table(c).find("slower vector units"), std::string::npos);
+}
+
 TEST(CompareGate, ReportsWithoutTheRecordKeepTheirVerdicts) {
   const json base = model_of({case_("w", kBase)});
   const json cur = model_of({busy(case_("w", scaled(kBase, 1.3)), 0.5)});

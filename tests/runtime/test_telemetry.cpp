@@ -1,5 +1,6 @@
 // Telemetry (issue #30 item 2): the recorder on a scripted fake source, the per-repeat summary
-// and the throttle rule, the Linux CPU source on this machine, and the scheduler's combination
+// and the throttle rule, the Linux CPU source and the vector probe on this machine, and the
+// scheduler's combination
 // of workers' telemetry into a case record (throttled flags, interference in the layout the
 // regression gate reads).
 #include <gtest/gtest.h>
@@ -182,6 +183,49 @@ TEST(CpuTelemetry, ReadsThisMachine) {
   }
 }
 
+TEST(VectorTelemetry, ProbesThisCpuInCpuCasesOnly) {
+  auto src = sb::make_vector_telemetry();
+  ASSERT_TRUE(src);
+  EXPECT_EQ(src->name(), "vector");
+  EXPECT_FALSE(src->gpu());
+  EXPECT_TRUE(src->cpu_cases_only()) << "its time would be the GPU worker's host time";
+  sb::TelemetrySample s;
+  src->read(s);
+  ASSERT_TRUE(std::isfinite(s.vector_probe_s));
+  EXPECT_GT(s.vector_probe_s, 0);
+  EXPECT_LT(s.vector_probe_s, 1.0) << "a fixed batch of 65536 vector multiply-adds";
+
+  // In the recorder: every reading of a CPU case probes; a GPU case's readings do not.
+  std::vector<std::unique_ptr<sb::TelemetrySource>> v;
+  v.push_back(sb::make_vector_telemetry());
+  sb::TelemetryRecorder rec(std::move(v), 0.0);
+  rec.begin_case(false);
+  rec.begin_repeat(0);
+  rec.end_repeat(0);
+  json t = rec.finish_case(8);
+  ASSERT_EQ(t["repeats"].size(), 1u);
+  EXPECT_GT(t["repeats"][0]["vector_probe_s"].get<double>(), 0);
+  EXPECT_EQ(t["read_s"]["vector"]["count"], 2);
+  rec.begin_case(true);
+  rec.begin_repeat(0);
+  rec.end_repeat(0);
+  t = rec.finish_case(8);
+  ASSERT_EQ(t["repeats"].size(), 1u);
+  EXPECT_TRUE(t["repeats"][0]["vector_probe_s"].is_null());
+  EXPECT_FALSE(t["read_s"].contains("vector"));
+}
+
+TEST(RepeatTelemetry, TheVectorProbeIsTheRepeatsFastest) {
+  std::vector<sb::TelemetrySample> xs(3);
+  for (int i = 0; i < 3; ++i) xs[i].t = i * 0.01;
+  xs[0].vector_probe_s = 12e-6;  // preempted
+  xs[1].vector_probe_s = 9e-6;
+  xs[2].vector_probe_s = 9.5e-6;
+  const auto r = sb::summarize_repeat(xs, 0, 0);
+  EXPECT_DOUBLE_EQ(r.vector_probe_s, 9e-6);
+  EXPECT_DOUBLE_EQ(sb::repeat_telemetry_from_json(sb::to_json(r)).vector_probe_s, 9e-6);
+}
+
 TEST(CaseTelemetry, InterferenceIsOthersShareOfTheNodeAndRepeatsAreThrottledByAnyWorker) {
   auto worker = [](int rank, double busy, double own, double reasons) {
     json reps = json::array();
@@ -196,6 +240,7 @@ TEST(CaseTelemetry, InterferenceIsOthersShareOfTheNodeAndRepeatsAreThrottledByAn
       t.own_cpu_s = own;
       t.cgroup_throttled_s = 0.1;
       t.cpu_mhz = {2000, 2100, 2200};
+      t.vector_probe_s = (rank == 0 ? 9e-6 : 10e-6) * (r == 3 ? 2 : 1);
       t.gpu_sm_mhz = {1980, 1980, 1980};
       t.gpu_app_sm_mhz = 1980;
       t.gpu_reasons_known = true;
@@ -221,6 +266,8 @@ TEST(CaseTelemetry, InterferenceIsOthersShareOfTheNodeAndRepeatsAreThrottledByAn
   EXPECT_NEAR(t.interference["other_cpu_fraction"].get<double>(), 0.25, 1e-12);
   EXPECT_NEAR(t.interference["cgroup_throttled_s"].get<double>(), 0.4, 1e-12);
   EXPECT_DOUBLE_EQ(t.interference["cpu_mhz"]["median"].get<double>(), 2100);
+  // The slowest worker's probe per repeat (10, 10, 10, 20 us), then their median.
+  EXPECT_DOUBLE_EQ(t.interference["vector_probe_s"].get<double>(), 10e-6);
   EXPECT_EQ(t.telemetry["repeats"].size(), 8u);  // per repeat and worker
   EXPECT_EQ(t.telemetry["series"]["worker"], json({0, 0, 1, 1}));
 
@@ -234,6 +281,7 @@ TEST(CaseTelemetry, InterferenceIsOthersShareOfTheNodeAndRepeatsAreThrottledByAn
   EXPECT_NEAR(in.other_cpu_fraction, 0.25, 1e-12);
   EXPECT_DOUBLE_EQ(in.cpu_mhz, 2100);
   EXPECT_NEAR(in.throttled_share, 0.04, 1e-12);
+  EXPECT_DOUBLE_EQ(in.vector_probe_s, 10e-6);
 }
 
 TEST(CaseRecord, ThrottledRepeatsAreLeftOutOfTheMedianUnlessKeptOrAllThrottled) {

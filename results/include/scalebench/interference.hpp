@@ -7,13 +7,17 @@
 ///   "interference": {"other_cpu_fraction": f,     share of the node's cores used by other
 ///                                                 processes while the timed repeats ran (0..1)
 ///                    "cpu_mhz": {"median": ...},  CPU clock while it ran ("mean" also read)
-///                    "cgroup_throttled_s": s}     time the cgroup's CPU quota held it back
+///                    "cgroup_throttled_s": s,     time the cgroup's CPU quota held it back
+///                    "vector_probe_s": s}         the vector units' probe (telemetry_source.hpp),
+///                                                 the median repeat's slowest worker's
 ///
 /// Other processes holding a share d of the cores more than in the baseline can slow a case by
 /// up to 1/(1 - 2d) - 1: a parallel case waits at every barrier for its slowest thread, so a
 /// core it shares costs it about twice that core's share (tests/gate: busy_machine).
 /// A throttled share t of the timed wall time explains t/(1 - t); a clock lower by a factor c
-/// explains c - 1. The explanation is the largest of the three.
+/// explains c - 1. A vector probe 10% or more slower says the cores' vector units were shared
+/// (a virtual machine's host): a thread sharing them runs up to twice as long, so it explains
+/// +100% (or c - 1 for a probe c times slower, if more). The explanation is the largest.
 
 #include <limits>
 #include <string>
@@ -28,6 +32,7 @@ struct Interference {
   double other_cpu_fraction = std::numeric_limits<double>::quiet_NaN();
   double cpu_mhz = std::numeric_limits<double>::quiet_NaN();
   double throttled_share = std::numeric_limits<double>::quiet_NaN();  ///< of the timed wall time
+  double vector_probe_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// Reads case["interference"]; `timed_s` is the sum of the timed repeats (for the throttled
@@ -36,7 +41,8 @@ struct Interference {
 
 /// How much busier the machine was in one run than in the other.
 struct Busier {
-  bool busy = false;      ///< enough to matter: +5% of the cores, +2% throttled, or -5% clock
+  bool busy = false;      ///< enough to matter: +5% of the cores, +2% throttled, -5% clock, or a
+                          ///< vector probe 10% slower
   double explains = 0.0;  ///< the relative slowdown it can explain (0.4 = +40%)
   std::string reason;     ///< "40% of the cores taken by other processes", ...
 };

@@ -35,6 +35,8 @@ struct RepeatTelemetry {
   double gpu_ecc_corrected = kNoReading;
   double gpu_ecc_uncorrected = kNoReading;
   double gpu_xid = kNoReading;
+  /// The fastest of the repeat's vector probes, s: a preempted probe only reads longer.
+  double vector_probe_s = kNoReading;
   // Levels.
   SignalStats cpu_mhz;
   SignalStats gpu_sm_mhz;  ///< over the readings where the GPU was not idle, when there are any

@@ -44,6 +44,7 @@ struct TelemetrySample {
   double cpu_mhz = kNoReading;      ///< median current clock of (up to 8 of) those CPUs, MHz
   double cgroup_throttled_s = kNoReading;  ///< cumulative time the process's cgroup (or an
                                            ///< ancestor) was held back by its CPU quota, s
+  double vector_probe_s = kNoReading;      ///< seconds vector_probe_s() took (CPU cases only)
   // GPU: this worker's one GPU
   double gpu_sm_mhz = kNoReading;
   double gpu_mem_mhz = kNoReading;
@@ -74,6 +75,8 @@ class TelemetrySource {
   [[nodiscard]] virtual nlohmann::json describe() const { return nlohmann::json::object(); }
   /// True for a GPU source: sampled in GPU cases only.
   [[nodiscard]] virtual bool gpu() const { return false; }
+  /// True for a source sampled in CPU cases only (one that costs the GPU worker's host time).
+  [[nodiscard]] virtual bool cpu_cases_only() const { return false; }
   /// Its name in the telemetry's `read_s` (what its readings cost): "cpu", "gpu", ...
   [[nodiscard]] virtual std::string name() const { return gpu() ? "gpu" : "cpu"; }
   /// The least time between two of its readings, seconds: a reading asked for sooner (a short
@@ -84,6 +87,16 @@ class TelemetrySource {
 /// The CPUs this process may run on (sched_getaffinity), through /proc/stat, cpufreq (else
 /// /proc/cpuinfo) and the cgroup's cpu.stat (v1 or v2). Never null on Linux.
 [[nodiscard]] std::unique_ptr<TelemetrySource> make_cpu_telemetry();
+
+/// Seconds a fixed batch of independent vector multiply-adds (65536 of 4 doubles: AVX2 FMAs
+/// where the CPU has them) took this thread: the vector units' throughput. A virtual
+/// machine's cores can run vector code 25-60% slower for seconds while the clock and a chain of
+/// dependent integer steps keep their speed (docs/ci.md, "When the machine was busy").
+[[nodiscard]] double vector_probe_s() noexcept;
+
+/// vector_probe_s() at every reading of a CPU case (`vector_probe_s`; the source's name is
+/// "vector"), taken while the case's own threads run.
+[[nodiscard]] std::unique_ptr<TelemetrySource> make_vector_telemetry();
 
 /// The GPU at PCI bus id `pci_bus_id` through NVML: clocks, power, temperature and clock-event
 /// reasons, at most every `min_interval_s`; null when NVML, the driver or that GPU is missing.
