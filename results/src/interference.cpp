@@ -17,7 +17,6 @@ using json = nlohmann::json;
 constexpr double kBusyCores = 0.05;      ///< +5% of the node's cores taken by others
 constexpr double kBusyThrottled = 0.02;  ///< +2% of the wall time throttled by the cgroup
 constexpr double kBusyClock = 0.05;      ///< clock 5% lower
-constexpr double kSlowVectors = 0.10;    ///< the vector probe 10% slower
 /// A thread whose core's vector units are shared with another runs up to twice as long.
 constexpr double kSharedVectorsExplain = 1.0;
 
@@ -76,7 +75,7 @@ Busier busier_than(const Interference& run, const Interference& ref) {
     why.push_back(fmt::format("CPU clock {:.0f} MHz against {:.0f} MHz", run.cpu_mhz, ref.cpu_mhz));
   }
   if (run.vector_probe_s > 0 && ref.vector_probe_s > 0 &&
-      run.vector_probe_s >= (1.0 + kSlowVectors) * ref.vector_probe_s) {
+      run.vector_probe_s >= (1.0 + kSlowVectorProbe) * ref.vector_probe_s) {
     const double c = run.vector_probe_s / ref.vector_probe_s;
     b.busy = true;
     b.explains = std::max({b.explains, kSharedVectorsExplain, c - 1.0});

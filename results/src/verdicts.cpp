@@ -11,6 +11,7 @@
 
 #include "format_util.hpp"
 #include "link_verdicts.hpp"
+#include "scalebench/interference.hpp"
 #include "scalebench/repeat_telemetry.hpp"
 #include "scalebench/stats.hpp"
 #include "summary_util.hpp"
@@ -75,6 +76,8 @@ struct Evidence {
   double cgroup_share = kNaN;
   double other_cpu = kNaN;
   double cpu_mhz = kNaN;
+  double vector_probe_s = kNaN;        ///< this node's vector probe (CPU cases)
+  double peers_vector_probe_s = kNaN;  ///< the median of its peers' (judge_devices fills it in)
   double ecc_uncorrected = 0, xid = 0, last_xid = kNaN;
   [[nodiscard]] bool thermal_or_hardware() const { return (reasons & kThermalOrHardware) != 0; }
   [[nodiscard]] bool throttling() const {
@@ -115,7 +118,15 @@ Evidence evidence_of(const json& c) {
   e.other_cpu = num(in, "other_cpu_fraction");
   const json& mhz = sub(in, "cpu_mhz");
   e.cpu_mhz = mhz.is_number() ? mhz.get<double>() : num(mhz, "median");
+  e.vector_probe_s = num(in, "vector_probe_s");
   return e;
+}
+
+/// "14%", or "120x" from ten times on.
+std::string percent_slower(double value, double expected) {
+  const double ratio = value / expected;
+  return ratio >= 10 ? fmt::format("{:.3g}x", ratio)
+                     : fmt::format("{:.0f}%", 100.0 * (ratio - 1.0));
 }
 
 /// "SM clock 1410 MHz of 1980, power cap active in 5 of 5 repeats, ..." ("" when nothing).
@@ -137,6 +148,13 @@ std::string evidence_text(const Evidence& e, bool slow) {
   if (slow && e.other_cpu >= kBusyNode)
     parts.push_back(
         fmt::format("other processes used {:.0f}% of the node's CPUs", 100.0 * e.other_cpu));
+  if (slow && e.vector_probe_s > 0 && e.peers_vector_probe_s > 0 &&
+      e.vector_probe_s >= (1.0 + kSlowVectorProbe) * e.peers_vector_probe_s)
+    parts.push_back(fmt::format(
+        "its vector units ran {} slower than its peers' (the vector probe, {:.1f} us against "
+        "{:.1f} us)",
+        percent_slower(e.vector_probe_s, e.peers_vector_probe_s), 1e6 * e.vector_probe_s,
+        1e6 * e.peers_vector_probe_s));
   if (e.xid > 0)
     parts.push_back(fmt::format(
         "{:.0f} XID error(s){}", e.xid,
@@ -146,13 +164,6 @@ std::string evidence_text(const Evidence& e, bool slow) {
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;
-}
-
-/// "14%", or "120x" from ten times on.
-std::string percent_slower(double value, double expected) {
-  const double ratio = value / expected;
-  return ratio >= 10 ? fmt::format("{:.3g}x", ratio)
-                     : fmt::format("{:.0f}%", 100.0 * (ratio - 1.0));
 }
 
 /// The peers' verdict on `value`: {slow, text}; text empty when there is no peer.
@@ -228,10 +239,15 @@ nlohmann::json judge_devices(const nlohmann::json& model, const ReferenceSet& re
     const std::string who = device_label(host, gpu);
     const std::string status = str(c, "status");
     const double value = value_of(c);
-    const Evidence ev = evidence_of(c);
-    std::vector<double> peers;
-    for (const auto& [j, v] : groups[group_key(c)])
-      if (j != i) peers.push_back(v);
+    Evidence ev = evidence_of(c);
+    std::vector<double> peers, peer_probes;
+    for (const auto& [j, v] : groups[group_key(c)]) {
+      if (j == i) continue;
+      peers.push_back(v);
+      const double probe = num(sub(cases[j], "interference"), "vector_probe_s");
+      if (probe > 0) peer_probes.push_back(probe);
+    }
+    if (!peer_probes.empty()) ev.peers_vector_probe_s = median(peer_probes);
     const Reference* ref = find_reference(references, str(c, "device_model"), str(c, "workload"),
                                           str(c, "path"), detail::params_text(sub(c, "params")));
     const Comparison p = status == "ok" ? against_peers(value, peers) : Comparison{};

@@ -1,6 +1,7 @@
 // Node acceptance verdicts (issue #30 item 3) on synthetic fleets: one slow device among 4, 8
 // and 64 is named and only it; a fleet with none slow gets no false verdict; small fleets,
-// references, throttling and failures; reference files; the /verdicts table and JUnit.
+// references, throttling, slower vector units and failures; reference files; the /verdicts
+// table and JUnit.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -202,6 +203,30 @@ TEST(Verdicts, ACgroupQuotaMakesASlowNodeThrottled) {
       << v[2]["reason"];
   EXPECT_EQ(sb::results::format_verdicts_text(judge_devices(fleet(4, -1, 1.0), ReferenceSet{})),
             "verdicts: all 4 devices ok (1 case)\n");
+}
+
+TEST(Verdicts, ASlowNodeWhoseVectorUnitsRanSlowerSaysSo) {
+  json cases = json::array();
+  for (int n = 0; n < 4; ++n) {
+    json c = device(n, 0, n == 3 ? 0.62 : 0.52);
+    c["path"] = "each-node";
+    c["gpu"] = -1;
+    c["device_model"] = "AMD EPYC";
+    c["device_id"] = "node" + std::to_string(n);
+    c["interference"] = {{"other_cpu_fraction", 0.0},
+                         {"vector_probe_s", n == 3 ? 15.8e-6 : (n == 1 ? 9.2e-6 : 9.0e-6)}};
+    cases.push_back(c);
+  }
+  const json v = judge_devices({{"cases", cases}}, ReferenceSet{});
+  EXPECT_EQ(not_ok(v), std::vector<std::string>{"node3/-1"});
+  EXPECT_EQ(v[3]["verdict"], "slow");
+  EXPECT_NE(v[3]["reason"].get<std::string>().find(
+                "its vector units ran 76% slower than its peers' (the vector probe, 15.8 us "
+                "against 9.0 us)"),
+            std::string::npos)
+      << v[3]["reason"];
+  for (int n = 0; n < 3; ++n)
+    EXPECT_EQ(v[n]["reason"].get<std::string>().find("vector"), std::string::npos) << n;
 }
 
 TEST(References, BadFilesAreOneLineWithTheirPlace) {
