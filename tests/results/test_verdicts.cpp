@@ -47,6 +47,16 @@ json device(int n, int g, double median_s, const std::string& model = "NVIDIA H2
           {"metrics", {{"median_s", median_s}}}};
 }
 
+/// One each-node record: node `n`, CPU model `model`, median `median_s`.
+json node(int n, double median_s, const std::string& model) {
+  json c = device(n, 0, median_s);
+  c["path"] = "each-node";
+  c["gpu"] = -1;
+  c["device_model"] = model;
+  c["device_id"] = "node" + std::to_string(n);
+  return c;
+}
+
 /// A fleet of `devices` GPUs (8 per node) with medians 24.8 ms +-1.5% noise; device `slow`
 /// (if >= 0) `factor` times slower.
 json fleet(int devices, int slow, double factor, unsigned seed = 1) {
@@ -187,11 +197,7 @@ TEST(Verdicts, ThrottledAndFailedDevicesSayWhy) {
 TEST(Verdicts, ACgroupQuotaMakesASlowNodeThrottled) {
   json cases = json::array();
   for (int n = 0; n < 3; ++n) {
-    json c = device(n, 0, n == 2 ? 1.9 : 0.4);
-    c["path"] = "each-node";
-    c["gpu"] = -1;
-    c["device_model"] = "Intel Xeon";
-    c["device_id"] = "node" + std::to_string(n);
+    json c = node(n, n == 2 ? 1.9 : 0.4, "Intel Xeon");
     if (n == 2) c["interference"] = {{"other_cpu_fraction", 0.1}, {"cgroup_throttled_s", 6.0}};
     cases.push_back(c);
   }
@@ -208,11 +214,7 @@ TEST(Verdicts, ACgroupQuotaMakesASlowNodeThrottled) {
 TEST(Verdicts, ASlowNodeWhoseVectorUnitsRanSlowerSaysSo) {
   json cases = json::array();
   for (int n = 0; n < 4; ++n) {
-    json c = device(n, 0, n == 3 ? 0.62 : 0.52);
-    c["path"] = "each-node";
-    c["gpu"] = -1;
-    c["device_model"] = "AMD EPYC";
-    c["device_id"] = "node" + std::to_string(n);
+    json c = node(n, n == 3 ? 0.62 : 0.52, "AMD EPYC");
     c["interference"] = {{"other_cpu_fraction", 0.0},
                          {"vector_probe_s", n == 3 ? 15.8e-6 : (n == 1 ? 9.2e-6 : 9.0e-6)}};
     cases.push_back(c);
