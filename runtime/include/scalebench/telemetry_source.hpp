@@ -90,7 +90,7 @@ class TelemetrySource {
 
 /// Seconds a fixed batch of independent vector multiply-adds (65536 of 4 doubles: AVX2 FMAs
 /// where the CPU has them) took this thread: the vector units' throughput. A virtual
-/// machine's cores can run vector code 17-60% slower for seconds while the clock and a chain of
+/// machine's cores can run vector code 20-60% slower for seconds while the clock and a chain of
 /// dependent integer steps keep their speed (docs/ci.md, "When the machine was busy").
 [[nodiscard]] double vector_probe_s() noexcept;
 
