@@ -10,6 +10,7 @@
 #include <memory>
 #include <numeric>
 #include <thread>
+#include <utility>
 
 #include "scalebench/gpu_context.cuh"
 #include "scalebench/gpu_runtime.hpp"
@@ -20,6 +21,7 @@
 #include "svd/svd_gpu_kernels.cuh"
 #include "svd/tsqr_cpu.hpp"
 #include "svd/tsqr_gpu.cuh"
+#include "svd/tsqr_gpu_detail.cuh"
 #include "svd_driver.hpp"
 #include "svd_gpu_fixture.cuh"
 
@@ -217,6 +219,27 @@ TEST_F(SvdGpu, SketchSliceRowsChangeTheSlicesNotTheAnswer) {
     const Config cfg = parse(p);
     ASSERT_TRUE(cfg.gpu_sketch());
     compare_engines(*ctx_, cfg);
+  }
+}
+
+TEST(SvdGpuSlices, StartOnAlignedRowsAndCoverEveryRow) {
+  // A worker's rows of the large preset on four GPUs (500 000 in 8 slices of 62 500, whose even
+  // split starts 32 bytes off), a small case, and one with fewer rows than slices x 32.
+  constexpr std::int64_t kRows = tsqr_detail::kAlign / sizeof(double);
+  for (const auto& [rows, slices] : {std::pair<std::int64_t, std::int64_t>{500000, 8},
+                                     {20000, 8},
+                                     {2000000, 8},
+                                     {80, 8},
+                                     {7, 1}}) {
+    EXPECT_EQ(tsqr_detail::slice_start(rows, 0, slices), 0);
+    EXPECT_EQ(tsqr_detail::slice_start(rows, slices, slices), rows);
+    for (std::int64_t p = 1; p < slices; ++p) {
+      const std::int64_t r0 = tsqr_detail::slice_start(rows, p, slices);
+      EXPECT_EQ(r0 % kRows, 0) << rows << " rows, slice " << p;
+      EXPECT_LE(r0, rows * p / slices);
+      EXPECT_GT(r0, rows * p / slices - kRows);
+      EXPECT_LE(tsqr_detail::slice_start(rows, p - 1, slices), r0);
+    }
   }
 }
 

@@ -99,7 +99,7 @@ bool GpuTsqr::sketch_solve(int k) {
         static_cast<std::size_t>(std::max<std::int64_t>(1, rows / (cfg_.slice_rows * n)))));
     SB_CUDA_CHECK(cudaEventRecord(ev_x_ready_, main));
     for (std::int64_t p = 0; p < slices; ++p) {
-      const std::int64_t r0 = rows * p / slices, r1 = rows * (p + 1) / slices;
+      const std::int64_t r0 = slice_start(rows, p, slices), r1 = slice_start(rows, p + 1, slices);
       const auto sp = static_cast<std::size_t>(p);
       double* gram = partial_grams_ + sp * nn;
       SB_CUDA_CHECK(cudaStreamWaitEvent(streams_[sp], ev_x_ready_, 0));
