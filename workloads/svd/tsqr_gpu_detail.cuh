@@ -45,7 +45,8 @@ inline float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
 }
 
 /// First row of slice p of `slices` over `rows` rows: the even split rounded down to a multiple
-/// of kAlign bytes of doubles, so that every slice starts as aligned as the allocation. cuBLAS's
+/// of kAlign bytes of doubles, so that every slice starts as aligned as the allocation (in every
+/// column where lda is a multiple of that too, as at the large preset). cuBLAS's
 /// solve and Gram products ran 8% slower on slices that start 32 bytes off (svd large on four
 /// GPUs, 62 500-row slices: `run --trace`'s trsm+gram).
 inline std::int64_t slice_start(std::int64_t rows, std::int64_t p, std::int64_t slices) {
