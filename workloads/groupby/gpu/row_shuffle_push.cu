@@ -12,12 +12,15 @@ using namespace detail;
 namespace {
 
 /// Elements [lo, hi) of src to dst by one block, 16-byte words in the middle (src + lo and
-/// dst + lo share their alignment modulo 16 bytes).
+/// dst + lo share their alignment modulo 16 bytes, so the loads stay 16-byte aligned).
 template <class T>
 __device__ __forceinline__ void copy_run(const T* __restrict__ src, T* __restrict__ dst,
                                          std::int64_t lo, std::int64_t hi) {
   constexpr std::int64_t kV = 16 / sizeof(T);  // elements per 16-byte word
-  const std::int64_t head = min(hi, (lo + kV - 1) / kV * kV);
+  // The head runs up to dst's next 128-byte line, so that each warp's 512-byte store covers
+  // four lines across NVLink instead of five (tools/gpu-campaign.sh bykey).
+  const auto mis = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(dst + lo) % 128);
+  const std::int64_t head = min(hi, lo + (128 - mis) % 128 / static_cast<std::int64_t>(sizeof(T)));
   if (threadIdx.x < head - lo) dst[lo + threadIdx.x] = src[lo + threadIdx.x];
   const std::int64_t words = (hi - head) / kV;
   const auto* s2 = reinterpret_cast<const ulonglong2*>(src + head);
@@ -46,11 +49,12 @@ struct PushPlanes {
 /// The peer exchange's copy (shuffle_push): for every other owner o and region r, rows
 /// [prev, cur) of bucket (o, r) (counts capped at rcap; prev null: 0) in every plane, from this
 /// worker's buckets into block `me` of owner o's landing area (another GPU's memory, mapped;
-/// stores cross NVLink). Each block takes (owner, region, plane) items in turn, the owners in
-/// the order me + 1, me + 2, ... (mod owners): the workers push in step, so at any moment each
-/// owner receives from one source instead of every source starting with owner 0 (the order of
-/// an all-to-all's rounds). Keys are 32-bit words when `narrow`; every plane and bucket starts
-/// 16-byte aligned (rcap is a multiple of 32).
+/// stores cross NVLink). Each block takes (owner, region, plane) items in turn, the owner
+/// varying fastest (me + 1, me + 2, ... mod owners): every source pushes to every owner at
+/// once, so each owner receives from all sources evenly however far apart their tasks run
+/// (one owner at a time, the rounds of an all-to-all, needed the sources in step: a late one
+/// sent two sources to one owner; tools/gpu-campaign.sh bykey). Keys are 32-bit words when
+/// `narrow`; every plane and bucket starts 16-byte aligned (rcap is a multiple of 32).
 __global__ void __launch_bounds__(kStageThreads)
     push_rows_kernel(const std::uint64_t* __restrict__ buckets, std::uint64_t* const* dests,
                      const unsigned long long* __restrict__ prev,
@@ -60,10 +64,10 @@ __global__ void __launch_bounds__(kStageThreads)
   const int items = (owners - 1) * regions * planes;
   const auto cap = static_cast<unsigned long long>(rcap);
   for (int it = blockIdx.x; it < items; it += gridDim.x) {
-    const int z = it % planes;
-    const int q = it / planes;  // (round, region)
-    const int o = (me + 1 + q / regions) % owners;
-    const int r = q % regions;
+    const int o = (me + 1 + it % (owners - 1)) % owners;
+    const int q = it / (owners - 1);  // (region, plane)
+    const int z = q % planes;
+    const int r = q / planes;
     const int b = o * regions + r;  // bucket (owner, region)
     const unsigned long long c1 = cur[b] < cap ? cur[b] : cap;
     const unsigned long long c0 = prev == nullptr ? 0ull : (prev[b] < cap ? prev[b] : cap);
