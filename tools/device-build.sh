@@ -9,10 +9,15 @@ build=${2:-build-gpu}
 shift $(( $# > 2 ? 2 : $# )) || true
 prefix=${SB_DEPS_PREFIX:-/opt/deps}
 mkdir -p "$prefix"
+# One unpacking at a time: two builds side by side (tools/gpu-campaign.sh build OTHER) made
+# dpkg -x fail on a symbolic link the other had just made.
+exec 9>"$prefix/.unpack.lock"
+flock 9
 for deb in "$bundle"/*.deb; do
   [ -e "$deb" ] || continue
   dpkg -x "$deb" "$prefix"
 done
+flock -u 9
 export CMAKE_PREFIX_PATH="$prefix/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
 export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 gen=()
