@@ -17,7 +17,7 @@ for deb in "$bundle"/*.deb; do
   [ -e "$deb" ] || continue
   dpkg -x "$deb" "$prefix"
 done
-flock -u 9
+exec 9>&-  # the lock goes with the descriptor, which the build does not inherit
 export CMAKE_PREFIX_PATH="$prefix/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
 export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 gen=()
