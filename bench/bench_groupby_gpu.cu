@@ -333,7 +333,7 @@ void BM_PushAllToAll(benchmark::State& state) {
     SB_CUDA_CHECK(cudaSetDevice(g));
     Side& d = side[static_cast<std::size_t>(g)];
     gb::gpu::shuffle_set_landings(d.sh, landings, d.stream);  // also allocates the snapshot ring
-    gb::gpu::shuffle_snapshot(d.sh, 0, d.stream);
+    gb::gpu::shuffle_snapshot(d.sh, 0, false, d.stream);
   }
   for (auto _ : state) {
     for (int g = 0; g < P; ++g) {

@@ -370,7 +370,8 @@ TEST(GroupbyGpu, StagingRunsOnEveryDeviceOfOneProcess) {
 // mapped here or this one's): each worker stages its third of the rows task by task and pushes
 // what its buckets gained to the other owners beside the next staging; each owner then splits
 // its own rows and the landed ones into its slices and folds once, into its table and then
-// compacted (first repeat) or straight into records (second, the peer exchange's way). Every
+// compacted (first repeat) or straight into records (second, the peer exchange's way, the rows
+// of all pushes but the last split first, from the host copies of the snapshots). Every
 // group of each owner equals the CPU's. Keys as 64-bit and as 32-bit words; two repeats over
 // the same buffers each (the second overwrites the first's rows), with one and with seven push
 // blocks.
@@ -432,7 +433,7 @@ TEST(GroupbyGpu, PeerExchangeEqualsTheCpu) {
           in.x += r0;
           in.y += r0;
           gb::gpu::shuffle_stage(w[j].owner, w[j].spill, w[j].sh, in, rows, s);
-          gb::gpu::shuffle_snapshot(w[j].sh, t, s);
+          gb::gpu::shuffle_snapshot(w[j].sh, t, repeat == 1, s);
           SB_CUDA_CHECK(cudaEventRecord(staged, s));
           SB_CUDA_CHECK(cudaStreamWaitEvent(ps, staged, 0));
           gb::gpu::shuffle_push(w[j].sh, j, t - 1, t, ctas, ps);
@@ -452,11 +453,28 @@ TEST(GroupbyGpu, PeerExchangeEqualsTheCpu) {
             ASSERT_LE(cnt, static_cast<unsigned long long>(sh.rcap));  // no spill here
             landed[static_cast<std::size_t>(q) * R + r] = static_cast<long long>(cnt);
           }
-        const int nl = gb::gpu::shuffle_landed_segments(sh, o, landed.data(), R);
-        EXPECT_EQ(nl, (P - 1) * R);
         gb::gpu::shuffle_upload(sh, s);
         gb::gpu::shuffle_slices_clear(sh, 0, R, s);
         gb::gpu::shuffle_restage(w[o].owner, sh, 0, R, sh.key, s);
+        std::vector<long long> early;  // second repeat: the rows of the first tasks split first
+        if (repeat == 1) {
+          const std::size_t B = static_cast<std::size_t>(sh.buckets());
+          for (int q = 0; q < P; ++q)
+            for (int r = 0; r < R; ++r) {
+              const std::size_t b = static_cast<std::size_t>(o) * R + r;
+              early.push_back(static_cast<long long>(w[q].sh.host_snaps[(tasks - 2) * B + b]));
+              ASSERT_LE(early.back(), landed[early.size() - 1]);
+            }
+          SB_CUDA_CHECK(cudaStreamSynchronize(s));  // host_segs is read by the upload
+          EXPECT_EQ(gb::gpu::shuffle_landed_segments(sh, o, early.data(), R), (P - 1) * R);
+          gb::gpu::shuffle_upload(sh, s);
+          gb::gpu::shuffle_restage(w[o].owner, sh, R, (P - 1) * R, sh.landing, s);
+          SB_CUDA_CHECK(cudaStreamSynchronize(s));
+        }
+        const int nl = gb::gpu::shuffle_landed_segments(sh, o, landed.data(), R,
+                                                        early.empty() ? nullptr : early.data());
+        EXPECT_EQ(nl, (P - 1) * R);
+        gb::gpu::shuffle_upload(sh, s);
         gb::gpu::shuffle_restage(w[o].owner, sh, R, nl, sh.landing, s);
         DevBuf<std::uint64_t> out(static_cast<std::size_t>(w[o].owner.capacity) * wd);
         gb::gpu::TableStatus st{};

@@ -64,9 +64,9 @@ std::vector<std::pair<std::string, std::string>> config_keys() {
        "how the rows shuffle's rows travel: auto | peer (stored into their owners' memory during "
        "the tasks, CUDA IPC, one node) | nccl (grouped send/recv after the tasks)"},
       {"push_blocks",
-       fmt::format("blocks of the peer exchange's push kernel, 1..{} (default {}): more land the "
-                   "rows sooner and take more SMs from the tasks",
-                   kMaxPushBlocks, kDefaultPushBlocks)},
+       fmt::format("blocks of the peer exchange's push kernel, 1..{} (default {} on two GPUs, "
+                   "{} on more): more land the rows sooner and take more SMs from the tasks",
+                   kMaxPushBlocks, kDefaultPushBlocksTwo, kDefaultPushBlocks)},
       {"shuffle_chunks",
        fmt::format("pieces the nccl exchange sends its rows in, 1..{} (default 1 on up to two "
                    "GPUs, else 4)",

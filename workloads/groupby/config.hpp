@@ -27,8 +27,11 @@ namespace sb::groupby {
 inline constexpr std::int64_t kPerGroupRows = 30 * kRowsPerDay;
 /// Groups recomputed by the reference scan above that size.
 inline constexpr int kSampledGroups = 1000;
-/// The peer exchange's push kernel: default and largest number of blocks (24 landed four GPUs'
-/// rows sooner than 16 and equalled it on two: tools/gpu-campaign.sh bykey).
+/// The peer exchange's push kernel: default number of blocks on two GPUs and on more, and the
+/// largest. On two the pushes land before the owner's own rows are split and more blocks only
+/// take SMs from the tasks; on four 24 land the rows sooner than 16 or 32
+/// (tools/gpu-campaign.sh bykey).
+inline constexpr int kDefaultPushBlocksTwo = 16;
 inline constexpr int kDefaultPushBlocks = 24;
 inline constexpr int kMaxPushBlocks = 1024;
 /// Most pieces of the NCCL row exchange (its events are sized for it).
@@ -51,7 +54,7 @@ struct Config {
   /// IPC maps every GPU of the case and the landing areas fit, else nccl).
   std::string gpu_exchange = "auto";
   /// Blocks of the peer exchange's push kernel (parameter push_blocks, 1..kMaxPushBlocks);
-  /// 0: the default, kDefaultPushBlocks.
+  /// 0: the default, kDefaultPushBlocksTwo on two GPUs and kDefaultPushBlocks on more.
   int push_blocks = 0;
   /// Pieces the NCCL row exchange sends its rows in, each aggregated as soon as it lands
   /// (parameter shuffle_chunks, 1..kMaxShuffleChunks; cut to a divisor of the send regions);

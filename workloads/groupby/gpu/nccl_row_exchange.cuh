@@ -59,7 +59,7 @@ class NcclRowExchange : public Exchange {
   /// transfer must be resident for it to move).
   cudaStream_t comm_stream_ = nullptr;
   /// 4 * kMaxShuffleChunks + 1 timing events: per chunk packed, sent, received, aggregated,
-  /// then the start (the peer exchange uses the first seven: see peer_push_exchange.cu).
+  /// then the start (the peer exchange uses the first eight: see peer_push_exchange.cu).
   std::vector<cudaEvent_t> chunk_events_;
 
  private:

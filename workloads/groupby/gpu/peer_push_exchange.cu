@@ -12,6 +12,15 @@
 
 namespace sb::groupby::gpu {
 
+namespace {
+/// From three GPUs on, with tasks from this size on, the last pushes land after the owner's own
+/// rows are split: the rows of every push but the last are split meanwhile (tools/gpu-campaign.sh
+/// bykey: the large preset's tasks of 5 * 10^6 rows on four GPUs). On two the pushes have landed
+/// by then, and the seed preset's days of 86 400 rows would only wait for one more round of
+/// counts.
+constexpr std::int64_t kEarlySplitRows = std::int64_t{1} << 20;
+}  // namespace
+
 PeerPushExchange::PeerPushExchange(const ExchangeEnv& e, OwnedTable owner, const RowShuffle& plan,
                                    bool required)
     : NcclRowExchange(e, std::move(owner), plan), required_(required) {}
@@ -79,7 +88,10 @@ bool PeerPushExchange::connect() {
   shuffle_set_landings(shuffle_, landings, stream_);
   // More blocks land the rows sooner and take more SMs from the tasks (tools/gpu-campaign.sh
   // bykey, groupby.push_blocks; bench_groupby_gpu BM_PushAllToAll: the pushes alone).
-  push_blocks_ = e_.cfg->push_blocks > 0 ? e_.cfg->push_blocks : kDefaultPushBlocks;
+  push_blocks_ = e_.cfg->push_blocks > 0 ? e_.cfg->push_blocks
+                 : P == 2                ? kDefaultPushBlocksTwo
+                                         : kDefaultPushBlocks;
+  early_split_ = P > 2 && e_.cfg->partition >= kEarlySplitRows;
   // The pushes outrank the tasks, as the NCCL exchange does: a few blocks, scheduled first.
   int least = 0, greatest = 0;
   SB_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
@@ -106,6 +118,7 @@ void PeerPushExchange::prepare() {
 void PeerPushExchange::begin_repeat() {
   prepare();
   last_slot_ = -1;
+  prev_slot_ = -1;
   pushes_ = 0;
   emitted_ = false;
   if (connected_) {
@@ -125,7 +138,7 @@ void PeerPushExchange::stage(const ColumnPtrs& cols, std::int64_t rows) {
   slot_ = n % kSnapSlots;
   if (n >= kSnapSlots - 1)
     SB_CUDA_CHECK(cudaStreamWaitEvent(stream_, push_done_[(slot_ + 1) % kSnapSlots], 0));
-  shuffle_snapshot(shuffle_, slot_, stream_);
+  shuffle_snapshot(shuffle_, slot_, early_split_, stream_);
 }
 
 void PeerPushExchange::after_task(cudaEvent_t done) {
@@ -135,6 +148,7 @@ void PeerPushExchange::after_task(cudaEvent_t done) {
   if (last_slot_ < 0) SB_CUDA_CHECK(cudaEventRecord(chunk_events_[0], push_stream_));
   shuffle_push(shuffle_, e_.env->rank, last_slot_, slot_, push_blocks_, push_stream_);
   SB_CUDA_CHECK(cudaEventRecord(push_done_[static_cast<std::size_t>(slot_)], push_stream_));
+  prev_slot_ = last_slot_;
   last_slot_ = slot_;
   slot_ = -1;
 }
@@ -155,7 +169,7 @@ double PeerPushExchange::exposed_seconds(const ShuffleStats& stats) const {
 
 void PeerPushExchange::trace(const Timeline& t) {
   // chunk_events_: [3] the tasks' end, [4] own rows split, [5] landed rows' split begun, [2]
-  // landed rows read, [6] every slice folded.
+  // landed rows read, [6] every slice folded ([7]: the segments' last upload).
   const cudaEvent_t* ev = chunk_events_.data();
   SB_CUDA_CHECK(cudaEventSynchronize(ev[6]));
   const auto at = [&](int k) {
@@ -176,10 +190,12 @@ void PeerPushExchange::finish(ShuffleStats& stats) {
     NcclRowExchange::finish(stats);
     return;
   }
-  // This worker's own rows are split into its slices while its last pushes land; once every
-  // worker's pushes have landed (the counts go round after them), the landed rows are split
-  // too and every slice is folded once. A barrier then lets the sources push the next repeat's
-  // rows only after every owner has read this repeat's.
+  // This worker's own rows are split into its slices while its last pushes land. The rows of
+  // every push but the last have landed once the one before the last has ended: where a task's
+  // push outlasts a round of counts (early_split_), those are split too meanwhile, and the rest
+  // once every worker's pushes have landed (the counts go round after them). Every slice is
+  // then folded once. A barrier then lets the sources push the next repeat's rows only after
+  // every owner has read this repeat's.
   const std::vector<unsigned long long> cur = cursors();
   RowShuffle& sh = shuffle_;
   const int P = e_.env->size;
@@ -191,13 +207,34 @@ void PeerPushExchange::finish(ShuffleStats& stats) {
   const auto mark = [&](int k) {  // trace points only; ev[2] (landed rows read) is always taken
     if (tracing) SB_CUDA_CHECK(cudaEventRecord(ev[k], stream_));
   };
+  // host_segs is rewritten only after the device has its last upload (ev[7]).
+  const auto upload = [&] {
+    shuffle_upload(sh, stream_);
+    SB_CUDA_CHECK(cudaEventRecord(ev[7], stream_));
+  };
   shuffle_own_segments(sh, me, cur.data());
   mark(3);
-  shuffle_upload(sh, stream_);
+  upload();
   shuffle_slices_clear(sh, 0, R, stream_);
   shuffle_restage(owner(), sh, 0, R, sh.key, stream_);
   mark(4);
   const double t_wait = now();
+  std::vector<long long> early;  // rows of each (source, region) split before the last pushes
+  if (early_split_) {
+    const auto B = static_cast<std::size_t>(sh.buckets());
+    std::vector<unsigned long long> before(B, 0);
+    if (prev_slot_ >= 0) {  // its push ended after its snapshot reached host_snaps
+      SB_CUDA_CHECK(cudaEventSynchronize(push_done_[static_cast<std::size_t>(prev_slot_)]));
+      const unsigned long long* snap = sh.host_snaps + static_cast<std::size_t>(prev_slot_) * B;
+      before.assign(snap, snap + B);
+    }
+    early = exchange_counts(before).recv;
+    SB_CUDA_CHECK(cudaEventSynchronize(ev[7]));
+    const int n = shuffle_landed_segments(sh, me, early.data(), W1);
+    upload();
+    mark(5);
+    shuffle_restage(owner(), sh, R, n, sh.landing, stream_);
+  }
   SB_CUDA_CHECK(cudaEventRecord(chunk_events_[1], push_stream_));
   SB_CUDA_CHECK(cudaEventSynchronize(chunk_events_[1]));
   const double pushed_at = now();
@@ -211,9 +248,11 @@ void PeerPushExchange::finish(ShuffleStats& stats) {
       (q == me ? t.own_rows : t.out_rows) += rc.send[i];
       if (q != me) t.in_rows += rc.recv[i];
     }
-  const int n = shuffle_landed_segments(sh, me, rc.recv.data(), W1);
-  shuffle_upload(sh, stream_);
-  mark(5);
+  SB_CUDA_CHECK(cudaEventSynchronize(ev[7]));
+  const int n =
+      shuffle_landed_segments(sh, me, rc.recv.data(), W1, early.empty() ? nullptr : early.data());
+  upload();
+  if (early.empty()) mark(5);
   shuffle_restage(owner(), sh, R, n, sh.landing, stream_);
   SB_CUDA_CHECK(cudaEventRecord(ev[2], stream_));
   shuffle_fold_emit(owner(), sh, *e_.records, stream_);

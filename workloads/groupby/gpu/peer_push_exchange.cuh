@@ -52,8 +52,13 @@ class PeerPushExchange final : public NcclRowExchange {
   bool connected_ = false;
   std::vector<void*> peer_landing_;  ///< every owner's landing area mapped here
   cudaStream_t push_stream_ = nullptr;
-  int push_blocks_ = kDefaultPushBlocks;
-  int last_slot_ = -1;                  ///< the snapshot of the repeat's last push (-1: none yet)
+  int push_blocks_ = kDefaultPushBlocks;  ///< set by connect()
+  int last_slot_ = -1;                    ///< the snapshot of the repeat's last push (-1: none yet)
+  int prev_slot_ = -1;                    ///< the snapshot of the push before it (-1: none)
+  /// The landed rows of every push but the last are split while the last ones land (three
+  /// GPUs or more, tasks of at least kEarlySplitRows rows; the snapshots then reach host memory
+  /// too).
+  bool early_split_ = false;
   int pushes_ = 0;                      ///< pushes of this repeat
   int slot_ = -1;                       ///< the snapshot taken by the last stage() (-1: none)
   std::vector<cudaEvent_t> push_done_;  ///< per snapshot slot: its push has ended

@@ -179,6 +179,7 @@ void free_row_shuffle(RowShuffle& s) {
         static_cast<void*>(s.landing), static_cast<void*>(s.dests), static_cast<void*>(s.snaps)})
     if (p != nullptr) (void)cudaFree(p);
   if (s.host_segs != nullptr) (void)cudaFreeHost(s.host_segs);
+  if (s.host_snaps != nullptr) (void)cudaFreeHost(s.host_snaps);
   s = RowShuffle{};
 }
 
@@ -317,17 +318,19 @@ int shuffle_own_segments(const RowShuffle& s, int me, const unsigned long long* 
   return R;
 }
 
-int shuffle_landed_segments(const RowShuffle& s, int me, const long long* rows, int stride) {
+int shuffle_landed_segments(const RowShuffle& s, int me, const long long* rows, int stride,
+                            const long long* from) {
   const int R = s.regions();
   int n = R;
   for (int q = 0; q < s.owners; ++q) {
     if (q == me) continue;
     for (int r = 0; r < R; ++r, ++n) {
+      const std::size_t i = static_cast<std::size_t>(q) * stride + r;
+      const std::int64_t first = from != nullptr ? from[i] : 0;
       const std::int64_t w0 = s.landing_block() * q;  // the block's first word
-      const std::int64_t at = static_cast<std::int64_t>(r) * s.rcap;
+      const std::int64_t at = static_cast<std::int64_t>(r) * s.rcap + first;
       shuffle_recv_segment(s, n, s.key_offset(w0) + at, w0 + s.key_words(R * s.rcap) + at,
-                           static_cast<std::int64_t>(R) * s.rcap,
-                           rows[static_cast<std::size_t>(q) * stride + r], r);
+                           static_cast<std::int64_t>(R) * s.rcap, rows[i] - first, r);
     }
   }
   return n - R;

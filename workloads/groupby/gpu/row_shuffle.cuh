@@ -87,8 +87,9 @@ struct RowShuffle {
   /// The peer exchange's landing area ([owners][planes][R][rcap] words, alloc_landing): block
   /// p holds source p's rows for this owner laid out as in p's send buckets (shuffle_push).
   std::uint64_t* landing = nullptr;
-  std::uint64_t** dests = nullptr;      ///< [owners] landing areas as mapped here (device)
-  unsigned long long* snaps = nullptr;  ///< [kSnapSlots][buckets]: cursors after a task
+  std::uint64_t** dests = nullptr;           ///< [owners] landing areas as mapped here (device)
+  unsigned long long* snaps = nullptr;       ///< [kSnapSlots][buckets]: cursors after a task
+  unsigned long long* host_snaps = nullptr;  ///< the snapshots copied to pinned host memory
   [[nodiscard]] int regions() const { return 1 << region_bits; }
   [[nodiscard]] int buckets() const { return owners << region_bits; }
   [[nodiscard]] int planes() const { return with_y ? 3 : 2; }
@@ -142,8 +143,10 @@ void shuffle_recv_segment(const RowShuffle& s, std::int64_t idx, std::int64_t ke
 int shuffle_own_segments(const RowShuffle& s, int me, const unsigned long long* counts,
                          int chunks = 1, int first = 0, int chunk_stride = 0);
 /// Receive segments [R, R + (owners - 1) R) for the rows landed from every other source q:
-/// rows[q * stride + r] rows of region r. Returns their number.
-int shuffle_landed_segments(const RowShuffle& s, int me, const long long* rows, int stride);
+/// rows [from[q * stride + r], rows[q * stride + r]) of region r (from null: from row 0).
+/// Returns their number.
+int shuffle_landed_segments(const RowShuffle& s, int me, const long long* rows, int stride,
+                            const long long* from = nullptr);
 /// Splits segments [seg0, seg0 + nseg) of the receive fields into the slice buckets, their
 /// offsets addressing `data` (keys of the wire's width, as in the send buckets and the landing
 /// area).
@@ -190,8 +193,9 @@ inline constexpr int kSnapSlots = 128;
 /// written), on `stream` (the pushes are ordered after it through the tasks' events), and the
 /// snapshot ring.
 void shuffle_set_landings(RowShuffle& s, const std::vector<void*>& landings, cudaStream_t stream);
-/// Copies the cursors into snapshot `slot` (after the staging before it on `stream`).
-void shuffle_snapshot(const RowShuffle& s, int slot, cudaStream_t stream);
+/// Copies the cursors into snapshot `slot` (after the staging before it on `stream`), and with
+/// to_host that snapshot into host_snaps too (read once the push that read it has ended).
+void shuffle_snapshot(const RowShuffle& s, int slot, bool to_host, cudaStream_t stream);
 /// Pushes to every other owner the rows its buckets gained between snapshot `prev_slot` (< 0:
 /// none, the repeat's first push) and snapshot `slot`, every plane, into block `me` of the
 /// owner's landing area: one kernel of `ctas` blocks whose stores cross NVLink.

@@ -101,15 +101,18 @@ void shuffle_set_landings(RowShuffle& s, const std::vector<void*>& landings, cud
   if (s.dests == nullptr) SB_CUDA_CHECK(cudaMalloc(&s.dests, sizeof(void*) * landings.size()));
   SB_CUDA_CHECK(cudaMemcpyAsync(s.dests, landings.data(), sizeof(void*) * landings.size(),
                                 cudaMemcpyHostToDevice, stream));
-  if (s.snaps == nullptr)
-    SB_CUDA_CHECK(cudaMalloc(
-        &s.snaps, sizeof(unsigned long long) * kSnapSlots * static_cast<std::size_t>(s.buckets())));
+  const std::size_t ring = sizeof(unsigned long long) * kSnapSlots * s.buckets();
+  if (s.snaps == nullptr) SB_CUDA_CHECK(cudaMalloc(&s.snaps, ring));
+  if (s.host_snaps == nullptr) SB_CUDA_CHECK(cudaMallocHost(&s.host_snaps, ring));
 }
 
-void shuffle_snapshot(const RowShuffle& s, int slot, cudaStream_t stream) {
-  SB_CUDA_CHECK(cudaMemcpyAsync(s.snaps + static_cast<std::size_t>(slot) * s.buckets(), s.cursor,
-                                sizeof(unsigned long long) * s.buckets(), cudaMemcpyDeviceToDevice,
-                                stream));
+void shuffle_snapshot(const RowShuffle& s, int slot, bool to_host, cudaStream_t stream) {
+  const std::size_t at = static_cast<std::size_t>(slot) * s.buckets();
+  const std::size_t bytes = sizeof(unsigned long long) * s.buckets();
+  SB_CUDA_CHECK(cudaMemcpyAsync(s.snaps + at, s.cursor, bytes, cudaMemcpyDeviceToDevice, stream));
+  if (to_host)
+    SB_CUDA_CHECK(
+        cudaMemcpyAsync(s.host_snaps + at, s.snaps + at, bytes, cudaMemcpyDeviceToHost, stream));
 }
 
 void shuffle_push(const RowShuffle& s, int me, int prev_slot, int slot, int ctas,
