@@ -120,4 +120,21 @@ TEST(SuiteFile, TheShippedSuitesPlan) {
   EXPECT_EQ(r.paths, (std::vector<sb::ExecPath>{sb::ExecPath::each_gpu, sb::ExecPath::each_node}));
 }
 
+// The same-work suite's pairs run in both orders (the [[case]] tables in file order), so that a
+// host drifting between cases is not taken for a path's cost.
+TEST(SuiteFile, TheSameWorkSuiteAlternatesThePaths) {
+  sb::RunRequest r;
+  sb::load_suite(
+      (std::filesystem::path(SB_SOURCE_DIR) / "examples/suites/svd-seed-same-work.toml").string(),
+      r);
+  std::vector<std::string> got;
+  for (const auto& c : sb::plan_cases(r)) {
+    EXPECT_EQ(c.repeats, 20) << c.id;
+    got.push_back(std::string(sb::to_string(c.path)) + " seed=" + c.params.str("seed"));
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"single-gpu seed=42", "multi-gpu seed=42",
+                                           "multi-gpu seed=43", "single-gpu seed=43",
+                                           "multi-gpu seed=44", "single-gpu seed=44"}));
+}
+
 }  // namespace
