@@ -33,8 +33,8 @@
 # Runs: seed preset and large preset on the single-gpu and multi-gpu paths (every visible GPU),
 # each writing an HDF5 report, plus its markdown table. bykey: groupby by-key large on one GPU
 # and on every visible GPU twice, the multi-GPU case with its exchange timeline (run --trace),
-# with the push kernel's blocks at 12, 16, 24 and 32 but the default (--param
-# groupby.push_blocks; the default is 16 on two GPUs and 24 on more) and with the NCCL
+# with the push kernel's blocks at 12, 16, 24 and 32 (--param groupby.push_blocks; the default
+# is 16 on two GPUs and 24 on more) and with the NCCL
 # exchange, then bench_groupby_gpu's PushAllToAll (the push kernel alone, every GPU to every
 # other at once). Logs and reports go to $OUT.
 # Needs the .deps bundle of missing Debian packages (see tools/device-build.sh).
@@ -311,11 +311,9 @@ if [ "$mode" = bykey ]; then
     bykey b --paths gpu1,gpuN
     bykey trace --paths gpuN --trace
     grep -h 'shuffle rank' "$out/bykey-trace.txt" "$out/bykey-trace.err" | tail -"$(nvidia-smi -L | wc -l)"
-    default_blocks=24
-    [ "$(nvidia-smi -L | wc -l)" -eq 2 ] && default_blocks=16
-    for blocks in 12 16 24 32; do  # the default ran as a and b
-      [ "$blocks" -eq "$default_blocks" ] ||
-        bykey "push$blocks" --paths gpuN --param groupby.push_blocks="$blocks"
+    # every count, the default among them (16 on two GPUs, 24 on more: its run beside the others)
+    for blocks in 12 16 24 32; do
+      bykey "push$blocks" --paths gpuN --param groupby.push_blocks="$blocks"
     done
     bykey nccl --paths gpuN --param groupby.gpu_exchange=nccl
     # the pushes alone, every GPU to every other at once (the tasks' floor)
