@@ -36,6 +36,8 @@ using detail::str;
 using detail::sub;
 
 constexpr const char* kKind = "scalebench history";
+/// The HDF5 layout is history version 1; SQLite and PostgreSQL stores are kHistoryVersion.
+constexpr int kHdf5Version = 1;
 
 const std::vector<Column>& run_columns() {
   static const std::vector<Column> c{{"run", Kind::Int},
@@ -101,7 +103,7 @@ void write_tables(hid_t file, const HistoryStore& store) {
     }
   }
   h5::write_attr(file, "kind", kKind);
-  h5::write_attr(file, "history_version", kHistoryVersion);
+  h5::write_attr(file, "history_version", kHdf5Version);
   if (!h5::write_table(file, "runs", runs, run_columns(), true) ||
       !h5::write_table(file, "cases", cases, case_columns(), true) ||
       !h5::write_table(file, "times", times, time_columns(), true))
@@ -122,9 +124,9 @@ HistoryStore read_tables(hid_t file, const std::string& path) {
   if (attrs.value("kind", json()) != kKind)
     throw UsageError(fmt::format("{} is an HDF5 file but not a scalebench history store", path));
   const json version = attrs.value("history_version", json());
-  if (!version.is_number_integer() || version.get<long long>() != kHistoryVersion)
+  if (!version.is_number_integer() || version.get<long long>() != kHdf5Version)
     throw UsageError(fmt::format("history store {} has version {}; this scalebench reads {}", path,
-                                 version.dump(), kHistoryVersion));
+                                 version.dump(), kHdf5Version));
   const json runs = h5::read_link(file, "runs");
   const json cases = h5::read_link(file, "cases");
   const json times = h5::read_link(file, "times");

@@ -4,6 +4,7 @@
 // Debian's server, started by tests/results/pg_temp_server.sh in a folder of its own.
 
 #include <gtest/gtest.h>
+#include <hdf5.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -327,6 +328,15 @@ TEST(HistoryDb, ImportsAnOldHdf5StoreAndLeavesIt) {
   sb::results::write_history_h5(old, h5);
   const std::string bytes = slurp(h5);
   const std::string before = all_formats(h5);
+  {  // as earlier versions wrote it: history version 1
+    const hid_t f = H5Fopen(h5.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    const hid_t a = H5Aopen(f, "history_version", H5P_DEFAULT);
+    long long version = 0;
+    EXPECT_GE(H5Aread(a, H5T_NATIVE_LLONG, &version), 0);
+    EXPECT_EQ(version, 1);
+    H5Aclose(a);
+    H5Fclose(f);
+  }
 
   try {
     (void)run_cli({"history", "add", h5, dir.file("r.h5")});
