@@ -280,7 +280,12 @@ HistoryLocation locate_history(const std::string& spec, bool for_writing) {
   if (got >= 8 && std::memcmp(head, "\x89HDF\r\n\x1a\n", 8) == 0) {
     loc.kind = HistoryLocation::Kind::hdf5;
     if (for_writing) {
-      (void)read_history_h5(spec);  // a report or another HDF5 file says what it is instead
+      try {
+        (void)read_history_h5(spec);
+      } catch (const UsageError& e) {  // a report, or another HDF5 file
+        throw UsageError(
+            fmt::format("{} (`history add STORE REPORT.h5..`: the store comes first)", e.what()));
+      }
       throw UsageError(fmt::format(
           "{} is an HDF5 history store of an earlier scalebench (one writer at a time); stores "
           "are SQLite databases now. Import it once and add to the new store: scalebench "

@@ -193,13 +193,12 @@ void add_history_command(CLI::App& app, int& exit_code) {
     std::string threshold = "5%";
   };
   static constexpr const char* kStoreHelp =
-      "history store: a SQLite file (`add` creates it) or a postgresql:// URI "
-      "(docs/history-schema.md)";
+      "a SQLite file or a postgresql:// URI (docs/history-schema.md)";
   auto o = std::make_shared<Options>();
   CLI::App* hist = app.add_subcommand(
       "history",
-      "Runs over time: a store of reports (SQLite or PostgreSQL), each case's trend and the runs "
-      "where it stepped up or down (docs/ci.md)");
+      "Runs over time in SQLite or PostgreSQL: each case's trend and the runs where it stepped "
+      "(docs/ci.md)");
   hist->require_subcommand(1);
 
   CLI::App* add = hist->add_subcommand(
@@ -232,8 +231,7 @@ void add_history_command(CLI::App& app, int& exit_code) {
 
   CLI::App* import = hist->add_subcommand(
       "import",
-      "Copy every run of a store into another, e.g. an HDF5 store of an earlier scalebench into "
-      "SQLite, or SQLite into PostgreSQL (the source is left as it is)");
+      "Copy every run of SOURCE into STORE (old HDF5 into SQLite, SQLite into PostgreSQL)");
   import->add_option("source", o->source, "store to copy: HDF5, SQLite or a postgresql:// URI")
       ->required();
   import->add_option("store", o->store, kStoreHelp)->required();
