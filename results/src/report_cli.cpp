@@ -230,8 +230,7 @@ void add_history_command(CLI::App& app, int& exit_code) {
   });
 
   CLI::App* import = hist->add_subcommand(
-      "import",
-      "Copy every run of SOURCE into STORE (old HDF5 into SQLite, SQLite into PostgreSQL)");
+      "import", "Copy every run of one store into another (e.g. an old HDF5 store)");
   import->add_option("source", o->source, "store to copy: HDF5, SQLite or a postgresql:// URI")
       ->required();
   import->add_option("store", o->store, kStoreHelp)->required();
