@@ -1,6 +1,7 @@
 // The history store in PostgreSQL (history_sql.hpp): a schema of a team's database, writers one
 // after another through a transaction-scoped advisory lock. Built where libpq is found
 // (SB_HAVE_POSTGRESQL); elsewhere a PostgreSQL URI is refused with one line.
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -12,6 +13,7 @@
 
 #include "history_sql.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/settings.hpp"
 
 #ifdef SB_HAVE_POSTGRESQL
 #include <libpq-fe.h>
@@ -19,9 +21,6 @@
 
 namespace sb::results::history_sql {
 namespace {
-
-/// How long a writer waits for another one's lock (as SQLite's busy timeout).
-constexpr const char* kLockTimeout = "120s";
 
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -92,7 +91,8 @@ std::string first_line(const char* text) {
 
 class Postgres final : public Connection {
  public:
-  explicit Postgres(const std::string& uri) : label_(hide_password(uri)) {
+  explicit Postgres(const std::string& uri)
+      : label_(hide_password(uri)), wait_s_(settings::history_lock_timeout_s()) {
     const auto [conninfo, schema] = split_schema(uri);
     schema_ = schema;
     // Defaults first: the URI's own settings come later and win (PQconnectdbParams).
@@ -110,10 +110,11 @@ class Postgres final : public Connection {
     PQsetNoticeProcessor(
         conn_, [](void*, const char*) {}, nullptr);
     try {
-      exec(
-          fmt::format("SET client_min_messages = warning; SET extra_float_digits = 3; "
-                      "SET lock_timeout = '{}'; SET search_path TO \"{}\"",
-                      kLockTimeout, schema_));
+      // lock_timeout 0 would wait for ever: "stop at once" is the shortest wait instead.
+      exec(fmt::format(
+          "SET client_min_messages = warning; SET extra_float_digits = 3; "
+          "SET lock_timeout = '{}ms'; SET search_path TO \"{}\"",
+          std::max<long long>(1, std::llround(std::min(wait_s_ * 1000.0, 2e9))), schema_));
     } catch (...) {
       PQfinish(conn_);
       throw;
@@ -208,6 +209,7 @@ class Postgres final : public Connection {
   PGconn* conn_ = nullptr;
   std::string label_;
   std::string schema_;
+  double wait_s_;
 
   [[noreturn]] void fail(const PGresult* res, const std::string& sql) {
     const char* state = res != nullptr ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
@@ -219,8 +221,9 @@ class Postgres final : public Connection {
           fmt::format("lost the connection to history store {}: {}", label_, msg));
     if (code == "55P03")
       throw EnvironmentError(fmt::format(
-          "history store {} is locked: another process has been writing to it for over {}", label_,
-          kLockTimeout));
+          "history store {} is locked: another process has been writing to it for over {:g} s "
+          "(SCALEBENCH_HISTORY_LOCK_TIMEOUT_S)",
+          label_, wait_s_));
     if (code == "42501" || code.rfind("53", 0) == 0 || code == "25006" || code == "40001" ||
         code == "40P01")
       throw EnvironmentError(fmt::format("cannot use history store {}: {}", label_, msg));

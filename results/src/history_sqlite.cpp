@@ -15,13 +15,10 @@
 
 #include "history_sql.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/settings.hpp"
 
 namespace sb::results::history_sql {
 namespace {
-
-/// How long a writer waits for another one's write lock: adds take milliseconds, so a lock
-/// held this long belongs to a stuck (stopped, hung) process.
-constexpr int kBusyTimeoutMs = 120'000;
 
 /// A file: URI of an absolute path.
 std::string file_uri(const std::string& path) {
@@ -47,7 +44,8 @@ bool read_as_is(const std::string& path) {
 
 class Sqlite final : public Connection {
  public:
-  Sqlite(const std::string& path, bool create) : label_(path) {
+  Sqlite(const std::string& path, bool create)
+      : label_(path), wait_s_(settings::history_lock_timeout_s()) {
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
     if (create) flags |= SQLITE_OPEN_CREATE;
     std::string target = path;
@@ -63,7 +61,8 @@ class Sqlite final : public Connection {
       throw EnvironmentError(fmt::format("cannot open history store {}: {}", path, why));
     }
     sqlite3_extended_result_codes(db_, 1);
-    sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+    // Adds take milliseconds: a lock held for the whole wait belongs to a stuck process.
+    sqlite3_busy_timeout(db_, static_cast<int>(std::min(wait_s_ * 1000.0, 2e9)));
     try {
       // Reading the schema tells a SQLite file from another kind of file.
       exec("PRAGMA foreign_keys = ON");
@@ -134,6 +133,7 @@ class Sqlite final : public Connection {
  private:
   sqlite3* db_ = nullptr;
   std::string label_;
+  double wait_s_;
 
   void bind(sqlite3_stmt* stmt, const std::vector<Value>& params, const std::string& sql) {
     const int n = sqlite3_bind_parameter_count(stmt);
@@ -187,8 +187,9 @@ class Sqlite final : public Connection {
       case SQLITE_BUSY:
       case SQLITE_LOCKED:
         throw EnvironmentError(fmt::format(
-            "history store {} is locked: another process has been writing to it for over {} s",
-            label_, kBusyTimeoutMs / 1000));
+            "history store {} is locked: another process has been writing to it for over {:g} s "
+            "(SCALEBENCH_HISTORY_LOCK_TIMEOUT_S)",
+            label_, wait_s_));
       case SQLITE_NOTADB:
       case SQLITE_CORRUPT:
         throw UsageError(fmt::format("history store {} is not a SQLite database or is damaged: {}",

@@ -6,7 +6,9 @@
 #    store must end with exactly WRITERS x RUNS_EACH runs, each with all its cases and samples.
 # 2. Every writer adds the same five new runs at once: each is stored once, five "added" lines
 #    in all, the others "already in the store".
-# 3. kill -9 while an add of 30 runs is inside its transaction (SQLite: in the middle of writing
+# 3. A process holds the store's write lock: an add waits SCALEBENCH_HISTORY_LOCK_TIMEOUT_S (1 s
+#    here), then stops with exit 3 and one line, the store unchanged.
+# 4. kill -9 while an add of 30 runs is inside its transaction (SQLite: in the middle of writing
 #    its write-ahead log, held there by strace's fault injection; PostgreSQL: waiting for a table
 #    lock that this script holds): the store is as before, and no file is left beside a SQLite store once it is
 #    read again.
@@ -105,6 +107,41 @@ echo "added $added, already there $again, runs $runs"
 [ "$added" -eq 5 ] || fail "$added 'added' lines for 5 new runs"
 [ "$again" -eq $((5 * (writers - 1))) ] || fail "$again 'already' lines, want $((5 * (writers - 1)))"
 [ "$runs" -eq $((want + 5)) ] || fail "$runs runs, want $((want + 5))"
+
+echo "== a writer that keeps the lock: the next add waits SCALEBENCH_HISTORY_LOCK_TIMEOUT_S, then exit 3"
+mkfifo "$work/hold.fifo"
+case "$backend" in
+  sqlite)
+    "$py" -c '
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1], isolation_level=None)
+con.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+sys.stdin.read()' "$store" <"$work/hold.fifo" >"$work/hold.out" 2>&1 &
+    lock_pid=$!
+    exec 3>"$work/hold.fifo" ;;
+  postgresql)
+    "$psql_bin" -X -q -At "$uri" <"$work/hold.fifo" >"$work/hold.out" 2>&1 &
+    lock_pid=$!
+    exec 3>"$work/hold.fifo"
+    echo "BEGIN; SET search_path TO perf; LOCK TABLE runs IN EXCLUSIVE MODE; SELECT 'locked';" >&3 ;;
+esac
+for _ in $(seq 1 300); do grep -q locked "$work/hold.out" && break; sleep 0.1; done
+grep -q locked "$work/hold.out" || { cat "$work/hold.out"; fail "could not take the store's lock"; }
+rc=0
+SCALEBENCH_HISTORY_LOCK_TIMEOUT_S=1 "$sb" history add "$store" "$work/r.h5" --commit stuck \
+  >"$work/stuck.out" 2>"$work/stuck.err" || rc=$?
+[ "$backend" = postgresql ] && echo "COMMIT;" >&3
+exec 3>&-
+wait "$lock_pid" || true
+lock_pid=""
+cat "$work/stuck.err"
+[ "$rc" -eq 3 ] || fail "the add behind a held lock exited $rc, want 3"
+grep -q 'is locked: another process has been writing to it for over 1 s (SCALEBENCH_HISTORY_LOCK_TIMEOUT_S); nothing was added$' \
+  "$work/stuck.err" || fail "no line saying the store is locked"
+[ "$(wc -l <"$work/stuck.err")" -eq 1 ] || fail "more than one line"
+runs=$(sql "SELECT count(*) FROM runs")
+[ "$runs" -eq $((want + 5)) ] || fail "$runs runs after the refused add, want $((want + 5))"
 
 echo "== kill -9 inside an add of 30 runs"
 copies=()
