@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <sqlite3.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -317,6 +318,39 @@ TEST(HistoryDb, ReadOnlyFolderRefusesTheAddAndKeepsTheStore) {
     files.push_back(e.path().filename().string());
   EXPECT_EQ(files, std::vector<std::string>{"h.db"});
   std::filesystem::remove_all(folder);
+}
+
+// A full disk in the middle of an add: exit 3, one line, the store as it was.
+TEST(HistoryDb, FullDiskLeavesTheStoreAsItWas) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
+  TempDir dir("history-db-full");
+  const std::string small = dir.file("small");
+  std::filesystem::create_directories(small);
+  struct Mount {  // unmounted however the test ends
+    std::string dir;
+    bool on;
+    ~Mount() {
+      if (on) ::umount2(dir.c_str(), MNT_DETACH);
+    }
+  } disk{small, ::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=160k") == 0};
+  if (!disk.on) GTEST_SKIP() << "cannot mount a tmpfs here";
+  const std::string store = small + "/h.db";
+  (void)add_history_runs(store, {run_of(1)});
+  std::vector<HistoryRun> many;
+  for (int k = 0; k < 400; ++k) {
+    many.push_back(run_of(k));
+    many.back().commit = fmt::format("big-{}", k);
+  }
+  try {
+    (void)add_history_runs(store, many);
+    ADD_FAILURE() << "400 runs fitted in 160 KiB";
+  } catch (const sb::EnvironmentError& e) {
+    EXPECT_NE(std::string(e.what()).find("disk is full"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+  }
+  const HistoryStore back = read_history(store, true);
+  ASSERT_EQ(back.runs.size(), 1u);
+  EXPECT_EQ(back.runs[0].cases[1].totals.size(), 5u);
 }
 
 // An HDF5 store of an earlier version: read as it is, never written, imported once.
