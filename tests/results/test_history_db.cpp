@@ -10,11 +10,13 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <csignal>
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -463,6 +465,7 @@ class PgServer {
         std::getline(in, line);
         if (line.rfind("TCP_URI=", 0) == 0) tcp_uri_ = line.substr(8);
         if (line.rfind("DIR=", 0) == 0) dir_ = line.substr(4);
+        if (line.rfind("PID=", 0) == 0) pid_ = std::stoi(line.substr(4));
       }
     }
     std::filesystem::remove(uri_file);
@@ -483,22 +486,32 @@ class PgServer {
     return tcp_uri_ + "?schema=" + schema;
   }
   [[nodiscard]] const std::string& dir() const { return dir_; }
+  [[nodiscard]] pid_t pid() const { return pid_; }
 
  private:
   std::filesystem::path state_;
   std::string uri_, tcp_uri_, dir_, skip_;
+  pid_t pid_ = 0;
   bool failed_ = false;
 };
 
-#define START_PG(pg)                                             \
-  PgServer pg;                                                   \
-  ASSERT_FALSE(pg.failed()) << "pg_temp_server.sh start failed"; \
-  if (!pg.skip().empty()) GTEST_SKIP() << pg.skip()
+/// Whether process `pid` has ended (gone, or a zombie waiting for its reaper).
+bool ended(pid_t pid) {
+  if (::kill(pid, 0) != 0) return true;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const auto paren = line.rfind(')');
+  return paren == std::string::npos || line.substr(paren + 2, 1) == "Z";
+}
 
 // One server for the lot (starting one takes seconds): the same results as SQLite in every
 // format, writers side by side, imports both ways, stores kept apart by schema.
 TEST(HistoryPostgres, SameResultsAsSqliteConcurrentWritersAndImports) {
-  START_PG(pg);
+  auto server = std::make_unique<PgServer>();
+  const PgServer& pg = *server;
+  ASSERT_FALSE(pg.failed()) << "pg_temp_server.sh start failed";
+  if (!pg.skip().empty()) GTEST_SKIP() << pg.skip();
   TempDir dir("history-pg");
   {
     SCOPED_TRACE("round trip");
@@ -541,6 +554,13 @@ TEST(HistoryPostgres, SameResultsAsSqliteConcurrentWritersAndImports) {
     EXPECT_THROW((void)read_history(pg.uri("nothing_here")), sb::UsageError);
     EXPECT_THROW((void)read_history(pg.uri("bad-name")), sb::UsageError);
   }
+  // The server is stopped and its folder removed: no process, no file left.
+  const pid_t postmaster = pg.pid();
+  const std::string folder = pg.dir();
+  ASSERT_GT(postmaster, 0);
+  server.reset();
+  EXPECT_TRUE(ended(postmaster)) << "postmaster " << postmaster << " still runs";
+  EXPECT_FALSE(std::filesystem::exists(folder)) << folder;
 }
 
 // A server that does not answer: exit 3, one line, no password in it.
