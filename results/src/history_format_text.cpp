@@ -114,7 +114,7 @@ std::string trend_summary(const HistoryStore& store, const Trend& t) {
 }  // namespace history
 
 const std::vector<std::string>& history_formats() {
-  static const std::vector<std::string> f{"table", "markdown", "html", "openmetrics"};
+  static const std::vector<std::string> f{"table", "markdown", "json", "html", "openmetrics"};
   return f;
 }
 
@@ -122,10 +122,11 @@ std::string format_history(const HistoryStore& store, const std::vector<Trend>& 
                            const std::string& format) {
   if (format == "table") return render(store, trends, false);
   if (format == "markdown") return render(store, trends, true);
+  if (format == "json") return history::json_text(store, trends);
   if (format == "html") return history::html(store, trends);
   if (format == "openmetrics") return history::openmetrics(store, trends);
   throw UsageError(fmt::format(
-      "unknown history format '{}'; use one of table, markdown, html, openmetrics", format));
+      "unknown history format '{}'; use one of table, markdown, json, html, openmetrics", format));
 }
 
 }  // namespace sb::results

@@ -20,6 +20,8 @@ std::string trend_summary(const HistoryStore& store, const Trend& t);
 
 /// Self-contained page: one inline SVG chart per trend, change points marked.
 std::string html(const HistoryStore& store, const std::vector<Trend>& trends);
+/// JSON: the runs, the machines and the trends with their steps.
+std::string json_text(const HistoryStore& store, const std::vector<Trend>& trends);
 /// OpenMetrics text exposition, one sample per run and case, timestamped with the run's time.
 std::string openmetrics(const HistoryStore& store, const std::vector<Trend>& trends);
 

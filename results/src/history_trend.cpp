@@ -27,9 +27,11 @@ std::vector<Trend> history_trends(const HistoryStore& store, const std::string& 
         t.key = c.key;
         t.workload = c.workload;
         t.path = c.path;
+        t.params = c.params;
+        t.device = c.device;
       }
       if (c.status != "ok" || !(c.fast_s > 0)) continue;
-      t.points.push_back({i, c.fast_s, c.median_s, c.totals.size()});
+      t.points.push_back({i, c.fast_s, c.median_s, c.repeats != 0 ? c.repeats : c.totals.size()});
     }
   }
   std::vector<Trend> out;

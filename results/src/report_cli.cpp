@@ -184,6 +184,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
 void add_history_command(CLI::App& app, int& exit_code) {
   struct Options {
     std::string store;
+    std::string source;
     std::vector<std::string> reports;
     std::string commit;
     std::string pattern;
@@ -191,64 +192,109 @@ void add_history_command(CLI::App& app, int& exit_code) {
     std::string out;
     std::string threshold = "5%";
   };
+  static constexpr const char* kStoreHelp =
+      "a SQLite file or a postgresql:// URI (docs/history-schema.md)";
   auto o = std::make_shared<Options>();
   CLI::App* hist = app.add_subcommand(
       "history",
-      "Runs over time: a store of reports, each case's trend and the runs where it "
-      "stepped up or down (docs/ci.md)");
+      "Runs over time in SQLite or PostgreSQL: each case's trend and the runs where it stepped "
+      "(docs/ci.md)");
   hist->require_subcommand(1);
 
-  CLI::App* add = hist->add_subcommand("add", "Append reports to a store (created if missing)");
-  add->add_option("store", o->store, "history store (.h5)")->required();
+  CLI::App* add = hist->add_subcommand(
+      "add", "Add reports to a store (created if missing), all in one transaction");
+  add->add_option("store", o->store, kStoreHelp)->required();
   add->add_option("reports", o->reports, "reports (.h5) written by `scalebench run`")->required();
   add->add_option("--commit", o->commit,
                   "commit under test (default: the report's git_sha); one report only");
   add->callback([o, &exit_code] {
     if (!o->commit.empty() && o->reports.size() != 1)
       throw UsageError("history add --commit takes one report");
+    const HistoryLocation where = locate_history(o->store, true);
     std::vector<HistoryRun> runs;
     for (const auto& r : o->reports)
       runs.push_back(history_run(read_report_isolated(r), r, o->commit));
-    HistoryStore store =
-        std::filesystem::exists(o->store) ? read_history(o->store) : HistoryStore{};
-    std::string text;
-    for (auto& run : runs) {
-      const std::string what = fmt::format("{} (commit {}, {}, {}, machine {})", run.report,
-                                           run.commit, run.time_utc, run.host, run.machine);
-      text += (add_history_run(store, std::move(run)) ? "added " : "already in the store: ") +
-              what + '\n';
+    HistoryAdded added;
+    try {
+      added = add_history_runs(o->store, runs);
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}; nothing was added", e.what()), e.exit_code());
     }
-    write_history(store, o->store);
-    std::cout << text << fmt::format("{}: {} run(s)\n", o->store, store.runs.size());
+    std::string text;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      text += fmt::format("{}{} (commit {}, {}, {}, machine {})\n",
+                          added.added[i] ? "added " : "already in the store: ", runs[i].report,
+                          runs[i].commit, runs[i].time_utc, runs[i].host, runs[i].machine);
+    std::cout << text << fmt::format("{}: {} run(s)\n", where.label, added.runs);
     exit_code = kExitOk;
   });
 
-  const auto view = [&](const char* name, const char* help, const char* default_format) {
-    CLI::App* v = hist->add_subcommand(name, help);
-    v->add_option("store", o->store, "history store (.h5)")->required();
-    v->add_option("--case", o->pattern, "only cases whose id matches this shell pattern");
-    v->add_option("--format", o->format,
-                  fmt::format("output format: {}", fmt::join(history_formats(), "|")))
-        ->default_str(default_format);
-    v->add_option("--out", o->out, "write to this file instead of standard output");
-    v->add_option("--threshold", o->threshold,
-                  "smallest step shown, as a percentage (5%) or a fraction (0.05)")
-        ->default_str("5%");
-    v->callback([o, &exit_code, default_format] {
-      if (o->format.empty()) o->format = default_format;
-      ChangePointOptions options;
-      options.min_change = parse_threshold(o->threshold);
-      const HistoryStore store = read_history(o->store);
-      const std::string text =
-          format_history(store, history_trends(store, o->pattern, options), o->format);
-      emit(text, o->out);
-      exit_code = kExitOk;
-    });
-    return v;
-  };
-  view("show", "Print each case's trend and its steps", "table");
-  view("report", "Render the trends: html (charts), openmetrics, markdown or table", "html");
-  o->format.clear();
-}
+  CLI::App* import = hist->add_subcommand(
+      "import", "Copy every run of one store into another (e.g. an old HDF5 store)");
+  import->add_option("source", o->source, "store to copy: HDF5, SQLite or a postgresql:// URI")
+      ->required();
+  import->add_option("store", o->store, kStoreHelp)->required();
+  import->callback([o, &exit_code] {
+    const HistoryLocation from = locate_history(o->source, false);
+  const HistoryLocation where = locate_history(o->store, true);
+  std::error_code ec;
+  if (from.spec == where.spec || (from.kind != HistoryLocation::Kind::postgresql &&
+                                  std::filesystem::equivalent(from.spec, where.spec, ec)))
+    throw UsageError(
+        fmt::format("history import: {} is both the source and the store", from.label));
+  HistoryStore source = read_history(o->source, true);
+  std::sort(source.runs.begin(), source.runs.end(),
+            [](const HistoryRun& a, const HistoryRun& b) { return a.id < b.id; });
+  HistoryAdded added;
+  try {
+    added = add_history_runs(o->store, source.runs);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}; nothing was imported", e.what()), e.exit_code());
+  }
+  const auto n = static_cast<std::size_t>(std::count(added.added.begin(), added.added.end(), true));
+  std::cout << fmt::format(
+      "imported {} run(s) from {} into {} ({} already there); {} is unchanged\n{}: {} run(s)\n", n,
+      from.label, where.label, source.runs.size() - n, from.label, where.label, added.runs);
+  exit_code = kExitOk;
+});
+
+const auto view = [&](const char* name, const char* help, const char* default_format) {
+  CLI::App* v = hist->add_subcommand(name, help);
+  v->add_option("store", o->store, kStoreHelp)->required();
+  v->add_option("--case", o->pattern, "only cases whose id matches this shell pattern");
+  v->add_option("--format", o->format,
+                fmt::format("output format: {}", fmt::join(history_formats(), "|")))
+      ->default_str(default_format);
+  v->add_option("--out", o->out, "write to this file instead of standard output");
+  v->add_option("--threshold", o->threshold,
+                "smallest step shown, as a percentage (5%) or a fraction (0.05)")
+      ->default_str("5%");
+  v->callback([o, &exit_code, default_format] {
+    if (o->format.empty()) o->format = default_format;
+    ChangePointOptions options;
+    options.min_change = parse_threshold(o->threshold);
+    const HistoryLocation where = locate_history(o->store, false);
+    std::error_code ec;
+    if (!o->out.empty() && where.kind != HistoryLocation::Kind::postgresql &&
+        std::filesystem::equivalent(o->out, where.spec, ec))
+      throw UsageError(fmt::format("--out {} is the history store itself", o->out));
+    if (where.kind == HistoryLocation::Kind::hdf5)
+      std::cerr << fmt::format(
+          "scalebench: {} is an HDF5 store of an earlier scalebench; `scalebench history "
+          "import {} {}` copies it into a SQLite store that concurrent jobs can add to\n",
+          where.label, where.spec,
+          std::filesystem::path(where.spec).replace_extension(".db").string());
+    const HistoryStore store = read_history(o->store);
+    const std::string text =
+        format_history(store, history_trends(store, o->pattern, options), o->format);
+    emit(text, o->out);
+    exit_code = kExitOk;
+  });
+  return v;
+};
+view("show", "Print each case's trend and its steps", "table");
+view("report", "Render the trends: html (charts), openmetrics, json, markdown or table", "html");
+o->format.clear();
+}  // namespace sb::results
 
 }  // namespace sb::results

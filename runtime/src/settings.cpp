@@ -57,6 +57,9 @@ const std::vector<Setting> kTable = {
      "folder of the reference files `scalebench run` uses besides --references"},
     {"SCALEBENCH_REPORT_READ_TIMEOUT_S", real, "0 (60 s + 1 s per 20 MB)", "seconds >= 0",
      "time a report read may take before the reader is stopped (damaged files can hang HDF5)"},
+    {"SCALEBENCH_HISTORY_LOCK_TIMEOUT_S", real, "120", "seconds >= 0",
+     "time `history add` and `history import` wait for another writer of the same store before "
+     "they stop with exit 3 (0: stop at once)"},
     {"SCALEBENCH_HOST_MEMORY_BYTES", real, "0 (measured)", "bytes >= 0",
      "host memory the memory check assumes per node instead of MemAvailable and cgroup limits"},
     {"SCALEBENCH_GPU_ISOLATION", boolean, "1", "0 or 1",
@@ -241,6 +244,12 @@ std::string reference_dir() {
 
 double report_read_timeout_s() {
   return real_value("SCALEBENCH_REPORT_READ_TIMEOUT_S");
+}
+
+double history_lock_timeout_s() {
+  const auto v = raw("SCALEBENCH_HISTORY_LOCK_TIMEOUT_S");
+  if (!v || v->empty()) return 120.0;
+  return real_value("SCALEBENCH_HISTORY_LOCK_TIMEOUT_S");
 }
 
 double host_memory_bytes() {

@@ -228,11 +228,11 @@ help)
     run_sb "version-$sub" 0 "$sub" --version
     has "version-$sub" out "$version"
   done
-  for sub in add show report; do
+  for sub in add show report import; do
     run_sb "help-history-$sub" 0 history "$sub" --help
     has "help-history-$sub" out "^Usage: .*scalebench history $sub "
   done
-  has help-history out '^  add +[A-Z]' '^  show +[A-Z]' '^  report +[A-Z]'
+  has help-history out '^  add +[A-Z]' '^  show +[A-Z]' '^  report +[A-Z]' '^  import +[A-Z]'
   has help-history-show out '^  --case ' '^  --format '
   has help-history-add out '^  --commit '
   has help-compare out '^  --on-noisy ' '^  --allow-missing' '^  --strict'
@@ -246,7 +246,7 @@ help)
   has help-info out '^  --format '
   ;;
 history)
-  a=$work/run-a.h5 store=$tmp/store.h5
+  a=$work/run-a.h5 store=$tmp/store.db
   [ -s "$a" ] || { echo "FAIL: no $a (made by cli.run)"; exit 1; }
   run_sb missing 2 history show "$store"
   has missing err 'does not exist \(`history add` creates it\)'
@@ -270,6 +270,20 @@ history)
   run_sb om 0 history report "$store" --format openmetrics --out "$tmp/h.om"
   has h om '^# TYPE scalebench_case_seconds gauge$' '^scalebench_run_info\{.*commit="bbb".*\} 1 [0-9]+$'
   [ "$(tail -n 1 "$tmp/h.om")" = "# EOF" ] || bad "the OpenMetrics text does not end with # EOF"
+  run_sb json 0 history show "$store" --format json
+  "$py" -c 'import json, sys
+doc = json.load(open(sys.argv[1]))
+assert [r["commit"] for r in doc["runs"]] == ["aaa", "bbb"], doc["runs"]
+assert all(len(t["points"]) == 2 for t in doc["trends"]), doc["trends"]' "$tmp/json.out" ||
+    bad "history show --format json"
+  run_sb new-h5 2 history add "$tmp/new.h5" "$a"
+  has new-h5 err 'stores are SQLite databases; name the new one e\.g\. .*new\.db'
+  [ ! -e "$tmp/new.h5" ] || bad "a refused add left $tmp/new.h5"
+  run_sb no-pg 3 history show 'postgresql://ci:s3cret@/perf?host=/nonexistent&port=9'
+  has no-pg err '^scalebench: cannot connect to history store postgresql://ci:\*\*\*@/perf'
+  grep -q s3cret "$tmp/no-pg.err" && bad "the password is in the message"
+  run_sb import 0 history import "$store" "$tmp/copy.db"
+  has import out "^imported 2 run\\(s\\) from $store into $tmp/copy\\.db \\(0 already there\\); "
   ;;
 recover)
   # A finished report: nothing to recover (a killed run's recovery is tests/runtime/

@@ -101,7 +101,7 @@ assert not bad, f"cases without {n} repeats: {bad}"' "$2"
 
 # history_runs STORE REPORT N [SLOW_FROM]: adds N copies of REPORT to STORE as the runs of commits
 # c1..cN, a day apart; from run SLOW_FROM on, every repeat takes 30% longer (a step that
-# `history show` must find there).
+# `history show` must find there). STORE may be a postgresql:// URI.
 history_runs() {
   local store=$1 report=$2 n=$3 slow=${4:-0} i
   for i in $(seq 1 "$n"); do
@@ -120,6 +120,14 @@ with h5py.File(path, "r+") as f:
 PY
     "$SB" history add "$store" "$ENTRY_DIR/run-$i.h5" --commit "c$i" >/dev/null
   done
+}
+
+# pg_server: a private PostgreSQL server for this entry (tests/results/pg_temp_server.sh, in its
+# own session so that it outlives the set-up); its URI is in $ENTRY_DIR/pg.uri, for a `replace`
+# of the documented one. It stops when the entry's scratch folder is removed or the runner ends.
+pg_server() {
+  setsid --wait "$SB_SOURCE/tests/results/pg_temp_server.sh" start "$ENTRY_DIR/pg.state" "$PPID" "$PWD" \
+    >"$ENTRY_DIR/pg.uri"
 }
 
 # drop_cases FILE CASE_PREFIX: removes the matching cases from a report (as if they never ran).

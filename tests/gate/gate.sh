@@ -119,7 +119,7 @@ case $step in
     echo "PASS: a run held to one core fails the gate" ;;
   history)
     command -v taskset >/dev/null || { echo "SKIP: needs taskset"; exit 77; }
-    store="$dir/history.h5"
+    store="$dir/history.db"
     rm -f "$store"
     # Each run on its own: other work during one run alone is a step the gate rightly sees.
     busiest=0

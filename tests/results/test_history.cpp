@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "history_h5.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/history.hpp"
 #include "scalebench/report.hpp"
@@ -90,17 +91,22 @@ TEST(History, DevicesAreCasesOfTheirOwnAndAllThrottledRepeatsCount) {
   EXPECT_EQ(r.cases[0].totals.size(), 5u);
 }
 
-TEST(History, StoreRoundTripKeepsTimeOrderAndRefusesDuplicates) {
-  TempDir dir("history-store");
+TEST(History, InMemoryStoreKeepsTimeOrderAndRefusesDuplicates) {
   HistoryStore s = store_of(5, 99);
   EXPECT_FALSE(add_history_run(s, history_run(run_model(2, 99), "again.h5")));
   ASSERT_EQ(s.runs.size(), 5u);
   for (std::size_t i = 1; i < s.runs.size(); ++i)
     EXPECT_LT(s.runs[i - 1].time_utc, s.runs[i].time_utc);
   EXPECT_EQ(s.runs.front().id, 5);  // added last-first
+}
+
+// Stores of earlier versions (HDF5) are still read as they were written.
+TEST(History, OldHdf5StoreRoundTrip) {
+  TempDir dir("history-store");
+  const HistoryStore s = store_of(5, 99);
   const std::string path = dir.file("h.h5");
-  sb::results::write_history(s, path);
-  const HistoryStore back = sb::results::read_history(path);
+  sb::results::write_history_h5(s, path);
+  const HistoryStore back = sb::results::read_history(path, true);
   ASSERT_EQ(back.runs.size(), 5u);
   for (std::size_t i = 0; i < 5; ++i) {
     EXPECT_EQ(back.runs[i].id, s.runs[i].id);
@@ -108,6 +114,7 @@ TEST(History, StoreRoundTripKeepsTimeOrderAndRefusesDuplicates) {
     EXPECT_EQ(back.runs[i].machine_text, s.runs[i].machine_text);
     ASSERT_EQ(back.runs[i].cases.size(), 3u);
     EXPECT_EQ(back.runs[i].cases[1].totals, s.runs[i].cases[1].totals);
+    EXPECT_EQ(back.runs[i].cases[1].repeats, 5u);
     EXPECT_EQ(back.runs[i].cases[2].status, "skipped");
   }
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp-" + std::to_string(::getpid())));
@@ -269,7 +276,7 @@ TEST(History, CommandLine) {
     reports.push_back(dir.file(fmt::format("r{}.h5", k)));
     sb::results::write_report(run_model(k, 3), reports.back());
   }
-  const std::string store = dir.file("history.h5");
+  const std::string store = dir.file("history.db");
   EXPECT_EQ(run_cli({"history", "add", store, reports[0], "--commit", "first"}), 0);
   EXPECT_EQ(run_cli({"history", "add", store, reports[1], reports[2], reports[3], reports[4],
                      reports[5]}),
@@ -295,6 +302,12 @@ TEST(History, CommandLine) {
   EXPECT_THROW(run_cli({"history", "show", store, "--format", "pdf"}), sb::UsageError);
   EXPECT_THROW(run_cli({"history", "add", store, dir.file("none.h5")}), sb::UsageError);
   EXPECT_THROW(run_cli({"history", "add", reports[0], reports[1]}), sb::UsageError);  // not a store
+  EXPECT_THROW(run_cli({"history", "report", store, "--out", store}), sb::UsageError);
+  const std::string json_out = dir.file("h.json");
+  EXPECT_EQ(run_cli({"history", "show", store, "--format", "json", "--out", json_out}), 0);
+  const json doc = json::parse(slurp(json_out));
+  EXPECT_EQ(doc["runs"].size(), 6u);
+  EXPECT_EQ(doc["runs"][0]["commit"], "first");
 }
 
 }  // namespace

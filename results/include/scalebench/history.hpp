@@ -1,7 +1,9 @@
 #pragma once
 /// @file history.hpp
-/// `scalebench history`: a store of runs, one HDF5 file (docs/report-schema.md, "History
-/// store"), and each case's trend over the runs with its change points (change_points.hpp).
+/// `scalebench history`: a store of runs and each case's trend over them with its change points
+/// (change_points.hpp). A store is a SQLite file (the default) or a PostgreSQL database (a
+/// `postgresql://` URI), both with the schema of docs/history-schema.md; an HDF5 store of an
+/// earlier scalebench is still read, and `history import` copies it into a new store.
 ///
 /// A run is keyed by the commit under test, its start time, its host and the fingerprint of its
 /// hardware (system_identity.hpp). Trends are per (machine, case): runs from different hardware
@@ -11,6 +13,7 @@
 #include <cstddef>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -19,7 +22,9 @@
 
 namespace sb::results {
 
-inline constexpr int kHistoryVersion = 1;
+/// The schema of SQLite and PostgreSQL stores (docs/history-schema.md). HDF5 stores are
+/// version 1.
+inline constexpr int kHistoryVersion = 2;
 
 struct HistoryCase {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -28,8 +33,10 @@ struct HistoryCase {
   std::string workload;
   std::string path;
   std::string params;  ///< k=v,k=v
+  std::string device;  ///< "node0:gpu1" for an each-gpu or each-node record, else empty
   std::string status;
-  std::vector<double> totals;  ///< timed repeats, seconds
+  std::size_t repeats = 0;     ///< timed repeats kept
+  std::vector<double> totals;  ///< those repeats, seconds (empty when read without samples)
   double fast_s = kNaN;        ///< mean of the fastest third of `totals`
   double median_s = kNaN;
 };
@@ -43,7 +50,12 @@ struct HistoryRun {
   std::string machine_text;  ///< hardware_description
   std::string scalebench_version;
   std::string preset;
-  std::string report;  ///< file name the run came from
+  std::string scheduler;  ///< local, slurm, pbs, ... (empty when the report did not say)
+  std::string job_id;     ///< batch job id; empty when local
+  long long nodes = 0;    ///< 0 when unknown
+  long long workers = 0;  ///< 0 when unknown
+  std::string status;     ///< the run's status (ok, failed, stopped by SIGTERM, ...)
+  std::string report;     ///< file name the run came from
   std::string added_utc;
   std::vector<HistoryCase> cases;
 };
@@ -53,14 +65,48 @@ struct HistoryStore {
   std::vector<HistoryRun> runs;
 };
 
-/// Reads a store. Throws sb::UsageError when the file is missing or not a history store.
-[[nodiscard]] HistoryStore read_history(const std::string& path);
-/// Writes a store crash-safely (temporary file, fsync, rename). Throws sb::UsageError.
-void write_history(const HistoryStore& store, const std::string& path);
+/// Where a store lives, as `history` commands name it: a PostgreSQL URI (postgresql:// or
+/// postgres://, optionally with ?schema=NAME) or a file path.
+struct HistoryLocation {
+  enum class Kind { sqlite, postgresql, hdf5 };
+  Kind kind = Kind::sqlite;
+  std::string spec;   ///< as given
+  std::string label;  ///< as messages print it: a URI's password replaced by ***
+};
+
+/// What `spec` names. A path that exists is an HDF5 store of an earlier scalebench or a SQLite
+/// store by its first bytes; a new path is a SQLite store. Throws sb::UsageError for a folder,
+/// something that is not a regular file, or a file that is neither; with `for_writing`, also
+/// for an HDF5 store (saying how to import it) and for a new store named .h5.
+[[nodiscard]] HistoryLocation locate_history(const std::string& spec, bool for_writing);
+
+/// Reads a store (`samples`: every run's repeat times too, HistoryCase::totals; without them
+/// only each case's statistics). Throws sb::UsageError when it is missing or not a history
+/// store, sb::EnvironmentError when it cannot be reached.
+[[nodiscard]] HistoryStore read_history(const std::string& spec, bool samples = false);
+
+/// Result of add_history_runs.
+struct HistoryAdded {
+  std::vector<bool> added;  ///< per run given: false when the store held it already
+  std::size_t runs = 0;     ///< runs in the store after the add
+};
+
+/// Adds `runs` to the store in one transaction (created when missing): all of them or, on any
+/// error or a kill, none. Safe with any number of concurrent writers: each takes the store's
+/// write lock (SQLite: BEGIN IMMEDIATE, waiting up to two minutes for another writer;
+/// PostgreSQL: an advisory lock), so ids follow the order of the adds and a run is stored once:
+/// one already there (same commit, time, host and machine) is left alone. Runs keep their
+/// added_utc when it is set (an import), else get the time of the add.
+HistoryAdded add_history_runs(const std::string& spec, std::vector<HistoryRun> runs);
 
 /// The run a report model describes; `commit` overrides the report's git_sha when not empty.
 [[nodiscard]] HistoryRun history_run(const nlohmann::json& report, const std::string& report_name,
                                      const std::string& commit = {});
+/// The parameters of a params text "k=v,k=v" in order (a piece without '=' continues the value
+/// before it: a value with commas).
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> history_params(
+    const std::string& text);
+
 /// Adds `run` in time order and gives it the next id; false (store unchanged) when the store
 /// already holds a run of the same commit, time, host and machine.
 bool add_history_run(HistoryStore& store, HistoryRun run);
@@ -79,6 +125,8 @@ struct Trend {
   std::string key;
   std::string workload;
   std::string path;
+  std::string params;  ///< k=v,k=v
+  std::string device;
   std::vector<TrendPoint> points;  ///< runs where the case finished ok, in time order
   std::vector<ChangePoint> steps;  ///< ChangePoint::index indexes `points`
 };
@@ -89,7 +137,7 @@ struct Trend {
                                                 const std::string& pattern = {},
                                                 const ChangePointOptions& options = {});
 
-/// "table", "markdown", "html" (self-contained page with charts) or "openmetrics".
+/// "table", "markdown", "json", "html" (self-contained page with charts) or "openmetrics".
 /// Throws sb::UsageError for another format.
 [[nodiscard]] std::string format_history(const HistoryStore& store,
                                          const std::vector<Trend>& trends,

@@ -7,9 +7,11 @@
 ///   scalebench compare BASELINE.h5 CURRENT.h5 [--threshold 5%] [--alpha 0.01]
 ///                      [--on-noisy pass|warn|fail] [--allow-missing] [--strict]
 ///                      [--format table|markdown|junit] [--out F]
-///   scalebench history add STORE.h5 REPORT.h5.. [--commit SHA]
-///   scalebench history show STORE.h5 [--case PATTERN] [--format table|markdown|html|openmetrics]
-///   scalebench history report STORE.h5 [--case PATTERN] [--format ...] [--out F]
+///   scalebench history add STORE REPORT.h5.. [--commit SHA]
+///   scalebench history show STORE [--case PATTERN] [--format table|markdown|json|html|openmetrics]
+///   scalebench history report STORE [--case PATTERN] [--format ...] [--out F]
+///   scalebench history import SOURCE STORE
+/// (STORE: a SQLite file or a postgresql:// URI, history.hpp)
 ///
 /// Each adds a subcommand to `app` whose callback does the work and sets `exit_code`
 /// (report, history: 0; compare: 0, 1, 4 or 5, see compare.hpp). Errors are thrown as sb::Error

@@ -84,6 +84,8 @@ void validate_all();
 // --- Reports --------------------------------------------------------------------------------
 /// SCALEBENCH_REPORT_READ_TIMEOUT_S: seconds a report read may take (0: 60 s + 1 s per 20 MB).
 [[nodiscard]] double report_read_timeout_s();
+/// SCALEBENCH_HISTORY_LOCK_TIMEOUT_S: seconds a history writer waits for another one (120).
+[[nodiscard]] double history_lock_timeout_s();
 
 // --- Ranks ----------------------------------------------------------------------------------
 /// SCALEBENCH_HOST_MEMORY_BYTES: host memory the memory check assumes (0: measured).

@@ -1,4 +1,6 @@
-// The history store: one HDF5 file of flat tables (docs/report-schema.md, "History store").
+// History stores of earlier scalebench versions: one HDF5 file of flat tables, version 1
+// (docs/history-schema.md, "Stores of earlier versions"). Read by `history show`, `report` and
+// `import`; written only by tests, which need a real old store.
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 
 #include "h5_image.hpp"
 #include "h5_tree.hpp"
+#include "history_h5.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/history.hpp"
 #include "scalebench/stats.hpp"
@@ -33,6 +36,8 @@ using detail::str;
 using detail::sub;
 
 constexpr const char* kKind = "scalebench history";
+/// The HDF5 layout is history version 1; SQLite and PostgreSQL stores are kHistoryVersion.
+constexpr int kHdf5Version = 1;
 
 const std::vector<Column>& run_columns() {
   static const std::vector<Column> c{{"run", Kind::Int},
@@ -62,39 +67,8 @@ const std::vector<Column>& time_columns() {
   return c;
 }
 
-std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 double num_or_nan(double v) {
   return std::isfinite(v) ? v : detail::kNaN;
-}
-
-HistoryCase history_case(const json& c) {
-  HistoryCase h;
-  h.workload = str(c, "workload");
-  h.path = detail::canonical_path(str(c, "path"));
-  h.params = detail::params_text(sub(c, "params"));
-  h.key = h.workload + "/" + h.path + (h.params.empty() ? "" : "/" + h.params);
-  if (const std::string device = str(c, "device_id"); !device.empty()) h.key += "/" + device;
-  h.status = str(c, "status", "ok");
-  const json& reps = sub(c, "repeats");
-  if (reps.is_array())
-    for (const auto& r : reps) {
-      const double t = detail::num(r, "total");
-      if (std::isfinite(t) && !detail::marked_repeat(r)) h.totals.push_back(t);
-    }
-  if (h.totals.empty() && reps.is_array())  // every repeat marked: all count, as in the run
-    for (const auto& r : reps)
-      if (std::isfinite(detail::num(r, "total"))) h.totals.push_back(detail::num(r, "total"));
-  h.fast_s = fastest_third_mean(h.totals);
-  h.median_s = median(h.totals);
-  return h;
 }
 
 json run_row(const HistoryRun& r) {
@@ -121,7 +95,7 @@ void write_tables(hid_t file, const HistoryStore& store) {
                        {"path", c.path},
                        {"params", c.params},
                        {"status", c.status},
-                       {"repeats", c.totals.size()},
+                       {"repeats", c.totals.empty() ? c.repeats : c.totals.size()},
                        {"fast_s", num_or_nan(c.fast_s)},
                        {"median_s", num_or_nan(c.median_s)}});
       for (std::size_t i = 0; i < c.totals.size(); ++i)
@@ -129,7 +103,7 @@ void write_tables(hid_t file, const HistoryStore& store) {
     }
   }
   h5::write_attr(file, "kind", kKind);
-  h5::write_attr(file, "history_version", kHistoryVersion);
+  h5::write_attr(file, "history_version", kHdf5Version);
   if (!h5::write_table(file, "runs", runs, run_columns(), true) ||
       !h5::write_table(file, "cases", cases, case_columns(), true) ||
       !h5::write_table(file, "times", times, time_columns(), true))
@@ -150,9 +124,9 @@ HistoryStore read_tables(hid_t file, const std::string& path) {
   if (attrs.value("kind", json()) != kKind)
     throw UsageError(fmt::format("{} is an HDF5 file but not a scalebench history store", path));
   const json version = attrs.value("history_version", json());
-  if (!version.is_number_integer() || version.get<long long>() != kHistoryVersion)
+  if (!version.is_number_integer() || version.get<long long>() != kHdf5Version)
     throw UsageError(fmt::format("history store {} has version {}; this scalebench reads {}", path,
-                                 version.dump(), kHistoryVersion));
+                                 version.dump(), kHdf5Version));
   const json runs = h5::read_link(file, "runs");
   const json cases = h5::read_link(file, "cases");
   const json times = h5::read_link(file, "times");
@@ -185,6 +159,12 @@ HistoryStore read_tables(hid_t file, const std::string& path) {
     c.status = text(row, "status");
     c.fast_s = detail::num(row, "fast_s");
     c.median_s = detail::num(row, "median_s");
+    const double repeats = detail::num(row, "repeats", 0);
+    c.repeats = repeats > 0 ? static_cast<std::size_t>(repeats) : 0;
+    // The key is workload/path[/params][/device]: what follows the parameters is the device.
+    const std::string head = c.workload + "/" + c.path + (c.params.empty() ? "" : "/" + c.params);
+    if (c.key.size() > head.size() + 1 && c.key.rfind(head + "/", 0) == 0)
+      c.device = c.key.substr(head.size() + 1);
     store.runs[it->second].cases.push_back(std::move(c));
   }
   for (auto& r : store.runs)
@@ -194,12 +174,15 @@ HistoryStore read_tables(hid_t file, const std::string& path) {
     const double t = detail::num(row, "total");
     if (it != case_of.end() && std::isfinite(t)) it->second->totals.push_back(t);
   }
+  for (auto& r : store.runs)
+    for (auto& c : r.cases)
+      if (c.repeats == 0) c.repeats = c.totals.size();
   return store;
 }
 
 }  // namespace
 
-HistoryStore read_history(const std::string& path) {
+HistoryStore read_history_h5(const std::string& path) {
   namespace fs = std::filesystem;
   h5::quiet_errors();
   std::error_code ec;
@@ -223,7 +206,7 @@ HistoryStore read_history(const std::string& path) {
   }
 }
 
-void write_history(const HistoryStore& store, const std::string& path) {
+void write_history_h5(const HistoryStore& store, const std::string& path) {
   namespace fs = std::filesystem;
   h5::quiet_errors();
   SB_EXPECTS(!path.empty(), "the history store path is empty");
@@ -237,48 +220,6 @@ void write_history(const HistoryStore& store, const std::string& path) {
   if (f.err != 0)
     throw EnvironmentError(fmt::format("cannot write history store {}: {}: {} (errno {})", path,
                                        f.step, std::strerror(f.err), f.err));
-}
-
-HistoryRun history_run(const json& report, const std::string& report_name,
-                       const std::string& commit) {
-  const json& attrs = sub(report, "attrs");
-  HistoryRun r;
-  r.commit = commit.empty() ? str(attrs, "git_sha", "unknown") : commit;
-  r.time_utc = str(attrs, "start_utc");
-  const json& nodes = sub(sub(report, "system"), "nodes");
-  if (nodes.is_array() && !nodes.empty()) r.host = str(nodes[0], "host");
-  r.machine = hardware_fingerprint(report);
-  r.machine_text = hardware_description(report);
-  r.scalebench_version = str(attrs, "scalebench_version");
-  r.preset = str(attrs, "preset");
-  r.report = std::filesystem::path(report_name).filename().string();
-  r.added_utc = utc_now();
-  const json& cases = sub(report, "cases");
-  if (cases.is_array()) {
-    std::map<std::string, bool> seen;  // a repeated case: the first one counts, as in compare
-    for (const auto& c : cases) {
-      HistoryCase h = history_case(c);
-      if (seen.emplace(h.key, true).second) r.cases.push_back(std::move(h));
-    }
-  }
-  return r;
-}
-
-bool add_history_run(HistoryStore& store, HistoryRun run) {
-  long long next = 1;
-  for (const auto& r : store.runs) {
-    if (r.commit == run.commit && r.time_utc == run.time_utc && r.host == run.host &&
-        r.machine == run.machine)
-      return false;
-    next = std::max(next, r.id + 1);
-  }
-  run.id = next;
-  const auto later = std::upper_bound(
-      store.runs.begin(), store.runs.end(), run, [](const HistoryRun& a, const HistoryRun& b) {
-        return std::tie(a.time_utc, a.id) < std::tie(b.time_utc, b.id);
-      });
-  store.runs.insert(later, std::move(run));
-  return true;
 }
 
 }  // namespace sb::results
