@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "energy_figures.hpp"
 #include "format_util.hpp"
 #include "formats.hpp"
 #include "report_layout.hpp"
@@ -67,6 +68,8 @@ enum Col {
   kVsCpu,
   kVsGpu,
   kEfficiency,
+  kEnergy,
+  kWorkPerJ,
   kCols
 };
 
@@ -74,7 +77,7 @@ std::vector<std::vector<std::string>> summary_cells(const json& summary,
                                                     const std::vector<std::string>& labels) {
   std::vector<std::vector<std::string>> rows{{"case", "workers", "status", "reps", "median", "min",
                                               "max", "stddev", "throughput", "vs 1cpu", "vs 1gpu",
-                                              "efficiency"}};
+                                              "efficiency", "energy", "work/J"}};
   for (std::size_t i = 0; i < summary.size(); ++i) {
     const json& r = summary[i];
     const double eff = num(r, "efficiency");
@@ -86,14 +89,17 @@ std::vector<std::vector<std::string>> summary_cells(const json& summary,
          human_seconds(num(r, "max_s")), human_seconds(num(r, "stddev_s")),
          human_rate(num(r, "throughput"), str(r, "throughput_unit")),
          human_ratio(num(r, "speedup_vs_single_cpu")), human_ratio(num(r, "speedup_vs_single_gpu")),
-         human_percent(eff) + (eff > 1.0 ? "!" : "")});
+         human_percent(eff) + (eff > 1.0 ? "!" : ""), human_joules(num(r, "energy_j")),
+         std::isfinite(num(r, "work_per_j"))
+             ? human_rate(num(r, "work_per_j"), str(r, "work_per_j_unit"))
+             : std::string("-")});
   }
   return rows;
 }
 
 const std::vector<bool>& summary_right() {
-  static const std::vector<bool> r{false, false, false, true, true, true,
-                                   true,  true,  true,  true, true, true};
+  static const std::vector<bool> r{false, false, false, true, true, true, true,
+                                   true,  true,  true,  true, true, true, true};
   return r;
 }
 
@@ -110,6 +116,7 @@ AlignedLayout summary_layout(const std::vector<std::vector<std::string>>& rows, 
   l.drop[kThroughput] = 6;
   l.drop[kEfficiency] = 7;
   l.drop[kVsCpu] = 8;
+  l.drop[kEnergy] = l.drop[kWorkPerJ] = 2;
   for (std::size_t c = 0; c < kCols; ++c) {
     if (l.drop[c] == 0) continue;
     bool empty = true;
@@ -179,6 +186,25 @@ constexpr const char* kEfficiencyNote =
     "efficiency: achieved bytes/s or flop/s over the measured ceiling (GPU: copy bandwidth or "
     "fp64 GEMM; CPU: STREAM triad or DGEMM; times workers)";
 
+/// What the energy columns hold, and why a case has none ("" when no case has an energy record).
+std::string energy_note(const json& summary) {
+  std::map<std::string, std::vector<std::string>> why;  // reason -> sources
+  bool any = false;
+  for (const auto& r : summary) {
+    const std::string source = str(r, "energy_source");
+    if (source.empty()) continue;
+    any = true;
+    const std::string un = str(r, "energy_unavailable");
+    if (!un.empty()) why[un].push_back(source);
+  }
+  if (!any) return {};
+  std::string out =
+      "energy: joules per timed repeat (GPU cases: the GPUs' energy counters; CPU cases: the "
+      "nodes' CPU packages, RAPL); work/J: work units per joule";
+  for (const auto& [reason, sources] : why) out += "; energy unavailable: " + reason;
+  return out;
+}
+
 }  // namespace
 
 std::string format_table(const json& model, const json& summary, std::size_t width) {
@@ -204,6 +230,7 @@ std::string format_table(const json& model, const json& summary, std::size_t wid
   out += wrapped(kEfficiencyNote, width, "", "  ");
   if (const std::string c = ceilings_used(model, summary); !c.empty())
     out += wrapped(c, width, "", "  ");
+  if (const std::string e = energy_note(summary); !e.empty()) out += wrapped(e, width, "", "  ");
   const auto notes = note_groups(summary, labels);
   if (!notes.empty()) {
     out += "\nnotes:\n";
@@ -232,7 +259,8 @@ std::string markdown_verdicts(const json& verdicts) {
   if (!verdicts.is_array() || verdicts.empty()) return {};
   const std::size_t bad = count_not_ok(verdicts);
   std::string out = "\n### Verdicts\n\n";
-  if (bad == 0) return out + markdown_cell(format_verdicts_text(verdicts)) + "\n";
+  if (bad == 0 && unjudged_devices(verdicts).empty())
+    return out + markdown_cell(format_verdicts_text(verdicts)) + "\n";
   std::vector<std::vector<std::string>> rows{
       {"verdict", "host", "device", "case", "value", "expected", "reason"}};
   for (const auto& v : verdicts) {
@@ -241,7 +269,8 @@ std::string markdown_verdicts(const json& verdicts) {
                     verdict_value_text(v, "value"), verdict_value_text(v, "expected"),
                     str(v, "reason")});
   }
-  out += fmt::format("**{} of {} verdicts not ok**\n\n", bad, verdicts.size());
+  const std::string first = format_verdicts_text(verdicts);
+  out += "**" + markdown_cell(first.substr(0, first.find('\n'))) + "**\n\n";
   return out + render_markdown(rows, {false, false, false, false, true, true, false});
 }
 
@@ -256,6 +285,7 @@ std::string format_markdown(const json& model, const json& summary) {
   out += render_markdown(summary_cells(summary, labels), summary_right());
   out += std::string("\n_") + kEfficiencyNote + "_";
   if (const std::string c = ceilings_used(model, summary); !c.empty()) out += "; _" + c + "_";
+  if (const std::string e = energy_note(summary); !e.empty()) out += "; _" + markdown_cell(e) + "_";
   out += '\n';
   const auto notes = note_groups(summary, labels);
   if (!notes.empty()) {
