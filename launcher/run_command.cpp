@@ -324,7 +324,12 @@ void handle_killed_runs(const fs::path& report, bool resume, nlohmann::json& pre
 void print_outcome(const nlohmann::json& model, const RunOptions& o, const fs::path& out) {
   const nlohmann::json verdicts = results::verdicts_of(model);
   constexpr std::size_t kDeviceRows = 32;
-  if (o.check && verdicts.size() > kDeviceRows) {
+  std::size_t records = 0;  // device records: a GPU's host-link and health rows are not cases
+  for (const auto& v : verdicts) {
+    const std::string w = v.value("workload", std::string());
+    records += w != "health" && w != "link";
+  }
+  if (o.check && records > kDeviceRows) {
     say(stdout, results::format_verdicts_text(verdicts));
     sayf(stderr, "scalebench: report written to {} (`scalebench report {}` shows every case)\n",
          out.string(), out.string());

@@ -10,7 +10,7 @@ namespace sb::results::detail {
 EnergyFigures energy_figures(const json& c) {
   EnergyFigures f;
   const json& e = sub(c, "energy");
-  if (!e.is_object()) return f;
+  if (!e.is_object() || e.empty()) return f;  // no energy record (older reports, telemetry off)
   f.source = str(e, "source");
   if (!e.value("available", false)) {
     f.unavailable = str(e, "why", "unavailable");

@@ -73,11 +73,14 @@ enum Col {
   kCols
 };
 
+/// The summary's cells; the energy columns (last) only when a case has an energy figure.
 std::vector<std::vector<std::string>> summary_cells(const json& summary,
                                                     const std::vector<std::string>& labels) {
   std::vector<std::vector<std::string>> rows{{"case", "workers", "status", "reps", "median", "min",
                                               "max", "stddev", "throughput", "vs 1cpu", "vs 1gpu",
                                               "efficiency", "energy", "work/J"}};
+  bool energy = false;
+  for (const auto& r : summary) energy = energy || std::isfinite(num(r, "energy_j"));
   for (std::size_t i = 0; i < summary.size(); ++i) {
     const json& r = summary[i];
     const double eff = num(r, "efficiency");
@@ -94,6 +97,8 @@ std::vector<std::vector<std::string>> summary_cells(const json& summary,
              ? human_rate(num(r, "work_per_j"), str(r, "work_per_j_unit"))
              : std::string("-")});
   }
+  if (!energy)
+    for (auto& row : rows) row.resize(kEnergy);
   return rows;
 }
 
@@ -107,7 +112,9 @@ const std::vector<bool>& summary_right() {
 /// ("-" on every row, e.g. vs 1gpu without a GPU) go before any other.
 AlignedLayout summary_layout(const std::vector<std::vector<std::string>>& rows, std::size_t width) {
   AlignedLayout l;
+  const std::size_t cols = rows.front().size();  // kCols, or without the energy columns
   l.right = summary_right();
+  l.right.resize(cols);
   l.drop.assign(kCols, 0);
   l.drop[kMin] = l.drop[kMax] = 2;
   l.drop[kStddev] = 3;
@@ -117,14 +124,15 @@ AlignedLayout summary_layout(const std::vector<std::vector<std::string>>& rows, 
   l.drop[kEfficiency] = 7;
   l.drop[kVsCpu] = 8;
   l.drop[kEnergy] = l.drop[kWorkPerJ] = 2;
-  for (std::size_t c = 0; c < kCols; ++c) {
+  l.drop.resize(cols);
+  for (std::size_t c = 0; c < cols; ++c) {
     if (l.drop[c] == 0) continue;
     bool empty = true;
     for (std::size_t i = 1; i < rows.size(); ++i) empty = empty && rows[i][c] == "-";
     if (empty && rows.size() > 1) l.drop[c] = 1;
   }
   l.cheap_drops = 4;  // min, max, stddev and reps go before a case id is cut
-  l.elide.assign(kCols, false);
+  l.elide.assign(cols, false);
   l.elide[kCase] = true;
   l.width = width;
   return l;
@@ -249,7 +257,19 @@ std::string format_table(const json& model, const json& summary, std::size_t wid
     out += "\nproblems:\n";
     for (const auto& p : problems) out += wrapped(p, width, "  ", "    ");
   }
-  if (const std::string v = format_verdicts_text(verdicts_of(model)); !v.empty()) out += "\n" + v;
+  if (const std::string v = format_verdicts_text(verdicts_of(model)); !v.empty()) {
+    // Each entry fitted to the width: its continuation lines under its reason's indent.
+    out += "\n";
+    std::size_t start = 0;
+    const std::string indent(10, ' ');
+    while (start < v.size()) {
+      const std::size_t end = v.find('\n', start);
+      const std::string line = v.substr(start, end - start);
+      out += line.rfind(indent, 0) == 0 ? wrapped(line.substr(indent.size()), width, indent, indent)
+                                        : wrapped(line, width, "", indent);
+      start = end == std::string::npos ? v.size() : end + 1;
+    }
+  }
   return out;
 }
 
@@ -282,7 +302,10 @@ std::string format_markdown(const json& model, const json& summary) {
   out += '\n';
   std::vector<std::string> labels;
   for (const auto& r : summary) labels.push_back(str(r, "case"));
-  out += render_markdown(summary_cells(summary, labels), summary_right());
+  const auto cells = summary_cells(summary, labels);
+  std::vector<bool> right = summary_right();
+  right.resize(cells.front().size());
+  out += render_markdown(cells, right);
   out += std::string("\n_") + kEfficiencyNote + "_";
   if (const std::string c = ceilings_used(model, summary); !c.empty()) out += "; _" + c + "_";
   if (const std::string e = energy_note(summary); !e.empty()) out += "; _" + markdown_cell(e) + "_";

@@ -75,11 +75,11 @@ void add_host_link_verdicts(const json& model, const ReferenceSet& references, j
         std::string of = fmt::format("the median of its {} peer{}", others.size(),
                                      others.size() == 1 ? "" : "s");
         double threshold = kLinkSmallFleet;
-        if (others.size() == 2) {
-          others.push_back(value);
-          of = "the median of the 3 GPUs of its model";
-        }
-        const double med = median(others);
+        // Two peers: the middle of the three, so that one bad link does not pull the figure.
+        if (others.size() == 2) of = "the median of the 3 GPUs of its model";
+        const double med = others.size() == 2
+                               ? median(std::vector<double>{others[0], others[1], value})
+                               : median(others);
         if (n_peers >= 3) {
           std::vector<double> dev;
           for (double x : others) dev.push_back(std::abs(x - med));

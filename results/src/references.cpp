@@ -85,15 +85,15 @@ Reference read_entry(const std::string& name, const toml::table& t) {
     }
   }
   const bool link = r.workload == "link";
-  if (r.model.empty() || !has_case || (link ? !has_bandwidth : !has_median))
-    throw UsageError(fmt::format(
-        "{}: a [[reference]] needs model, case and median_s (a link/... case: bytes_per_s)",
-        where(name, t)));
   if (link ? has_median : has_bandwidth)
     throw UsageError(fmt::format(
         "{}: {}", where(name, t),
         link ? "a link/... reference takes bytes_per_s, not median_s"
              : "bytes_per_s is for link/host-to-device and link/device-to-host references"));
+  if (r.model.empty() || !has_case || (link ? !has_bandwidth : !has_median))
+    throw UsageError(fmt::format(
+        "{}: a [[reference]] needs model, case and median_s (a link/... case: bytes_per_s)",
+        where(name, t)));
   return r;
 }
 

@@ -460,12 +460,14 @@ std::string format_verdicts_text(const nlohmann::json& verdicts) {
         is_link_verdict(v) ? fmt::format("link {} on {}", str(v, "link"), str(v, "host"))
                            : device_label(str(v, "host"), static_cast<int>(num(v, "device", -1)));
     const bool has_value = std::isfinite(num(v, "value")) && str(v, "unit") != "findings";
-    out += fmt::format("{:<9} {}  {}  {}{}\n          {}\n", str(v, "verdict"), who, str(v, "case"),
-                       has_value ? verdict_value_text(v, "value") : std::string(),
-                       has_value && std::isfinite(expected)
-                           ? fmt::format(" (expected {})", verdict_value_text(v, "expected"))
-                           : std::string(),
-                       str(v, "reason"));
+    std::string figure;
+    if (has_value) {
+      figure = "  " + verdict_value_text(v, "value");
+      if (std::isfinite(expected))
+        figure += fmt::format(" (expected {})", verdict_value_text(v, "expected"));
+    }
+    out += fmt::format("{:<9} {}  {}{}\n          {}\n", str(v, "verdict"), who, str(v, "case"),
+                       figure, str(v, "reason"));
   }
   const std::string link_tally =
       links == 0 ? std::string()

@@ -498,7 +498,7 @@ TEST(AcceptanceCauses, EnergyPerAnswerIsReportedAndAnEnergyHungryDeviceFlagged) 
   const std::string table = sb::results::format_report(m, "table", 0);
   EXPECT_NE(table.find("work/J"), std::string::npos) << table;
   EXPECT_NE(table.find("17 J"), std::string::npos) << table;
-  EXPECT_NE(table.find("588 Mdraws/J"), std::string::npos) << table;
+  EXPECT_NE(table.find("588 M draws/J"), std::string::npos) << table;
   const std::string html = sb::results::format_report(m, "html");
   EXPECT_NE(html.find("<th>energy</th><th>work/J</th>"), std::string::npos);
   const json gb = json::parse(sb::results::format_report(m, "gbench-json"));

@@ -45,7 +45,7 @@ HostCopyBandwidth measure_host_copy_bandwidth(GpuContext& ctx, std::size_t bytes
     Buffers b;
     SB_CUDA_CHECK(cudaMallocHost(&b.host, bytes));
     SB_CUDA_CHECK(cudaMalloc(&b.dev, bytes));
-    std::fill_n(static_cast<unsigned char*>(b.host), bytes, static_cast<unsigned char>(1));
+    // Pinned pages are resident from here on: where they lie is where the copies read.
     out.host_numa_node = numa_node_of(b.host);
     SB_CUDA_CHECK(cudaEventCreate(&b.e0));
     SB_CUDA_CHECK(cudaEventCreate(&b.e1));
