@@ -197,19 +197,20 @@ constexpr const char* kEfficiencyNote =
 /// What the energy columns hold, and why a case has none ("" when no case has an energy record).
 std::string energy_note(const json& summary) {
   std::map<std::string, std::vector<std::string>> why;  // reason -> sources
-  bool any = false;
+  bool figures = false;
   for (const auto& r : summary) {
-    const std::string source = str(r, "energy_source");
-    if (source.empty()) continue;
-    any = true;
+    figures = figures || std::isfinite(num(r, "energy_j"));
     const std::string un = str(r, "energy_unavailable");
-    if (!un.empty()) why[un].push_back(source);
+    if (!un.empty()) why[un].push_back(str(r, "case"));
   }
-  if (!any) return {};
   std::string out =
-      "energy: joules per timed repeat (GPU cases: the GPUs' energy counters; CPU cases: the "
-      "nodes' CPU packages, RAPL); work/J: work units per joule";
-  for (const auto& [reason, sources] : why) out += "; energy unavailable: " + reason;
+      figures ? "energy: joules per timed repeat (GPU cases: the GPUs' energy counters; CPU "
+                "cases: the nodes' CPU packages, RAPL); work/J: work units per joule"
+              : "";
+  for (const auto& [reason, cases] : why)
+    out +=
+        fmt::format("{}energy unavailable{}: {}", out.empty() ? "" : "; ",
+                    figures ? fmt::format(" for {} case(s)", cases.size()) : std::string(), reason);
   return out;
 }
 
@@ -265,8 +266,13 @@ std::string format_table(const json& model, const json& summary, std::size_t wid
     while (start < v.size()) {
       const std::size_t end = v.find('\n', start);
       const std::string line = v.substr(start, end - start);
-      out += line.rfind(indent, 0) == 0 ? wrapped(line.substr(indent.size()), width, indent, indent)
-                                        : wrapped(line, width, "", indent);
+      if (width == 0 || display_width(line) <= width) {
+        out += line + '\n';  // as aligned
+      } else {
+        out += line.rfind(indent, 0) == 0
+                   ? wrapped(line.substr(indent.size()), width, indent, indent)
+                   : wrapped(line, width, "", indent);
+      }
       start = end == std::string::npos ? v.size() : end + 1;
     }
   }
