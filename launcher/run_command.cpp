@@ -324,7 +324,12 @@ void handle_killed_runs(const fs::path& report, bool resume, nlohmann::json& pre
 void print_outcome(const nlohmann::json& model, const RunOptions& o, const fs::path& out) {
   const nlohmann::json verdicts = results::verdicts_of(model);
   constexpr std::size_t kDeviceRows = 32;
-  if (o.check && verdicts.size() > kDeviceRows) {
+  std::size_t records = 0;  // device records: a GPU's host-link and health rows are not cases
+  for (const auto& v : verdicts) {
+    const std::string w = v.value("workload", std::string());
+    records += w != "health" && w != "link";
+  }
+  if (o.check && records > kDeviceRows) {
     say(stdout, results::format_verdicts_text(verdicts));
     sayf(stderr, "scalebench: report written to {} (`scalebench report {}` shows every case)\n",
          out.string(), out.string());
@@ -333,9 +338,10 @@ void print_outcome(const nlohmann::json& model, const RunOptions& o, const fs::p
   say(stdout,
       results::format_report(model, "table", o.wide ? 0 : results::output_width(STDOUT_FILENO)));
   if (o.check && verdicts.empty())
-    say(stderr,
-        "scalebench: --check: no case judged a device (each-gpu, each-node and "
-        "single-gpu cases do)\n");
+    sayf(stderr,
+         "scalebench: --check: no case judged a device (each-gpu, each-node and single-gpu "
+         "cases do): exit {}, not a pass\n",
+         results::kExitNotJudged);
   sayf(stderr, "scalebench: report written to {}\n", out.string());
 }
 
@@ -489,8 +495,19 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
     return report.any_failed() && stop_exit_code(res.stop_signal) == 0
                ? kExitFailed
                : stop_exit_code(res.stop_signal);
-  const bool not_ok = o.check && results::count_not_ok(results::verdicts_of(report.model())) > 0;
-  return report.any_failed() || not_ok ? kExitFailed : kExitOk;
+  const nlohmann::json verdicts = results::verdicts_of(report.model());
+  const bool not_ok = o.check && results::count_not_ok(verdicts) > 0;
+  if (report.any_failed() || not_ok) return kExitFailed;
+  // --check that judged nothing of some device is no pass (docs/acceptance.md).
+  if (o.check && (verdicts.empty() || !results::unjudged_devices(verdicts).empty())) {
+    if (!verdicts.empty())
+      sayf(stderr,
+           "scalebench: --check: {} device(s) not judged (no peer of their model and no "
+           "reference): exit {}, not a pass\n",
+           results::unjudged_devices(verdicts).size(), results::kExitNotJudged);
+    return results::kExitNotJudged;
+  }
+  return kExitOk;
 }
 
 }  // namespace
@@ -553,7 +570,8 @@ void add_run_command(CLI::App& app, int& exit_code, const std::vector<std::strin
   run->add_flag("--wide", o->wide,
                 "The final table with every column and whole case ids, whatever the terminal");
   run->add_flag("--check", o->check,
-                "Node acceptance: exit 1 when a device's verdict is not ok (docs/acceptance.md)");
+                "Node acceptance: exit 1 when a device's verdict is not ok, 5 when a device was "
+                "not judged (docs/acceptance.md)");
   run->add_flag("--keep-throttled", o->keep_throttled,
                 "Count repeats that ran throttled or host-stalled in the medians (default: left "
                 "out)");

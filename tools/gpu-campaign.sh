@@ -30,6 +30,13 @@
 #   tools/gpu-campaign.sh ab OTHER [PRESET..] seed and large (or PRESET..) on gpu1,gpuN, this
 #                                             tree and OTHER alternating, twice each; medians
 #                                             side by side (both built by `build OTHER`)
+#   tools/gpu-campaign.sh acceptance          after `build`: node acceptance names the cause
+#                                             (issue #50): each-gpu --check clean (every device
+#                                             ok, every health field present), again with a
+#                                             PyTorch fp64 GEMM loop on GPU 0 (GPU 0 `busy`,
+#                                             naming its pid and name), and energy per case
+#                                             against nvidia-smi's power every 0.1 s integrated
+#                                             over the same interval (within 5%); PASS/FAIL last
 # Runs: seed preset and large preset on the single-gpu and multi-gpu paths (every visible GPU),
 # each writing an HDF5 report, plus its markdown table. bykey: groupby by-key large on one GPU
 # and on every visible GPU twice, the multi-GPU case with its exchange timeline (run --trace),
@@ -241,6 +248,119 @@ PY
     done
     (cd "$out" && tar czf scaling.tgz scaling-*.json scaling-*.err peers-*.txt && rm -f \
       scaling-*.json scaling-*.err scaling-*.txt peers-*.txt)
+    exit 0 ;;
+  acceptance)
+    sb=build-gpu/scalebench
+    [ -x "$sb" ] || { echo "no $sb: run tools/gpu-campaign.sh build first"; exit 1; }
+    results=()
+    verdict() { results+=("$(printf '%-4s %s' "$1" "$2")"); }
+    hog="" smi=""
+    cleanup() {  # the GEMM loop and nvidia-smi end with the campaign, however it ends
+      [ -n "$hog" ] && kill "$hog" 2>/dev/null && wait "$hog" 2>/dev/null
+      [ -n "$smi" ] && kill "$smi" 2>/dev/null && wait "$smi" 2>/dev/null
+      hog="" smi=""
+    }
+    trap cleanup EXIT INT TERM
+    # (1) Nothing else on the GPUs: every device ok, every health field present.
+    timeout 400 $sb run --preset seed --paths each-gpu --check --out "$out/accept-clean.h5" \
+      >"$out/accept-clean.txt" 2>"$out/accept-clean.err"
+    rc=$?
+    $sb report "$out/accept-clean.h5" --format json >"$out/accept-clean.json" 2>/dev/null
+    tail -25 "$out/accept-clean.txt"
+    [ $rc -eq 0 ] && verdict PASS "clean each-gpu --check exits 0" ||
+      verdict FAIL "clean each-gpu --check exits $rc (0 wanted; $out/accept-clean.txt)"
+    python3 - "$out/accept-clean.json" >"$out/accept-clean.check" 2>&1 <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+gpus = {(g["host"], g["node_gpu"]) for g in m["system"]["gpus"]}
+bad = [f'{r["host"]} GPU {r["device"]} {r["case"]}: {r["verdict"]}' for r in m["verdicts"]
+       if r["verdict"] not in ("ok", "not judged")]
+fields = {}
+for h in m["system"].get("gpu_health", []):
+    ok = h["value"] != "unavailable" or h["detail"]
+    fields.setdefault((h["host"], h["node_gpu"]), {})[h["field"]] = h["value"] if ok else None
+missing = [f"{k}: {len(v)} fields" for k, v in fields.items() if len(v) != 17 or None in v.values()]
+links = [l for l in m["system"].get("host_links", []) if l.get("bytes_per_s")]
+print("devices not ok:", bad or "none")
+print("GPUs with every health field (value or unavailable):", len(fields), "of", len(gpus), missing or "")
+for k, v in sorted(fields.items()):
+    print(" ", k, ", ".join(f"{f}={x}" for f, x in sorted(v.items())))
+print("host links measured:", len(links), "of", 2 * len(gpus))
+for l in links:
+    print(f'  {l["host"]} GPU {l["node_gpu"]} {l["direction"]}: {l["bytes_per_s"] / 1e9:.1f} GB/s, '
+          f'PCIe Gen{l["pcie_generation"]} x{l["pcie_width"]} of Gen{l["pcie_generation_max"]} '
+          f'x{l["pcie_width_max"]}')
+sys.exit(0 if not bad and not missing and len(fields) == len(gpus) and len(links) == 2 * len(gpus) else 1)
+PY
+    rc=$?
+    cat "$out/accept-clean.check"
+    [ $rc -eq 0 ] && verdict PASS "every GPU ok, 17 health fields each, both host links measured" ||
+      verdict FAIL "clean run's verdicts, health fields or host links ($out/accept-clean.check)"
+    # (2) A PyTorch fp64 GEMM loop on GPU 0 of the placement (the first visible GPU).
+    first=$(cut -d, -f1 <<<"${CUDA_VISIBLE_DEVICES:-0}")
+    CUDA_VISIBLE_DEVICES=$first timeout 900 python3 -c '
+import os, sys, time, torch
+a = torch.randn(8192, 8192, dtype=torch.float64, device="cuda")
+b = torch.randn(8192, 8192, dtype=torch.float64, device="cuda")
+c = a @ b
+torch.cuda.synchronize()
+print("ready", os.getpid(), flush=True)
+while True:
+    c = a @ b
+    torch.cuda.synchronize()
+' >"$out/hog.txt" 2>&1 &
+    hog=$!
+    for _ in $(seq 600); do grep -q ready "$out/hog.txt" && break; sleep 0.1; done
+    hog_pid=$(awk '/ready/ {print $2}' "$out/hog.txt")
+    if [ -z "$hog_pid" ]; then
+      cat "$out/hog.txt"
+      verdict FAIL "the PyTorch GEMM loop did not start"
+    else
+      timeout 400 $sb run --preset seed --paths each-gpu --check --out "$out/accept-busy.h5" \
+        >"$out/accept-busy.txt" 2>"$out/accept-busy.err"
+      rc=$?
+      $sb report "$out/accept-busy.h5" --format json >"$out/accept-busy.json" 2>/dev/null
+      grep -A1 -E '^(busy|slow|throttled|failed|unhealthy|inefficient)' "$out/accept-busy.txt" |
+        cut -c1-400 | head -12
+      python3 - "$out/accept-busy.json" "$hog_pid" >"$out/accept-busy.check" 2>&1 <<'PY'
+import json, sys
+m, pid = json.load(open(sys.argv[1])), sys.argv[2]
+rows = [r for r in m["verdicts"] if r["workload"] not in ("health", "link")]
+gpu0 = [r for r in rows if r["device"] == 0]
+others = [r for r in rows if r["device"] != 0 and r["verdict"] not in ("ok", "not judged")]
+named = [r for r in gpu0 if r["verdict"] == "busy" and f"pid {pid}" in r["reason"] and "python3" in r["reason"]]
+for r in gpu0:
+    print(f'GPU 0 {r["case"]}: {r["verdict"]}: {r["reason"][:300]}')
+print("other GPUs not ok:", [f'GPU {r["device"]} {r["verdict"]}' for r in others] or "none")
+sys.exit(0 if gpu0 and len(named) == len(gpu0) and not others else 1)
+PY
+      ok=$?
+      cat "$out/accept-busy.check"
+      [ $rc -eq 1 ] && [ $ok -eq 0 ] &&
+        verdict PASS "GEMM loop on GPU 0: --check exits 1, GPU 0 busy naming python3 pid $hog_pid" ||
+        verdict FAIL "GEMM loop on GPU 0: exit $rc, busy named: $([ $ok -eq 0 ] && echo yes || echo no) ($out/accept-busy.check)"
+    fi
+    cleanup
+    sleep 5  # the GPU's power settles before the energy runs
+    # (3) Energy per case against nvidia-smi's power every 0.1 s over the same interval.
+    nvidia-smi --query-gpu=timestamp,pci.bus_id,power.draw,power.draw.instant \
+      --format=csv,noheader,nounits -lms 100 >"$out/smi-power.csv" 2>"$out/smi-power.err" &
+    smi=$!
+    sleep 1
+    timeout 500 $sb run --preset seed --workloads subset-mean,svd --paths each-gpu --repeats 400 \
+      --warmup 3 --out "$out/accept-energy.h5" >"$out/accept-energy.txt" 2>"$out/accept-energy.err"
+    rc=$?
+    sleep 1
+    cleanup
+    $sb report "$out/accept-energy.h5" --format json >"$out/accept-energy.json" 2>/dev/null
+    python3 tools/energy_vs_smi.py "$out/accept-energy.json" "$out/smi-power.csv" \
+      >"$out/accept-energy.check" 2>&1
+    ok=$?
+    cat "$out/accept-energy.check"
+    [ $ok -eq 0 ] && verdict PASS "energy per case within 5% of nvidia-smi's power integrated" ||
+      verdict FAIL "energy per case against nvidia-smi (run exit $rc; $out/accept-energy.check)"
+    echo "== acceptance (issue #50)"
+    printf '%s\n' "${results[@]}"
     exit 0 ;;
   ab)
     other=${2:?usage: tools/gpu-campaign.sh ab OTHER [PRESET..]}

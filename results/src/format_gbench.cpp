@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "energy_figures.hpp"
 #include "formats.hpp"
 #include "scalebench/stats.hpp"
 #include "summary_util.hpp"
@@ -83,6 +84,18 @@ void add_counters(json& e, const json& c, double t) {
   if (flops > 0) e["flops_per_second"] = flops / t;
 }
 
+/// Energy counters of one entry: `joules` for its answer (one repeat), and per joule the work
+/// (Google Benchmark's counters are plain numbers: `energy_j`, `power_w`, `items_per_joule`,
+/// `flops_per_joule`).
+void add_energy_counters(json& e, const json& c, double joules, double t) {
+  if (!(joules > 0)) return;
+  const json& work = sub(c, "work");
+  e["energy_j"] = joules;
+  if (t > 0) e["power_w"] = joules / t;
+  if (num(work, "units") > 0) e["items_per_joule"] = num(work, "units") / joules;
+  if (num(work, "flops") > 0) e["flops_per_joule"] = num(work, "flops") / joules;
+}
+
 }  // namespace
 
 std::string format_gbench(const json& model, const json& summary) {
@@ -106,8 +119,11 @@ std::string format_gbench(const json& model, const json& summary) {
     }
     const auto n = static_cast<std::int64_t>(totals.size());
     const json& reps = sub(c, "repeats");
+    const json& per_repeat_j = sub(sub(c, "energy"), "per_repeat_j");
+    const EnergyFigures energy = energy_figures(c);
     std::int64_t r = 0;
-    for (const auto& rep : reps) {
+    for (std::size_t ri = 0; ri < reps.size(); ++ri) {
+      const json& rep = reps[ri];
       const double t = num(rep, "total");
       if (!std::isfinite(t)) continue;
       json e;
@@ -128,6 +144,8 @@ std::string format_gbench(const json& model, const json& summary) {
         if (std::isfinite(p)) e[std::string(phase) + "_ms"] = p * 1e3;
       }
       add_counters(e, c, t);
+      if (ri < per_repeat_j.size() && per_repeat_j[ri].is_number())
+        add_energy_counters(e, c, per_repeat_j[ri].get<double>(), t);
       if (!notes.empty()) e["label"] = notes;
       if (str(c, "status", "ok") != "ok") {  // Google Benchmark's fields for a failed run
         e["label"] = str(c, "status");
@@ -155,6 +173,8 @@ std::string format_gbench(const json& model, const json& summary) {
         e["cpu_time"] = t * 1e3;
         e["time_unit"] = "ms";
         if (std::string(agg) != "stddev") add_counters(e, c, t);
+        if (std::string(agg) == "mean" && std::isfinite(energy.joules))
+          add_energy_counters(e, c, energy.joules, t);
         if (!notes.empty()) e["label"] = notes;
         benchmarks.push_back(std::move(e));
       }

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "energy_figures.hpp"
 #include "format_util.hpp"
 #include "formats.hpp"
 #include "html_charts.hpp"
@@ -222,11 +223,14 @@ std::string attention(const json& model, const json& summary) {
 /// The summary, one group of rows per workload: the group's header says the parameters all its
 /// cases share, each row the path and the parameters of its own (the whole id in its title).
 std::string summary_table(const json& summary) {
+  // Energy per answer where the run recorded it (joules per repeat, work per joule).
+  bool energy = false;
+  for (const auto& r : summary) energy = energy || !str(r, "energy_source").empty();
   std::string out =
       "<div class=\"scroll\"><table id=\"summary\"><tr><th>case</th><th>workers</th>"
       "<th>status</th><th>reps</th><th>median</th><th>min</th><th>max</th><th>stddev</th>"
-      "<th>throughput</th><th>vs 1cpu</th><th>vs 1gpu</th><th>efficiency</th><th>ceiling</th>"
-      "</tr>\n";
+      "<th>throughput</th><th>vs 1cpu</th><th>vs 1gpu</th><th>efficiency</th><th>ceiling</th>";
+  out += energy ? "<th>energy</th><th>work/J</th></tr>\n" : "</tr>\n";
   std::string workload;
   bool first = true;
   std::vector<std::string> shared;
@@ -241,8 +245,9 @@ std::string summary_table(const json& summary) {
       shared = shared_params(parts);
       std::string common;
       for (const auto& p : shared) common += (common.empty() ? "" : ",") + p;
-      out += fmt::format("<tr class=\"group\"><th colspan=\"13\">{}{}</th></tr>\n", html_escape(wl),
-                         common.empty() ? "" : " — " + html_escape(common));
+      out +=
+          fmt::format("<tr class=\"group\"><th colspan=\"{}\">{}{}</th></tr>\n", energy ? 15 : 13,
+                      html_escape(wl), common.empty() ? "" : " — " + html_escape(common));
     }
     const CaseIdParts id = split_case_id(str(r, "case"), wl);
     std::string own;
@@ -261,7 +266,7 @@ std::string summary_table(const json& summary) {
         "<tr><td title=\"{}\">{}{}</td><td>{}</td><td class=\"{}\">{}</td><td class=\"n\">{}</td>"
         "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
         "class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-        "<td class=\"n{}\" title=\"{}\">{}</td><td>{}</td></tr>\n",
+        "<td class=\"n{}\" title=\"{}\">{}</td><td>{}</td>",
         html_escape(str(r, "case")), html_escape(id.path),
         own.empty() ? "" : " " + html_escape(own),
         html_escape(parallel_label(device, num(r, "workers"), num(r, "threads_per_worker"))),
@@ -275,6 +280,21 @@ std::string summary_table(const json& summary) {
         human_ratio(num(r, "speedup_vs_single_cpu")), human_ratio(num(r, "speedup_vs_single_gpu")),
         above ? " warn" : "", html_escape(above ? str(r, "notes") : str(r, "ceiling")),
         (above ? "\xE2\x9A\xA0 " : "") + human_percent(eff), html_escape(ceiling));
+    if (energy) {
+      const std::string un = str(r, "energy_unavailable");
+      out += fmt::format(
+          "<td class=\"n\" title=\"{}\">{}</td><td class=\"n\">{}</td>",
+          html_escape(un.empty() ? fmt::format("{}; {}", str(r, "energy_source"),
+                                               std::isfinite(num(r, "power_w"))
+                                                   ? fmt::format("{:.0f} W", num(r, "power_w"))
+                                                   : std::string("-"))
+                                 : "unavailable: " + un),
+          un.empty() ? html_escape(human_joules(num(r, "energy_j"))) : std::string("n/a"),
+          html_escape(std::isfinite(num(r, "work_per_j"))
+                          ? human_rate(num(r, "work_per_j"), str(r, "work_per_j_unit"))
+                          : std::string("-")));
+    }
+    out += "</tr>\n";
   }
   return out + "</table></div>\n";
 }

@@ -1,7 +1,8 @@
 /// `report --format junit`: JUnit XML for CI dashboards, one test case per device and case of
 /// node acceptance (a failing GPU shows by name: classname = its host, name = the device and
-/// the case), failing for verdicts slow, throttled and failed; cases that are not per device
-/// are one test case each (failed, timed-out: a failure; skipped: skipped).
+/// the case), failing for every verdict but ok and `not judged`, which is skipped (a dashboard
+/// shows it as nothing tested, not as a pass); cases that are not per device are one test case
+/// each (failed, timed-out: a failure; skipped: skipped).
 
 #include <cmath>
 #include <map>
@@ -46,11 +47,15 @@ std::string format_junit(const json& model, const json& summary) {
     TestCase t;
     t.classname = "scalebench." + str(v, "host");
     t.name = fmt::format("{} on {}: {}", device_name(v), str(v, "host"), str(v, "case"));
-    // A link's value is a bandwidth, not a time.
-    t.time = !is_link_verdict(v) && std::isfinite(num(v, "value")) ? num(v, "value") : 0.0;
-    if (str(v, "verdict") != "ok") {
-      t.failure_type = str(v, "verdict");
-      t.message = str(v, "verdict") + ": " + str(v, "reason");
+    // A link's value is a bandwidth, a health row's a count: only times are times.
+    t.time = str(v, "unit", "s") == "s" && std::isfinite(num(v, "value")) ? num(v, "value") : 0.0;
+    const std::string verdict = str(v, "verdict");
+    if (verdict == kNotJudged) {
+      t.skipped = true;
+      t.message = verdict + ": " + str(v, "reason");
+    } else if (verdict != "ok") {
+      t.failure_type = verdict;
+      t.message = verdict + ": " + str(v, "reason");
     }
     suite(str(v, "case")).push_back(std::move(t));
   }

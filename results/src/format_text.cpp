@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "energy_figures.hpp"
 #include "format_util.hpp"
 #include "formats.hpp"
 #include "report_layout.hpp"
@@ -67,14 +68,19 @@ enum Col {
   kVsCpu,
   kVsGpu,
   kEfficiency,
+  kEnergy,
+  kWorkPerJ,
   kCols
 };
 
+/// The summary's cells; the energy columns (last) only when a case has an energy figure.
 std::vector<std::vector<std::string>> summary_cells(const json& summary,
                                                     const std::vector<std::string>& labels) {
   std::vector<std::vector<std::string>> rows{{"case", "workers", "status", "reps", "median", "min",
                                               "max", "stddev", "throughput", "vs 1cpu", "vs 1gpu",
-                                              "efficiency"}};
+                                              "efficiency", "energy", "work/J"}};
+  bool energy = false;
+  for (const auto& r : summary) energy = energy || std::isfinite(num(r, "energy_j"));
   for (std::size_t i = 0; i < summary.size(); ++i) {
     const json& r = summary[i];
     const double eff = num(r, "efficiency");
@@ -86,14 +92,19 @@ std::vector<std::vector<std::string>> summary_cells(const json& summary,
          human_seconds(num(r, "max_s")), human_seconds(num(r, "stddev_s")),
          human_rate(num(r, "throughput"), str(r, "throughput_unit")),
          human_ratio(num(r, "speedup_vs_single_cpu")), human_ratio(num(r, "speedup_vs_single_gpu")),
-         human_percent(eff) + (eff > 1.0 ? "!" : "")});
+         human_percent(eff) + (eff > 1.0 ? "!" : ""), human_joules(num(r, "energy_j")),
+         std::isfinite(num(r, "work_per_j"))
+             ? human_rate(num(r, "work_per_j"), str(r, "work_per_j_unit"))
+             : std::string("-")});
   }
+  if (!energy)
+    for (auto& row : rows) row.resize(kEnergy);
   return rows;
 }
 
 const std::vector<bool>& summary_right() {
-  static const std::vector<bool> r{false, false, false, true, true, true,
-                                   true,  true,  true,  true, true, true};
+  static const std::vector<bool> r{false, false, false, true, true, true, true,
+                                   true,  true,  true,  true, true, true, true};
   return r;
 }
 
@@ -101,7 +112,9 @@ const std::vector<bool>& summary_right() {
 /// ("-" on every row, e.g. vs 1gpu without a GPU) go before any other.
 AlignedLayout summary_layout(const std::vector<std::vector<std::string>>& rows, std::size_t width) {
   AlignedLayout l;
+  const std::size_t cols = rows.front().size();  // kCols, or without the energy columns
   l.right = summary_right();
+  l.right.resize(cols);
   l.drop.assign(kCols, 0);
   l.drop[kMin] = l.drop[kMax] = 2;
   l.drop[kStddev] = 3;
@@ -110,14 +123,16 @@ AlignedLayout summary_layout(const std::vector<std::vector<std::string>>& rows, 
   l.drop[kThroughput] = 6;
   l.drop[kEfficiency] = 7;
   l.drop[kVsCpu] = 8;
-  for (std::size_t c = 0; c < kCols; ++c) {
+  l.drop[kEnergy] = l.drop[kWorkPerJ] = 2;
+  l.drop.resize(cols);
+  for (std::size_t c = 0; c < cols; ++c) {
     if (l.drop[c] == 0) continue;
     bool empty = true;
     for (std::size_t i = 1; i < rows.size(); ++i) empty = empty && rows[i][c] == "-";
     if (empty && rows.size() > 1) l.drop[c] = 1;
   }
   l.cheap_drops = 4;  // min, max, stddev and reps go before a case id is cut
-  l.elide.assign(kCols, false);
+  l.elide.assign(cols, false);
   l.elide[kCase] = true;
   l.width = width;
   return l;
@@ -179,6 +194,26 @@ constexpr const char* kEfficiencyNote =
     "efficiency: achieved bytes/s or flop/s over the measured ceiling (GPU: copy bandwidth or "
     "fp64 GEMM; CPU: STREAM triad or DGEMM; times workers)";
 
+/// What the energy columns hold, and why a case has none ("" when no case has an energy record).
+std::string energy_note(const json& summary) {
+  std::map<std::string, std::vector<std::string>> why;  // reason -> sources
+  bool figures = false;
+  for (const auto& r : summary) {
+    figures = figures || std::isfinite(num(r, "energy_j"));
+    const std::string un = str(r, "energy_unavailable");
+    if (!un.empty()) why[un].push_back(str(r, "case"));
+  }
+  std::string out =
+      figures ? "energy: joules per timed repeat (GPU cases: the GPUs' energy counters; CPU "
+                "cases: the nodes' CPU packages, RAPL); work/J: work units per joule"
+              : "";
+  for (const auto& [reason, cases] : why)
+    out +=
+        fmt::format("{}energy unavailable{}: {}", out.empty() ? "" : "; ",
+                    figures ? fmt::format(" for {} case(s)", cases.size()) : std::string(), reason);
+  return out;
+}
+
 }  // namespace
 
 std::string format_table(const json& model, const json& summary, std::size_t width) {
@@ -204,6 +239,7 @@ std::string format_table(const json& model, const json& summary, std::size_t wid
   out += wrapped(kEfficiencyNote, width, "", "  ");
   if (const std::string c = ceilings_used(model, summary); !c.empty())
     out += wrapped(c, width, "", "  ");
+  if (const std::string e = energy_note(summary); !e.empty()) out += wrapped(e, width, "", "  ");
   const auto notes = note_groups(summary, labels);
   if (!notes.empty()) {
     out += "\nnotes:\n";
@@ -222,7 +258,24 @@ std::string format_table(const json& model, const json& summary, std::size_t wid
     out += "\nproblems:\n";
     for (const auto& p : problems) out += wrapped(p, width, "  ", "    ");
   }
-  if (const std::string v = format_verdicts_text(verdicts_of(model)); !v.empty()) out += "\n" + v;
+  if (const std::string v = format_verdicts_text(verdicts_of(model)); !v.empty()) {
+    // Each entry fitted to the width: its continuation lines under its reason's indent.
+    out += "\n";
+    std::size_t start = 0;
+    const std::string indent(10, ' ');
+    while (start < v.size()) {
+      const std::size_t end = v.find('\n', start);
+      const std::string line = v.substr(start, end - start);
+      if (width == 0 || display_width(line) <= width) {
+        out += line + '\n';  // as aligned
+      } else {
+        out += line.rfind(indent, 0) == 0
+                   ? wrapped(line.substr(indent.size()), width, indent, indent)
+                   : wrapped(line, width, "", indent);
+      }
+      start = end == std::string::npos ? v.size() : end + 1;
+    }
+  }
   return out;
 }
 
@@ -232,7 +285,8 @@ std::string markdown_verdicts(const json& verdicts) {
   if (!verdicts.is_array() || verdicts.empty()) return {};
   const std::size_t bad = count_not_ok(verdicts);
   std::string out = "\n### Verdicts\n\n";
-  if (bad == 0) return out + markdown_cell(format_verdicts_text(verdicts)) + "\n";
+  if (bad == 0 && unjudged_devices(verdicts).empty())
+    return out + markdown_cell(format_verdicts_text(verdicts)) + "\n";
   std::vector<std::vector<std::string>> rows{
       {"verdict", "host", "device", "case", "value", "expected", "reason"}};
   for (const auto& v : verdicts) {
@@ -241,7 +295,8 @@ std::string markdown_verdicts(const json& verdicts) {
                     verdict_value_text(v, "value"), verdict_value_text(v, "expected"),
                     str(v, "reason")});
   }
-  out += fmt::format("**{} of {} verdicts not ok**\n\n", bad, verdicts.size());
+  const std::string first = format_verdicts_text(verdicts);
+  out += "**" + markdown_cell(first.substr(0, first.find('\n'))) + "**\n\n";
   return out + render_markdown(rows, {false, false, false, false, true, true, false});
 }
 
@@ -253,9 +308,13 @@ std::string format_markdown(const json& model, const json& summary) {
   out += '\n';
   std::vector<std::string> labels;
   for (const auto& r : summary) labels.push_back(str(r, "case"));
-  out += render_markdown(summary_cells(summary, labels), summary_right());
+  const auto cells = summary_cells(summary, labels);
+  std::vector<bool> right = summary_right();
+  right.resize(cells.front().size());
+  out += render_markdown(cells, right);
   out += std::string("\n_") + kEfficiencyNote + "_";
   if (const std::string c = ceilings_used(model, summary); !c.empty()) out += "; _" + c + "_";
+  if (const std::string e = energy_note(summary); !e.empty()) out += "; _" + markdown_cell(e) + "_";
   out += '\n';
   const auto notes = note_groups(summary, labels);
   if (!notes.empty()) {

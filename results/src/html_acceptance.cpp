@@ -20,30 +20,44 @@ namespace sb::results::detail {
 namespace {
 
 constexpr const char* kOk = "#59a14f";
+constexpr const char* kInefficient = "#edc948";
 constexpr const char* kSlow = "#f28e2b";
 constexpr const char* kThrottled = "#b07aa1";
+constexpr const char* kBusy = "#4e79a7";
+constexpr const char* kUnhealthy = "#9c755f";
 constexpr const char* kFailed = "#e15759";
+constexpr const char* kNotJudged = "#bab0ac";
 constexpr const char* kNone = "#e8e8e8";   // no verdict for that cell
 constexpr const char* kShade = "#f6c9c4";  // a throttled repeat on a timeline
 constexpr double kCharPx = 6.5;
 
+/// A cell shows its device's worst verdict; ok outranks `not judged` (something judged it).
 int severity(const std::string& v) {
-  if (v == "failed") return 3;
-  if (v == "throttled") return 2;
-  if (v == "slow") return 1;
-  return 0;
+  static const std::map<std::string, int> rank{
+      {"not judged", 0}, {"ok", 1},   {"inefficient", 2}, {"slow", 3},
+      {"throttled", 4},  {"busy", 5}, {"unhealthy", 6},   {"failed", 7}};
+  const auto it = rank.find(v);
+  return it == rank.end() ? 7 : it->second;
 }
 
 const char* verdict_color(const std::string& v) {
   switch (severity(v)) {
-    case 3:
-      return kFailed;
-    case 2:
-      return kThrottled;
+    case 0:
+      return kNotJudged;
     case 1:
-      return kSlow;
-    default:
       return kOk;
+    case 2:
+      return kInefficient;
+    case 3:
+      return kSlow;
+    case 4:
+      return kThrottled;
+    case 5:
+      return kBusy;
+    case 6:
+      return kUnhealthy;
+    default:
+      return kFailed;
   }
 }
 
@@ -65,12 +79,14 @@ struct Signal {
 };
 
 const std::vector<Signal>& gpu_signals() {
-  static const std::vector<Signal> s{{"gpu_sm_mhz", "SM clock, MHz", "#4e79a7"},
-                                     {"gpu_power_w", "power, W", "#f28e2b"},
-                                     {"gpu_temp_c",
-                                      "temperature, \xC2\xB0"
-                                      "C",
-                                      "#e15759"}};
+  static const std::vector<Signal> s{
+      {"gpu_sm_mhz", "SM clock, MHz", "#4e79a7"},
+      {"gpu_others_sm_pct_median", "other processes' SM use, %", "#9c755f", true, 1.0, true},
+      {"gpu_power_w", "power, W", "#f28e2b"},
+      {"gpu_temp_c",
+       "temperature, \xC2\xB0"
+       "C",
+       "#e15759"}};
   return s;
 }
 
@@ -246,14 +262,25 @@ std::string verdict_heatmap(const nlohmann::json& model) {
     }
   }
   out += "</svg>\n";
-  std::vector<LegendKey> keys{{kOk, "ok: as fast as its peers and its reference"},
-                              {kSlow, "slow: slower than its peers or its reference"},
-                              {kThrottled,
-                               "throttled: slow and ran throttled, or slowed down "
-                               "for thermal or hardware reasons"},
-                              {kFailed,
-                               "failed: the case failed on it, or GPU errors (XID, "
-                               "uncorrected ECC)"}};
+  std::set<int> shown;
+  for (const auto& [key, cell] : cells) shown.insert(severity(cell.first));
+  const std::vector<std::pair<int, LegendKey>> all_keys{
+      {1, {kOk, "ok: as fast as its peers and its reference, healthy"}},
+      {2, {kInefficient, "inefficient: 15% more energy than its peers for the same work"}},
+      {3, {kSlow, "slow: slower than its peers or its reference"}},
+      {4,
+       {kThrottled,
+        "throttled: slow and ran throttled, or slowed down for thermal or hardware reasons"}},
+      {5, {kBusy, "busy: another process computed on the GPU while it ran (named)"}},
+      {6,
+       {kUnhealthy,
+        "unhealthy: a health field out of order (PCIe link, row remapping, NVLink, clocks, ...)"}},
+      {7, {kFailed, "failed: the case failed on it, or GPU errors (XID, uncorrected ECC)"}},
+      {0, {kNotJudged, "not judged: no peer of its model and no reference"}}};
+  std::vector<LegendKey> keys;
+  // Every colour the map paints, and the three a reader looks for first.
+  for (const auto& [sev, key] : all_keys)
+    if (shown.count(sev) != 0 || sev == 1 || sev == 3 || sev == 7) keys.push_back(key);
   if (empty_cell) keys.push_back({kNone, "no verdict: that device ran no judged case"});
   return out + html_legend("verdicts", keys);
 }
@@ -273,10 +300,12 @@ std::string verdict_table(const nlohmann::json& model) {
     out += fmt::format(
         "<tr><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td>"
         "<td class=\"n\">{}</td><td>{}</td></tr>\n",
-        verdict == "ok" ? "ok" : "bad", html_escape(verdict), html_escape(str(v, "host")),
-        html_escape(verdict_device_text(v)), html_escape(str(v, "case")),
-        verdict_value_text(v, "value"), verdict_value_text(v, "expected"),
-        html_escape(str(v, "reason")));
+        verdict == "ok"           ? "ok"
+        : verdict == "not judged" ? "skip"
+                                  : "bad",
+        html_escape(verdict), html_escape(str(v, "host")), html_escape(verdict_device_text(v)),
+        html_escape(str(v, "case")), verdict_value_text(v, "value"),
+        verdict_value_text(v, "expected"), html_escape(str(v, "reason")));
   }
   return out + "</table></div>\n";
 }

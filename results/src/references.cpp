@@ -36,13 +36,19 @@ double number(const std::string& name, const toml::node& n, const char* key) {
 Reference read_entry(const std::string& name, const toml::table& t) {
   Reference r;
   r.file = name;
-  bool has_case = false, has_median = false;
+  bool has_case = false, has_median = false, has_bandwidth = false;
   for (const auto& [k, v] : t) {
     const std::string key(k.str());
     if (key == "model" && v.is_string()) {
       r.model = *v.value<std::string>();
     } else if (key == "case" && v.is_string()) {
       const std::string text = *v.value<std::string>();
+      if (text == "link/host-to-device" || text == "link/device-to-host") {
+        r.workload = "link";
+        r.path = text.substr(5);
+        has_case = true;
+        continue;
+      }
       const auto a = text.find('/');
       const auto b = a == std::string::npos ? a : text.find('/', a + 1);
       if (b == std::string::npos)
@@ -57,6 +63,11 @@ Reference read_entry(const std::string& name, const toml::table& t) {
       if (!(r.median_s > 0) || !std::isfinite(r.median_s))
         throw UsageError(fmt::format("{}: median_s must be above 0", where(name, v)));
       has_median = true;
+    } else if (key == "bytes_per_s") {
+      r.bytes_per_s = number(name, v, "bytes_per_s");
+      if (!(r.bytes_per_s > 0) || !std::isfinite(r.bytes_per_s))
+        throw UsageError(fmt::format("{}: bytes_per_s must be above 0", where(name, v)));
+      has_bandwidth = true;
     } else if (key == "tolerance") {
       r.tolerance = number(name, v, "tolerance");
       if (!(r.tolerance >= 0 && r.tolerance <= 10))
@@ -69,13 +80,20 @@ Reference read_entry(const std::string& name, const toml::table& t) {
     } else {
       throw UsageError(fmt::format(
           "{}: unknown or mistyped key '{}' in [[reference]] (known: model, case, median_s, "
-          "tolerance, source)",
+          "bytes_per_s, tolerance, source)",
           where(name, v), key));
     }
   }
-  if (r.model.empty() || !has_case || !has_median)
-    throw UsageError(
-        fmt::format("{}: a [[reference]] needs model, case and median_s", where(name, t)));
+  const bool link = r.workload == "link";
+  if (link ? has_median : has_bandwidth)
+    throw UsageError(fmt::format(
+        "{}: {}", where(name, t),
+        link ? "a link/... reference takes bytes_per_s, not median_s"
+             : "bytes_per_s is for link/host-to-device and link/device-to-host references"));
+  if (r.model.empty() || !has_case || (link ? !has_bandwidth : !has_median))
+    throw UsageError(fmt::format(
+        "{}: a [[reference]] needs model, case and median_s (a link/... case: bytes_per_s)",
+        where(name, t)));
   return r;
 }
 
@@ -164,7 +182,14 @@ std::string make_references(const json& model, double min_tolerance,
             detail::params_text(detail::sub(c, "params"))}]
         .push_back(med);
   }
-  if (groups.empty())
+  // Host links: per GPU model and direction, every GPU's bandwidth.
+  std::map<std::pair<std::string, std::string>, std::vector<double>> links;
+  for (const auto& l : detail::sub(detail::sub(model, "system"), "host_links")) {
+    const double bw = detail::num(l, "bytes_per_s");
+    if (bw > 0 && !detail::str(l, "model").empty())
+      links[{detail::str(l, "model"), detail::str(l, "direction")}].push_back(bw);
+  }
+  if (groups.empty() && links.empty())
     throw UsageError(fmt::format(
         "{} holds no ok single-gpu, each-gpu or each-node case with a device model: nothing to "
         "make references from",
@@ -190,6 +215,21 @@ std::string make_references(const json& model, double min_tolerance,
         "{}\n",
         toml_string(dmodel), toml_string(workload + "/" + path + "/" + params), med, tol,
         toml_string(fmt::format("{}: {} device(s), {}", report_name, values.size(),
+                                detail::str(a, "start_utc", "?"))));
+  }
+  for (const auto& [key, values] : links) {
+    const auto& [dmodel, direction] = key;
+    const double med = median(values);
+    std::vector<double> dev;
+    for (double v : values) dev.push_back(std::abs(v - med));
+    const double spread = values.size() >= 3 ? 1.4826 * median(dev) / med : 0.0;
+    const double tol =
+        std::ceil(100.0 * std::max(std::max(min_tolerance, 0.15), 3.0 * spread) - 1e-9) / 100.0;
+    out += fmt::format(
+        "\n[[reference]]\nmodel = {}\ncase = {}\nbytes_per_s = {:.4g}\ntolerance = {:.2f}\n"
+        "source = {}\n",
+        toml_string(dmodel), toml_string("link/" + direction), med, tol,
+        toml_string(fmt::format("{}: {} GPU(s), {}", report_name, values.size(),
                                 detail::str(a, "start_utc", "?"))));
   }
   return out;

@@ -122,7 +122,14 @@ inline const std::vector<Column>& summary_columns() {
                                      {"throttled_repeats", Kind::Int},
                                      {"left_out_repeats", Kind::Int},
                                      {"verdict", Kind::Str},
-                                     {"verdict_reason", Kind::Str}};
+                                     {"verdict_reason", Kind::Str},
+                                     {"energy_j", Kind::Float},
+                                     {"power_w", Kind::Float},
+                                     {"work_per_j", Kind::Float},
+                                     {"work_per_j_unit", Kind::Str},
+                                     {"flop_per_j", Kind::Float},
+                                     {"energy_source", Kind::Str},
+                                     {"energy_unavailable", Kind::Str}};
   return c;
 }
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "energy_figures.hpp"
 #include "format_util.hpp"
 #include "scalebench/exec_path.hpp"
 #include "scalebench/report.hpp"
@@ -348,7 +349,8 @@ nlohmann::json summarize(const nlohmann::json& model) {
   // The worst verdict of each device record (node acceptance, verdicts.hpp).
   std::map<std::string, std::pair<std::string, std::string>> verdict_of;
   static const std::map<std::string, int> rank{
-      {"ok", 0}, {"slow", 1}, {"throttled", 2}, {"failed", 3}};
+      {"not judged", 0}, {"ok", 1},   {"inefficient", 2}, {"slow", 3},
+      {"throttled", 4},  {"busy", 5}, {"unhealthy", 6},   {"failed", 7}};
   for (const auto& v : verdicts_of(model)) {
     auto& slot = verdict_of[str(v, "record")];
     const std::string verdict = str(v, "verdict");
@@ -404,6 +406,15 @@ nlohmann::json summarize(const nlohmann::json& model) {
         static_cast<std::int64_t>(num(sub(c, "metrics"), "throttled_repeats", 0.0));
     row["left_out_repeats"] =
         static_cast<std::int64_t>(num(sub(c, "metrics"), "left_out_repeats", 0.0));
+    // Energy per answer: one timed repeat computes the case's answer once.
+    const detail::EnergyFigures energy = detail::energy_figures(c);
+    row["energy_j"] = energy.joules;
+    row["power_w"] = energy.power_w;
+    row["work_per_j"] = energy.work_per_j;
+    row["work_per_j_unit"] = energy.work_unit;
+    row["flop_per_j"] = energy.flop_per_j;
+    row["energy_source"] = energy.unavailable.empty() ? energy.source : "unavailable";
+    row["energy_unavailable"] = energy.unavailable;
     const auto v = verdict_of.find(detail::case_label(c));
     row["verdict"] = v != verdict_of.end() ? v->second.first : std::string();
     row["verdict_reason"] = v != verdict_of.end() ? v->second.second : std::string();

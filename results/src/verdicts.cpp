@@ -9,7 +9,10 @@
 
 #include <fmt/format.h>
 
+#include "acceptance_evidence.hpp"
 #include "format_util.hpp"
+#include "health_verdicts.hpp"
+#include "host_link_verdicts.hpp"
 #include "link_verdicts.hpp"
 #include "scalebench/interference.hpp"
 #include "scalebench/repeat_telemetry.hpp"
@@ -25,6 +28,7 @@ using detail::num;
 using detail::str;
 using detail::sub;
 
+constexpr std::uint64_t kApplicationsClocks = 0x2;
 constexpr std::uint64_t kPowerCap = 0x4;
 constexpr std::uint64_t kThermalOrHardware = 0x8 | 0x20 | 0x40 | 0x80;
 constexpr double kCgroupShare = 0.02;  ///< throttled by its CPU quota 2% of the time or more
@@ -79,6 +83,7 @@ struct Evidence {
   double vector_probe_s = kNaN;        ///< this node's vector probe (CPU cases)
   double peers_vector_probe_s = kNaN;  ///< the median of its peers' (judge_devices fills it in)
   double ecc_uncorrected = 0, xid = 0, last_xid = kNaN;
+  double nvlink_errors = 0;  ///< NVLink CRC, replay and recovery errors while it ran
   [[nodiscard]] bool thermal_or_hardware() const { return (reasons & kThermalOrHardware) != 0; }
   [[nodiscard]] bool throttling() const {
     return throttled_repeats > 0 || thermal_or_hardware() || cgroup_share >= kCgroupShare;
@@ -105,6 +110,7 @@ Evidence evidence_of(const json& c) {
     if (num(row, "gpu_ecc_uncorrected") > 0) e.ecc_uncorrected += num(row, "gpu_ecc_uncorrected");
     if (num(row, "gpu_xid") > 0) e.xid += num(row, "gpu_xid");
     if (std::isfinite(num(row, "gpu_last_xid"))) e.last_xid = num(row, "gpu_last_xid");
+    if (num(row, "gpu_nvlink_errors") > 0) e.nvlink_errors += num(row, "gpu_nvlink_errors");
   }
   for (const auto& [r, bits] : by_repeat) {
     e.reasons |= bits;
@@ -134,6 +140,11 @@ std::string evidence_text(const Evidence& e, bool slow) {
   std::vector<std::string> parts;
   if (std::isfinite(e.sm_mhz) && std::isfinite(e.app_mhz) && (slow || e.throttling()))
     parts.push_back(fmt::format("SM clock {:.0f} MHz of {:.0f}", e.sm_mhz, e.app_mhz));
+  if ((e.reasons & kApplicationsClocks) != 0 && std::isfinite(e.sm_mhz) &&
+      std::isfinite(e.app_mhz) && e.sm_mhz < kThrottledClockShare * e.app_mhz)
+    parts.emplace_back(
+        "clocks held by the applications-clocks setting or locked clocks (nvidia-smi -q -d "
+        "CLOCK)");
   if (e.power_cap_repeats > 0)
     parts.push_back(
         fmt::format("power cap active in {} of {} repeats", e.power_cap_repeats, e.repeats));
@@ -161,6 +172,9 @@ std::string evidence_text(const Evidence& e, bool slow) {
         std::isfinite(e.last_xid) ? fmt::format(" (last XID {:.0f})", e.last_xid) : std::string()));
   if (e.ecc_uncorrected > 0)
     parts.push_back(fmt::format("{:.0f} uncorrected ECC error(s)", e.ecc_uncorrected));
+  if (e.nvlink_errors > 0)
+    parts.push_back(fmt::format("{:.0f} NVLink error(s) (CRC, replay, recovery) while it ran",
+                                e.nvlink_errors));
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;
@@ -240,12 +254,18 @@ nlohmann::json judge_devices(const nlohmann::json& model, const ReferenceSet& re
     const std::string status = str(c, "status");
     const double value = value_of(c);
     Evidence ev = evidence_of(c);
-    std::vector<double> peers, peer_probes;
+    const detail::Sharing sharing = detail::sharing_of(c);
+    const detail::Energy energy = detail::energy_of(c);
+    std::vector<double> peers, peer_probes, peer_energy;
     for (const auto& [j, v] : groups[group_key(c)]) {
       if (j == i) continue;
       peers.push_back(v);
       const double probe = num(sub(cases[j], "interference"), "vector_probe_s");
       if (probe > 0) peer_probes.push_back(probe);
+      // Energy is compared between devices that ran alone and long enough to resolve it.
+      const detail::Energy pe = detail::energy_of(cases[j]);
+      if (pe.comparable && !detail::sharing_of(cases[j]).present())
+        peer_energy.push_back(pe.per_repeat_j);
     }
     if (!peer_probes.empty()) ev.peers_vector_probe_s = median(peer_probes);
     const Reference* ref = find_reference(references, str(c, "device_model"), str(c, "workload"),
@@ -253,6 +273,20 @@ nlohmann::json judge_devices(const nlohmann::json& model, const ReferenceSet& re
     const Comparison p = status == "ok" ? against_peers(value, peers) : Comparison{};
     const Comparison r = status == "ok" ? against_reference(value, ref) : Comparison{};
     const bool slow = p.slow || r.slow;
+    // Energy against the peers' for the same work (two peers: the middle of the three).
+    std::string energy_cmp;
+    bool inefficient = false;
+    if (status == "ok" && energy.comparable && !peer_energy.empty() && !sharing.present()) {
+      if (peer_energy.size() == 2) peer_energy.push_back(energy.per_repeat_j);
+      const double med = median(peer_energy);
+      if (energy.per_repeat_j > (1.0 + detail::kEnergyExcess) * med) {
+        inefficient = true;
+        energy_cmp = fmt::format(
+            "needs {:.0f}% more energy than its peers for the same work ({} against {:.3g} J per "
+            "repeat)",
+            100.0 * (energy.per_repeat_j / med - 1.0), detail::energy_text(energy), med);
+      }
+    }
     std::string verdict = "ok";
     std::string reason;
     if (status != "ok") {
@@ -263,16 +297,35 @@ nlohmann::json judge_devices(const nlohmann::json& model, const ReferenceSet& re
       std::string cmp;
       for (const auto* x : {&p, &r})
         if (!x->text.empty()) cmp += (cmp.empty() ? "" : "; ") + x->text;
-      reason = cmp.empty() ? "no peer of this model and no reference: not judged" : cmp;
+      const bool compared = !cmp.empty();
+      reason = compared ? cmp : "no peer of this model and no reference: not judged";
+      // The cause first: errors, then another process on the GPU (whose work also explains a
+      // power cap), then the device's own throttling; throttle reasons count as the cause only
+      // when nothing else shared the device.
       if (ev.xid > 0 || ev.ecc_uncorrected > 0) {
         verdict = "failed";
+      } else if (ev.nvlink_errors > 0) {
+        verdict = "unhealthy";
+      } else if (sharing.busy(slow)) {
+        verdict = "busy";
       } else if ((slow && ev.throttling()) || ev.thermal_or_hardware()) {
         verdict = "throttled";
       } else if (slow) {
         verdict = "slow";
+      } else if (inefficient) {
+        verdict = "inefficient";
+      } else if (!compared) {
+        verdict = "not judged";
       }
     }
+    if (const std::string shared = detail::sharing_text(sharing); !shared.empty())
+      reason += "; " + shared;
     if (const std::string why = evidence_text(ev, slow); !why.empty()) reason += "; " + why;
+    if (!energy_cmp.empty()) {
+      reason += "; " + energy_cmp;
+    } else if (const std::string e = detail::energy_text(energy); !e.empty()) {
+      reason += "; " + e;
+    }
     json row;
     row["host"] = host;
     row["device"] = gpu;
@@ -293,6 +346,8 @@ nlohmann::json judge_devices(const nlohmann::json& model, const ReferenceSet& re
     row["unit"] = "s";
     rows.push_back(std::move(row));
   }
+  detail::add_host_link_verdicts(model, references, rows);
+  detail::add_health_verdicts(model, rows);
   detail::add_link_verdicts(cases, rows);
   return rows;
 }
@@ -302,8 +357,11 @@ bool is_link_verdict(const nlohmann::json& v) {
 }
 
 std::string verdict_value_text(const nlohmann::json& v, const char* key) {
-  return str(v, "unit", "s") == "B/s" ? detail::human_rate(num(v, key), "B/s")
-                                      : detail::human_seconds(num(v, key));
+  const std::string unit = str(v, "unit", "s");
+  if (unit == "B/s") return detail::human_rate(num(v, key), "B/s");
+  if (unit == "s") return detail::human_seconds(num(v, key));
+  const double x = num(v, key);
+  return std::isfinite(x) ? fmt::format("{:g} {}", x, unit) : std::string("-");
 }
 
 std::string verdict_device_text(const nlohmann::json& v) {
@@ -318,10 +376,29 @@ nlohmann::json verdicts_of(const nlohmann::json& model) {
   return judge_devices(model, ReferenceSet{});
 }
 
+bool verdict_not_ok(const std::string& verdict) {
+  return verdict != "ok" && verdict != kNotJudged;
+}
+
 std::size_t count_not_ok(const nlohmann::json& verdicts) {
   std::size_t n = 0;
-  for (const auto& v : verdicts) n += str(v, "verdict") != "ok";
+  for (const auto& v : verdicts) n += verdict_not_ok(str(v, "verdict"));
   return n;
+}
+
+std::vector<std::pair<std::string, long long>> unjudged_devices(const nlohmann::json& verdicts) {
+  // Per device: whether it has a row of a workload's case, and whether one of them judged it.
+  std::map<std::pair<std::string, long long>, bool> judged;
+  for (const auto& v : verdicts) {
+    const std::string w = str(v, "workload");
+    if (is_link_verdict(v) || w == "health" || w == "link") continue;
+    auto& j = judged[{str(v, "host"), static_cast<long long>(num(v, "device", -1))}];
+    j = j || str(v, "verdict") != kNotJudged;
+  }
+  std::vector<std::pair<std::string, long long>> out;
+  for (const auto& [dev, j] : judged)
+    if (!j) out.push_back(dev);
+  return out;
 }
 
 std::string format_verdicts_text(const nlohmann::json& verdicts) {
@@ -335,20 +412,44 @@ std::string format_verdicts_text(const nlohmann::json& verdicts) {
     } else {
       devices.emplace(str(v, "host"), static_cast<long long>(num(v, "device", -1)));
     }
-    cases.insert(str(v, "case"));
+    const std::string w = str(v, "workload");
+    if (w != "health" && w != "link") cases.insert(str(v, "case"));
   }
   const std::size_t bad = count_not_ok(verdicts);
+  const auto unjudged = unjudged_devices(verdicts);
   const std::string with_links =
       links == 0 ? std::string() : fmt::format(", {} link{}", links, links == 1 ? "" : "s");
-  if (bad == 0)
+  // Not judged: one line per device that nothing judged, so that a pass never hides them.
+  std::string not_judged;
+  for (const auto& [host, dev] : unjudged) {
+    std::string case_list;
+    for (const auto& v : verdicts)
+      if (str(v, "host") == host && static_cast<long long>(num(v, "device", -1)) == dev &&
+          str(v, "verdict") == kNotJudged && str(v, "workload") != "health" &&
+          str(v, "workload") != "link")
+        case_list += (case_list.empty() ? "" : ", ") + str(v, "case");
+    not_judged += fmt::format(
+        "{:<9} {}  {}\n          no peer of its model and no reference: add a reference file "
+        "(docs/acceptance.md, \"Reference files\") or run beside its peers\n",
+        kNotJudged, device_label(host, static_cast<int>(dev)), case_list);
+  }
+  const std::string unjudged_tally =
+      unjudged.empty() ? std::string() : fmt::format(", {} not judged", unjudged.size());
+  if (bad == 0 && unjudged.empty())
     return fmt::format("verdicts: all {} device{}{} ok ({} case{})\n", devices.size(),
                        devices.size() == 1 ? "" : "s", with_links, cases.size(),
                        cases.size() == 1 ? "" : "s");
+  if (bad == 0)
+    return fmt::format("verdicts: {} of {} device{}{} ok{} ({} case{})\n",
+                       devices.size() - unjudged.size(), devices.size(),
+                       devices.size() == 1 ? "" : "s", with_links, unjudged_tally, cases.size(),
+                       cases.size() == 1 ? "" : "s") +
+           not_judged;
   std::set<std::pair<std::string, long long>> bad_devices;
   std::size_t bad_links = 0;
   std::string out;
   for (const auto& v : verdicts) {
-    if (str(v, "verdict") == "ok") continue;
+    if (!verdict_not_ok(str(v, "verdict"))) continue;
     if (is_link_verdict(v)) {
       ++bad_links;
     } else {
@@ -358,20 +459,23 @@ std::string format_verdicts_text(const nlohmann::json& verdicts) {
     const std::string who =
         is_link_verdict(v) ? fmt::format("link {} on {}", str(v, "link"), str(v, "host"))
                            : device_label(str(v, "host"), static_cast<int>(num(v, "device", -1)));
-    out += fmt::format("{:<9} {}  {}  {}{}\n          {}\n", str(v, "verdict"), who, str(v, "case"),
-                       verdict_value_text(v, "value"),
-                       std::isfinite(expected)
-                           ? fmt::format(" (expected {})", verdict_value_text(v, "expected"))
-                           : std::string(),
-                       str(v, "reason"));
+    const bool has_value = std::isfinite(num(v, "value")) && str(v, "unit") != "findings";
+    std::string figure;
+    if (has_value) {
+      figure = "  " + verdict_value_text(v, "value");
+      if (std::isfinite(expected))
+        figure += fmt::format(" (expected {})", verdict_value_text(v, "expected"));
+    }
+    out += fmt::format("{:<9} {}  {}{}\n          {}\n", str(v, "verdict"), who, str(v, "case"),
+                       figure, str(v, "reason"));
   }
   const std::string link_tally =
       links == 0 ? std::string()
                  : fmt::format(", {} of {} link{}", bad_links, links, links == 1 ? "" : "s");
-  return fmt::format("verdicts: {} of {} device{}{} not ok ({} of {} verdicts)\n",
+  return fmt::format("verdicts: {} of {} device{}{} not ok{} ({} of {} verdicts)\n",
                      bad_devices.size(), devices.size(), devices.size() == 1 ? "" : "s", link_tally,
-                     bad, verdicts.size()) +
-         out;
+                     unjudged_tally, bad, verdicts.size()) +
+         out + not_judged;
 }
 
 }  // namespace sb::results

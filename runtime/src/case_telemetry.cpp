@@ -6,6 +6,8 @@
 #include <limits>
 #include <map>
 
+#include "case_energy.hpp"
+#include "case_gpu_processes.hpp"
 #include "scalebench/repeat_telemetry.hpp"
 #include "scalebench/stats.hpp"
 
@@ -167,6 +169,9 @@ CaseTelemetry combine_telemetry(const std::vector<WorkerTelemetry>& workers,
                       {"cgroup_throttled_s", number(worst_throttled)},
                       {"vector_probe_s", number(finite_median(probe))}};
   if (nodes.size() > 1 && !busiest.empty()) out.interference["busiest_host"] = busiest;
+  out.interference.update(combine_gpu_processes(workers, repeats));
+  out.energy_gpu = combine_energy(workers, true, repeats);
+  out.energy_cpu = combine_energy(workers, false, repeats);
   for (auto& row : rows) {
     const auto i = row.value("repeat", 0);
     row["other_cpu_fraction"] = per_repeat_other[static_cast<std::size_t>(i)];
@@ -191,6 +196,8 @@ void add_telemetry(json& rec, const CaseTelemetry& t) {
   }
   if (!t.telemetry.is_null()) rec["telemetry"] = t.telemetry;
   if (!t.interference.is_null()) rec["interference"] = t.interference;
+  const json& energy = rec.value("device", std::string()) == "gpu" ? t.energy_gpu : t.energy_cpu;
+  if (!energy.is_null()) rec["energy"] = energy;
 }
 
 }  // namespace sb::detail

@@ -32,6 +32,9 @@ struct CaseTelemetry {
   std::vector<std::string> reasons;  ///< per timed repeat: why ("" when not throttled)
   nlohmann::json telemetry;          ///< the record's "telemetry" (null without readings)
   nlohmann::json interference;       ///< the record's "interference" (null without readings)
+  /// The record's "energy" for a GPU case and for a CPU case (case_energy.hpp); add_telemetry
+  /// keeps the one of the record's device.
+  nlohmann::json energy_gpu, energy_cpu;
 };
 
 /// Readings of the time series one worker keeps, for a case of `workers` workers: a case's
@@ -44,12 +47,15 @@ struct CaseTelemetry {
 ///    minus the CPU time of the job's own ranks on it (its workers, and the scheduler on its
 ///    node), over the repeats' wall time times the node's CPUs; the case's figure is its
 ///    busiest node's. Steal time counts as other processes'. The CPU clock is min / median /
-///    max over every worker and repeat; cgroup_throttled_s is the most any node was held back.
+///    max over every worker and repeat; cgroup_throttled_s is the most any node was held back;
+///  - the GPUs' other compute processes join the interference (case_gpu_processes.hpp), and the
+///    energy is combined for either kind of case (case_energy.hpp).
 [[nodiscard]] CaseTelemetry combine_telemetry(const std::vector<WorkerTelemetry>& workers,
                                               const SchedulerCpu& scheduler, std::size_t repeats);
 
 /// Puts `t` into the case record: repeats[i].throttled (and throttle_reason where throttled),
-/// "telemetry" and "interference" when there were readings.
+/// "telemetry" and "interference" when there were readings, and "energy" (the record's
+/// `device` picks the GPUs' or the CPUs').
 void add_telemetry(nlohmann::json& rec, const CaseTelemetry& t);
 
 }  // namespace sb::detail

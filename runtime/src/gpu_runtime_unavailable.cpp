@@ -68,6 +68,12 @@ namespace sb {
 nlohmann::json measure_gpu_ceilings(GpuContext&) {
   return nlohmann::json::array();
 }
+HostCopyBandwidth measure_host_copy_bandwidth(GpuContext&, std::size_t,
+                                              const std::function<void()>&) {
+  HostCopyBandwidth out;
+  out.error = "scalebench was built without CUDA";
+  return out;
+}
 }  // namespace sb
 
 namespace sb {

@@ -53,6 +53,35 @@ NvmlLibrary::NvmlLibrary() {
   bind(lib, register_events, "nvmlDeviceRegisterEvents");
   bind(lib, event_set_wait, "nvmlEventSetWait_v2");
   bind(lib, event_set_free, "nvmlEventSetFree");
+  bind(lib, compute_processes, "nvmlDeviceGetComputeRunningProcesses_v3");
+  if (compute_processes == nullptr)
+    bind(lib, compute_processes, "nvmlDeviceGetComputeRunningProcesses_v2");
+  if (compute_processes == nullptr)
+    bind(lib, compute_processes_v1, "nvmlDeviceGetComputeRunningProcesses");
+  bind(lib, mps_processes, "nvmlDeviceGetMPSComputeRunningProcesses_v3");
+  if (mps_processes == nullptr)
+    bind(lib, mps_processes, "nvmlDeviceGetMPSComputeRunningProcesses_v2");
+  bind(lib, process_name, "nvmlSystemGetProcessName");
+  bind(lib, process_utilization, "nvmlDeviceGetProcessUtilization");
+  bind(lib, utilization, "nvmlDeviceGetUtilizationRates");
+  bind(lib, total_energy, "nvmlDeviceGetTotalEnergyConsumption");
+  bind(lib, pcie_gen, "nvmlDeviceGetCurrPcieLinkGeneration");
+  bind(lib, pcie_width, "nvmlDeviceGetCurrPcieLinkWidth");
+  bind(lib, pcie_gen_max, "nvmlDeviceGetMaxPcieLinkGeneration");
+  bind(lib, pcie_gen_gpu_max, "nvmlDeviceGetGpuMaxPcieLinkGeneration");
+  bind(lib, pcie_width_max, "nvmlDeviceGetMaxPcieLinkWidth");
+  bind(lib, nvlink_error_counter, "nvmlDeviceGetNvLinkErrorCounter");
+  bind(lib, field_values, "nvmlDeviceGetFieldValues");
+  bind(lib, persistence_mode, "nvmlDeviceGetPersistenceMode");
+  bind(lib, compute_mode, "nvmlDeviceGetComputeMode");
+  bind(lib, ecc_mode, "nvmlDeviceGetEccMode");
+  bind(lib, clock_by_id, "nvmlDeviceGetClock");
+  bind(lib, default_app_clock, "nvmlDeviceGetDefaultApplicationsClock");
+  bind(lib, vbios_version, "nvmlDeviceGetVbiosVersion");
+  bind(lib, validate_inforom, "nvmlDeviceValidateInforom");
+  bind(lib, default_power_limit, "nvmlDeviceGetPowerManagementDefaultLimit");
+  bind(lib, numa_node, "nvmlDeviceGetNumaNodeId");
+  bind(lib, error_string, "nvmlErrorString");
   initialized = init != nullptr && shutdown != nullptr && device_count != nullptr &&
                 handle_by_index != nullptr && init() == kNvmlSuccess;
 }
@@ -108,6 +137,12 @@ std::vector<std::pair<unsigned, std::string>> NvmlLibrary::nvlinks(nvmlDevice_t 
     out.emplace_back(state == 1 ? link : link | 0x80000000u, remote);
   }
   return out;
+}
+
+std::string NvmlLibrary::why(nvmlReturn_t r) const {
+  const char* text = error_string != nullptr ? error_string(r) : nullptr;
+  return text != nullptr ? "NVML: " + std::string(text, strnlen(text, 200))
+                         : "NVML error " + std::to_string(r);
 }
 
 std::string NvmlLibrary::normalize(const char* text) {

@@ -1,10 +1,12 @@
-// A worker's GPU as two telemetry sources (telemetry_source.hpp), through NVML loaded at run
-// time (nvml_library.hpp): clocks, power, temperature and clock-event reasons; and, read more
-// rarely, ECC and retired-page counters and XID errors through an NVML event set polled without
-// waiting.
+// A worker's GPU as telemetry sources (telemetry_source.hpp), through NVML loaded at run time
+// (nvml_library.hpp): clocks, power, temperature and clock-event reasons; read more rarely, ECC
+// and retired-page counters, NVLink error counters and XID errors through an NVML event set
+// polled without waiting; and its energy counter at every reading.
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "nvml_health.hpp"
 #include "nvml_library.hpp"
 #include "scalebench/telemetry_source.hpp"
 
@@ -78,11 +80,17 @@ class NvmlGpuCounters final : public TelemetrySource {
         nvml_->register_events(dev_, kEventXidCritical, events_) != kNvmlSuccess) {
       free_events();
     }
+    for (const auto& [link, remote] : nvml_->nvlinks(dev_, true)) links_.push_back(link);
   }
   ~NvmlGpuCounters() override { free_events(); }
 
   void read(TelemetrySample& s) noexcept override {
     read_errors(s);
+    if (!links_.empty()) {
+      std::string why;
+      if (const auto e = read_nvlink_errors(*nvml_, dev_, links_, why))
+        s.gpu_nvlink_errors = e->crc + e->replay + e->recovery;
+    }
     poll_xid();
     if (events_ != nullptr) {
       s.gpu_xid_events = xid_events_;
@@ -146,6 +154,37 @@ class NvmlGpuCounters final : public TelemetrySource {
   nvmlEventSet_t events_ = nullptr;
   double xid_events_ = 0;
   double last_xid_ = kNoReading;
+  std::vector<unsigned> links_;  ///< NVLinks up when it opened
+};
+
+/// The energy counter, read at every reading so that each repeat is bracketed.
+class NvmlGpuEnergy final : public TelemetrySource {
+ public:
+  NvmlGpuEnergy(std::unique_ptr<NvmlLibrary> nvml, nvmlDevice_t dev)
+      : nvml_(std::move(nvml)), dev_(dev) {
+    unsigned long long mj = 0;
+    if (nvml_->total_energy == nullptr) {
+      why_ = "NVML has no nvmlDeviceGetTotalEnergyConsumption (a driver older than Volta's)";
+    } else if (const nvmlReturn_t r = nvml_->total_energy(dev_, &mj); r != kNvmlSuccess) {
+      why_ = nvml_->why(r) + " (nvmlDeviceGetTotalEnergyConsumption)";
+    }
+  }
+  void read(TelemetrySample& s) noexcept override {
+    unsigned long long mj = 0;
+    if (why_.empty() && nvml_->total_energy(dev_, &mj) == kNvmlSuccess)
+      s.gpu_energy_j = static_cast<double>(mj) * 1e-3;
+  }
+  [[nodiscard]] nlohmann::json describe() const override {
+    if (!why_.empty()) return {{"gpu_energy_unavailable", why_}};
+    return {{"gpu_energy", "nvml"}};
+  }
+  [[nodiscard]] bool gpu() const override { return true; }
+  [[nodiscard]] std::string name() const override { return "gpu_energy"; }
+
+ private:
+  std::unique_ptr<NvmlLibrary> nvml_;
+  nvmlDevice_t dev_ = nullptr;
+  std::string why_;
 };
 
 }  // namespace
@@ -157,6 +196,17 @@ std::unique_ptr<TelemetrySource> make_gpu_telemetry(const std::string& pci_bus_i
     nvmlDevice_t dev = nvml->by_bus_id(pci_bus_id);
     if (dev == nullptr) return nullptr;
     return std::make_unique<NvmlGpuTelemetry>(std::move(nvml), dev, pci_bus_id, min_interval_s);
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+std::unique_ptr<TelemetrySource> make_gpu_energy_telemetry(const std::string& pci_bus_id) {
+  try {
+    auto nvml = std::make_unique<NvmlLibrary>();
+    nvmlDevice_t dev = nvml->by_bus_id(pci_bus_id);
+    if (dev == nullptr) return nullptr;
+    return std::make_unique<NvmlGpuEnergy>(std::move(nvml), dev);
   } catch (...) {
     return nullptr;
   }

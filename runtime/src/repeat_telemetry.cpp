@@ -73,6 +73,12 @@ RepeatTelemetry summarize_repeat(std::span<const TelemetrySample> xs, int repeat
   r.gpu_ecc_corrected = difference(xs, [](const auto& s) { return s.gpu_ecc_corrected; });
   r.gpu_ecc_uncorrected = difference(xs, [](const auto& s) { return s.gpu_ecc_uncorrected; });
   r.gpu_xid = difference(xs, [](const auto& s) { return s.gpu_xid_events; });
+  r.gpu_nvlink_errors = difference(xs, [](const auto& s) { return s.gpu_nvlink_errors; });
+  r.cpu_energy_j = difference(xs, [](const auto& s) { return s.cpu_energy_j; });
+  r.gpu_energy_j = difference(xs, [](const auto& s) { return s.gpu_energy_j; });
+  r.gpu_util_pct = levels(xs, [](const auto& s) { return s.gpu_util_pct; }).median;
+  r.gpu_others = levels(xs, [](const auto& s) { return s.gpu_others; }).max;
+  r.gpu_others_sm_pct = levels(xs, [](const auto& s) { return s.gpu_others_sm_pct; });
   r.cpu_mhz = levels(xs, [](const auto& s) { return s.cpu_mhz; });
   r.vector_probe_s = levels(xs, [](const auto& s) { return s.vector_probe_s; }).min;
   // The SM clock while the GPU worked: an idle GPU between tasks lowers its clock by design.
@@ -137,6 +143,11 @@ nlohmann::json to_json(const RepeatTelemetry& r) {
                       {"gpu_ecc_corrected", number(r.gpu_ecc_corrected)},
                       {"gpu_ecc_uncorrected", number(r.gpu_ecc_uncorrected)},
                       {"gpu_xid", number(r.gpu_xid)},
+                      {"gpu_nvlink_errors", number(r.gpu_nvlink_errors)},
+                      {"cpu_energy_j", number(r.cpu_energy_j)},
+                      {"gpu_energy_j", number(r.gpu_energy_j)},
+                      {"gpu_util_pct", number(r.gpu_util_pct)},
+                      {"gpu_others", number(r.gpu_others)},
                       {"vector_probe_s", number(r.vector_probe_s)},
                       {"gpu_power_limit_w", number(r.gpu_power_limit_w)},
                       {"gpu_app_sm_mhz", number(r.gpu_app_sm_mhz)},
@@ -152,6 +163,7 @@ nlohmann::json to_json(const RepeatTelemetry& r) {
   put("gpu_mem_mhz", r.gpu_mem_mhz);
   put("gpu_power_w", r.gpu_power_w);
   put("gpu_temp_c", r.gpu_temp_c);
+  put("gpu_others_sm_pct", r.gpu_others_sm_pct);
   j["gpu_clock_event_reasons"] =
       r.gpu_reasons_known ? nlohmann::json(r.gpu_reasons) : nlohmann::json(nullptr);
   return j;
@@ -172,6 +184,11 @@ RepeatTelemetry repeat_telemetry_from_json(const nlohmann::json& j) {
   r.gpu_ecc_corrected = read_number(j, "gpu_ecc_corrected");
   r.gpu_ecc_uncorrected = read_number(j, "gpu_ecc_uncorrected");
   r.gpu_xid = read_number(j, "gpu_xid");
+  r.gpu_nvlink_errors = read_number(j, "gpu_nvlink_errors");
+  r.cpu_energy_j = read_number(j, "cpu_energy_j");
+  r.gpu_energy_j = read_number(j, "gpu_energy_j");
+  r.gpu_util_pct = read_number(j, "gpu_util_pct");
+  r.gpu_others = read_number(j, "gpu_others");
   r.vector_probe_s = read_number(j, "vector_probe_s");
   r.gpu_power_limit_w = read_number(j, "gpu_power_limit_w");
   r.gpu_app_sm_mhz = read_number(j, "gpu_app_sm_mhz");
@@ -187,6 +204,7 @@ RepeatTelemetry repeat_telemetry_from_json(const nlohmann::json& j) {
   get("gpu_mem_mhz", r.gpu_mem_mhz);
   get("gpu_power_w", r.gpu_power_w);
   get("gpu_temp_c", r.gpu_temp_c);
+  get("gpu_others_sm_pct", r.gpu_others_sm_pct);
   if (const auto it = j.find("gpu_clock_event_reasons"); it != j.end() && it->is_number()) {
     r.gpu_reasons_known = true;
     r.gpu_reasons = it->get<std::uint64_t>();

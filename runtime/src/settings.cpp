@@ -53,6 +53,9 @@ const std::vector<Setting> kTable = {
     {"SCALEBENCH_TELEMETRY_COUNTERS_S", real, "1", "seconds >= 0",
      "the least time between two readings of a GPU's ECC, retired-page and XID counters (they "
      "change rarely; some drivers take milliseconds to read them)"},
+    {"SCALEBENCH_POWERCAP_DIR", path, "/sys/class/powercap", "a folder",
+     "where the CPU packages' energy counters (RAPL's intel-rapl:N domains) are read for CPU "
+     "cases' energy"},
     {"SCALEBENCH_REFERENCE_DIR", path, "(installed references)", "a folder",
      "folder of the reference files `scalebench run` uses besides --references"},
     {"SCALEBENCH_REPORT_READ_TIMEOUT_S", real, "0 (60 s + 1 s per 20 MB)", "seconds >= 0",
@@ -236,6 +239,10 @@ double telemetry_counters_s() {
   const auto v = raw("SCALEBENCH_TELEMETRY_COUNTERS_S");
   if (!v || v->empty()) return 1.0;
   return real_value("SCALEBENCH_TELEMETRY_COUNTERS_S");
+}
+
+std::string powercap_dir() {
+  return text_value("SCALEBENCH_POWERCAP_DIR", "/sys/class/powercap");
 }
 
 std::string reference_dir() {

@@ -34,6 +34,9 @@ StartupInfo gather_startup(RankContext& ctx) {
   nlohmann::json nodes = nlohmann::json::array();
   nlohmann::json gpus = nlohmann::json::array();
   nlohmann::json ceilings = nlohmann::json::array();
+  nlohmann::json gpu_health = nlohmann::json::array();  // node acceptance (gpu_acceptance_probe)
+  nlohmann::json host_links = nlohmann::json::array();
+  double acceptance_probe_s = 0;
   nlohmann::json versions = library_versions();
   std::set<std::string> hosts;
   double mpi_init = ctx.mpi_init_s, cuda_init = 0, nccl_init = 0, ceilings_s = 0;
@@ -97,6 +100,13 @@ StartupInfo gather_startup(RankContext& ctx) {
         ceilings.push_back(c);
       }
     }
+    for (const char* key : {"gpu_health", "host_links"})
+      for (auto row : w.value(key, nlohmann::json::array())) {
+        row["host"] = wi.host;
+        row["worker_rank"] = wi.rank;
+        (key[0] == 'g' ? gpu_health : host_links).push_back(std::move(row));
+      }
+    acceptance_probe_s = std::max(acceptance_probe_s, w.value("acceptance_probe_s", 0.0));
     if (w.contains("cpu_ceilings")) {
       for (auto c : w.at("cpu_ceilings")) {
         c["host"] = wi.host;
@@ -136,6 +146,7 @@ StartupInfo gather_startup(RankContext& ctx) {
       {"gpu_libraries_s", gpu_libraries},
       {"nccl_wait_s", nccl_wait},
       {"ready_after_main_s", ready_after_main},
+      {"acceptance_probe_s", acceptance_probe_s},
       // 1 when every GPU worker did it, else 0 (numbers, as the
       // report keeps start-up figures as float64 attributes)
       {"cuda_overlapped_mpi_init", gpu_ranks > 0 && cuda_early == gpu_ranks ? 1.0 : 0.0},
@@ -145,6 +156,8 @@ StartupInfo gather_startup(RankContext& ctx) {
                            {"versions", versions},
                            {"ceilings", ceilings},
                            {"topology", topology}};
+  if (!gpu_health.empty()) system["gpu_health"] = std::move(gpu_health);
+  if (!host_links.empty()) system["host_links"] = std::move(host_links);
   info.record = {{"type", "start"},
                  {"system", system},
                  {"startup", startup},

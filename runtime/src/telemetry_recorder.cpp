@@ -15,6 +15,38 @@ nlohmann::json number(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
+/// The energy counters from the case's first reading to its last (in time order): per kind
+/// ("gpu", "cpu") {"joules", "seconds", "t_begin_unix", "t_end_unix", "updates" (readings in
+/// which the counter had moved: how finely it resolved the case)}; a kind without two readings
+/// is left out.
+template <class Reading>
+nlohmann::json energy_span(const std::vector<Reading>& readings) {
+  nlohmann::json out = nlohmann::json::object();
+  auto span = [&](const char* kind, double TelemetrySample::*field) {
+    const TelemetrySample* first = nullptr;
+    const TelemetrySample* last = nullptr;
+    double previous = kNoReading;
+    int updates = 0;
+    for (const auto& r : readings) {
+      const double v = r.s.*field;
+      if (!std::isfinite(v)) continue;
+      if (first == nullptr) first = &r.s;
+      if (std::isfinite(previous) && v > previous) ++updates;
+      previous = v;
+      last = &r.s;
+    }
+    if (first == nullptr || last == first) return;
+    out[kind] = {{"joules", std::max(0.0, last->*field - first->*field)},
+                 {"seconds", last->t - first->t},
+                 {"t_begin_unix", number(first->t_unix)},
+                 {"t_end_unix", number(last->t_unix)},
+                 {"updates", updates}};
+  };
+  span("gpu", &TelemetrySample::gpu_energy_j);
+  span("cpu", &TelemetrySample::cpu_energy_j);
+  return out;
+}
+
 }  // namespace
 
 TelemetryRecorder::TelemetryRecorder(std::vector<std::unique_ptr<TelemetrySource>> sources,
@@ -39,6 +71,8 @@ void TelemetryRecorder::begin_case(bool gpu) {
   active_ = -1;
   gpu_ = gpu;
   last_read_.assign(sources_.size(), 0.0);  // the case's first reading reads every source
+  // No reading is under way and none starts while the lock is held.
+  for (auto& src : sources_) src->begin_case(gpu);
 }
 
 void TelemetryRecorder::begin_repeat(int repeat) noexcept {
@@ -85,6 +119,8 @@ void TelemetryRecorder::loop() {
     lk.unlock();
     TelemetrySample s;
     s.t = now();
+    s.t_unix =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     std::vector<double> took(sources_.size(), 0.0);
     for (std::size_t i = 0; i < sources_.size(); ++i) {
       if (gpu ? sources_[i]->cpu_cases_only() : sources_[i]->gpu()) continue;
@@ -117,6 +153,7 @@ nlohmann::json TelemetryRecorder::finish_case(std::size_t max_series) {
   std::vector<double> read_max, read_sum;
   std::vector<std::size_t> read_n;
   bool gpu = false;
+  nlohmann::json summaries = nlohmann::json::object();
   {
     std::unique_lock lk(m_);
     served_.wait(lk, [&] { return stop_ || (pending_.empty() && !busy_); });
@@ -126,6 +163,9 @@ nlohmann::json TelemetryRecorder::finish_case(std::size_t max_series) {
     read_n.swap(read_n_);
     active_ = -1;
     gpu = gpu_;
+    for (const auto& src : sources_)
+      if (nlohmann::json sum = src->case_summary(); !sum.is_null())
+        summaries[src->name()] = std::move(sum);
   }
   std::stable_sort(readings.begin(), readings.end(),
                    [](const Reading& a, const Reading& b) { return a.s.t < b.s.t; });
@@ -172,7 +212,9 @@ nlohmann::json TelemetryRecorder::finish_case(std::size_t max_series) {
           {"sources", describe()},
           {"read_s", std::move(read_s)},
           {"repeats", std::move(reps)},
-          {"series", std::move(series)}};
+          {"series", std::move(series)},
+          {"energy", energy_span(readings)},
+          {"summaries", std::move(summaries)}};
 }
 
 nlohmann::json TelemetryRecorder::describe() const {

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "case_comm.hpp"
+#include "gpu_acceptance_probe.hpp"
 #include "host_stall.hpp"
 #include "memory_check.hpp"
 #include "message.hpp"
@@ -34,6 +35,10 @@ namespace {
 
 /// Thrown inside a repeat when the scheduler ends the case early.
 struct CaseAborted {};
+
+/// The least time between two readings of a GPU's processes: NVML samples their utilization
+/// every 1/6 s to 1 s, and listing them costs the sampling thread a few NVML calls.
+constexpr double kGpuProcessReadS = 0.1;
 
 /// The CPU ceilings for this worker's thread count and for one thread (single-cpu cases), from
 /// the per-machine cache when it holds them (ceiling_cache.hpp).
@@ -131,19 +136,28 @@ nlohmann::json startup_description(const JobPlan& plan, RankContext& ctx, nlohma
   return w;
 }
 
-/// The worker's telemetry recorder: the node's CPUs and their vector units, and its GPU when it
-/// has one; null when the plan turns telemetry off.
-std::unique_ptr<TelemetryRecorder> make_recorder(const JobPlan& plan, const nlohmann::json& desc) {
+/// The worker's telemetry recorder: the node's CPUs, their energy and their vector units, and its
+/// GPU (energy, clocks, counters, other processes) when it has one; null when the plan turns
+/// telemetry off. The energy counters come first, so that they bracket a repeat most closely.
+std::unique_ptr<TelemetryRecorder> make_recorder(const JobPlan& plan, const nlohmann::json& desc,
+                                                 const std::vector<unsigned>& node_pids) {
   if (plan.telemetry_period_s < 0) return nullptr;
   std::vector<std::unique_ptr<TelemetrySource>> sources;
+  sources.push_back(make_rapl_telemetry(settings::powercap_dir()));
+  const std::string bus = desc.contains("gpu_description")
+                              ? desc["gpu_description"].value("pci_bus_id", std::string())
+                              : std::string();
+  if (!bus.empty())
+    if (auto energy = make_gpu_energy_telemetry(bus)) sources.push_back(std::move(energy));
   sources.push_back(make_cpu_telemetry());
   sources.push_back(make_vector_telemetry());
-  if (desc.contains("gpu_description")) {
-    const std::string bus = desc["gpu_description"].value("pci_bus_id", std::string());
+  if (!bus.empty()) {
     if (auto gpu = make_gpu_telemetry(bus, plan.telemetry_gpu_min_s))
       sources.push_back(std::move(gpu));
     if (auto counters = make_gpu_counter_telemetry(bus, plan.telemetry_counters_s))
       sources.push_back(std::move(counters));
+    if (auto others = make_gpu_process_telemetry(bus, node_pids, kGpuProcessReadS))
+      sources.push_back(std::move(others));
   }
   return std::make_unique<TelemetryRecorder>(std::move(sources), plan.telemetry_period_s);
 }
@@ -369,6 +383,7 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
   const NodeWorkers on_node = node_workers(ctx.workers, has_gpu);
   // The node's workers run each-node cases together.
   ctx.node_workers = split_by_host(ctx.workers, ctx.host, ctx.rank);
+  const std::vector<unsigned> node_pids = node_worker_pids(ctx.node_workers);
   std::unique_ptr<TelemetryRecorder> recorder;
 
   omp_set_num_threads(ctx.threads);
@@ -378,8 +393,9 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
     desc["nccl_init_s"] = ctx.gpu_startup.nccl_init_s;
     desc["nccl_wait_s"] = ctx.gpu_startup.nccl_wait_s;
     desc["nccl_overlapped"] = ctx.gpu_startup.nccl_overlapped;
+    add_acceptance_probe(plan, ctx, desc, node_pids);
     desc["ready_after_main_s"] = now() - ctx.main_steady;
-    recorder = make_recorder(plan, desc);
+    recorder = make_recorder(plan, desc, node_pids);
     ctx.nvml_warm.reset();  // the description has been made; telemetry holds its own NVML
     Writer w;
     w.put_str(desc.dump());

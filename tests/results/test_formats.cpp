@@ -69,7 +69,9 @@ TEST(Formats, Markdown) {
   EXPECT_EQ(t.rfind("## scalebench report", 0), 0u);
   EXPECT_NE(t.find("| case | workers | status | reps |"), std::string::npos) << t;
   EXPECT_NE(t.find("|---|---|---|---:|"), std::string::npos) << t;
-  EXPECT_EQ(count(t, "| subset-mean/"), 4u);
+  // the summary's four, and the single-gpu device nothing judged in the verdicts (issue #50)
+  EXPECT_EQ(count(t, "| subset-mean/"), 5u);
+  EXPECT_NE(t.find("| not judged | ? | GPU 0 | subset-mean/single-gpu/"), std::string::npos) << t;
 }
 
 TEST(Formats, Csv) {
@@ -81,7 +83,8 @@ TEST(Formats, Csv) {
       "case,workload,path,workers,threads_per_worker,status,repeats,median_s,min_s,max_s,"
       "stddev_s,runtime_s,throughput,throughput_unit,speedup_vs_single_cpu,speedup_vs_single_gpu,"
       "efficiency,ceiling,ceiling_value,ceiling_unit,notes,throttled_repeats,"
-      "left_out_repeats,verdict,verdict_reason");
+      "left_out_repeats,verdict,verdict_reason,energy_j,power_w,work_per_j,work_per_j_unit,"
+      "flop_per_j,energy_source,energy_unavailable");
   EXPECT_EQ(
       ls[2].rfind(
           "\"subset-mean/multi-cpu/chunk=500,n=2000,seed=42\",subset-mean,multi-cpu,2,2,ok,5,0.5,",

@@ -13,7 +13,10 @@
 ///   source = "..."           # optional: where the figure comes from
 ///
 /// `case` is workload/path/parameters (every parameter, sorted, as in case ids); a single-gpu
-/// reference also judges each-gpu devices, an each-node reference each-node devices.
+/// reference also judges each-gpu devices, an each-node reference each-node devices. A GPU's
+/// link to its host (node acceptance's copy bandwidth) has `case = "link/host-to-device"` (or
+/// `"link/device-to-host"`) and `bytes_per_s` (the expected bandwidth) instead of `median_s`:
+/// slower than bytes_per_s * (1 - tolerance) is slow.
 
 #include <string>
 #include <vector>
@@ -28,6 +31,7 @@ struct Reference {
   std::string path;    ///< "single-gpu", "each-node", ... as written
   std::string params;  ///< "k=v,k=v", sorted
   double median_s = 0;
+  double bytes_per_s = 0;  ///< a link reference's expected bandwidth (workload "link"), else 0
   double tolerance = 0.1;
   std::string source;  ///< the entry's `source`, else empty
   std::string file;    ///< the file it was read from
@@ -49,14 +53,17 @@ void read_references_text(const std::string& text, const std::string& name, Refe
 [[nodiscard]] std::string reference_path(const std::string& record_path);
 
 /// The first entry of `set` for a record of `model`, `workload`, `path` and `params` (the
-/// record's path; reference_path maps it); null when none.
+/// record's path; reference_path maps it); null when none. A link: workload "link", path
+/// "host-to-device" or "device-to-host", params "".
 [[nodiscard]] const Reference* find_reference(const ReferenceSet& set, const std::string& model,
                                               const std::string& workload, const std::string& path,
                                               const std::string& params);
 
 /// A reference file from a run's ok device records (single-gpu, each-gpu, each-node): per
 /// model and case the median of the devices' medians, with a tolerance of the larger of
-/// `min_tolerance` and three times the devices' robust relative spread (1.4826 MAD / median).
+/// `min_tolerance` and three times the devices' robust relative spread (1.4826 MAD / median);
+/// and per GPU model and direction the median of its GPUs' host-link bandwidths
+/// (/system/host_links), with a tolerance of the larger of 15% and that spread.
 /// Throws sb::UsageError when the run has no such record.
 [[nodiscard]] std::string make_references(const nlohmann::json& model, double min_tolerance,
                                           const std::string& report_name);

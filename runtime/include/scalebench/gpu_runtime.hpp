@@ -6,6 +6,8 @@
 
 #include <mpi.h>
 
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -135,6 +137,22 @@ namespace sb {
 /// Returns ceiling entries {scope "gpu", kind "copy_bandwidth"|"fp64_gemm", value, unit, ...};
 /// empty without CUDA.
 [[nodiscard]] nlohmann::json measure_gpu_ceilings(GpuContext& ctx);
+
+/// Host-to-device and device-to-host copy bandwidth of this worker's GPU from pinned host
+/// memory (nvbandwidth's host_to_device_memcpy_ce and device_to_host_memcpy_ce): `bytes` each
+/// way, the best of five after a warm-up copy, timed with CUDA events. `while_copying` runs on
+/// this thread while a train of copies is on the link (to read the PCIe link under load); it may
+/// be empty. The host buffer is allocated on this thread, so it lies on the NUMA node the
+/// worker's memory policy gives it: `host_numa_node` says which (-1: unknown).
+struct HostCopyBandwidth {
+  double h2d_bytes_per_s = 0;  ///< 0 when not measured
+  double d2h_bytes_per_s = 0;
+  double bytes = 0;
+  int host_numa_node = -1;
+  std::string error;  ///< why it was not measured (empty when it was)
+};
+[[nodiscard]] HostCopyBandwidth measure_host_copy_bandwidth(
+    GpuContext& ctx, std::size_t bytes, const std::function<void()>& while_copying);
 
 }  // namespace sb
 

@@ -35,6 +35,9 @@ struct RepeatTelemetry {
   double gpu_ecc_corrected = kNoReading;
   double gpu_ecc_uncorrected = kNoReading;
   double gpu_xid = kNoReading;
+  double gpu_nvlink_errors = kNoReading;
+  double cpu_energy_j = kNoReading;  ///< the node's CPU packages (RAPL), J
+  double gpu_energy_j = kNoReading;  ///< the GPU (NVML), J
   /// The fastest of the repeat's vector probes, s: a preempted probe only reads longer.
   double vector_probe_s = kNoReading;
   // Levels.
@@ -47,6 +50,9 @@ struct RepeatTelemetry {
   double gpu_app_sm_mhz = kNoReading;
   double gpu_retired_pages = kNoReading;  ///< at the last reading
   double gpu_last_xid = kNoReading;
+  double gpu_util_pct = kNoReading;  ///< median
+  double gpu_others = kNoReading;    ///< the most other processes any reading listed
+  SignalStats gpu_others_sm_pct;     ///< their summed SM utilization, percent
   bool gpu_reasons_known = false;
   std::uint64_t gpu_reasons = 0;  ///< clock-event reasons active in any reading (OR)
 };

@@ -77,6 +77,9 @@ void validate_all();
 /// SCALEBENCH_TELEMETRY_COUNTERS_S: the least seconds between two readings of a GPU's error
 /// counters (default 1).
 [[nodiscard]] double telemetry_counters_s();
+/// SCALEBENCH_POWERCAP_DIR: where RAPL's powercap domains are read for CPU energy (default
+/// /sys/class/powercap).
+[[nodiscard]] std::string powercap_dir();
 /// SCALEBENCH_REFERENCE_DIR: folder of the shipped reference files (default: installed or
 /// source tree).
 [[nodiscard]] std::string reference_dir();

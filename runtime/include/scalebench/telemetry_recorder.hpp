@@ -42,7 +42,10 @@ class TelemetryRecorder {
   void end_repeat(int repeat) noexcept;
   /// Waits for the readings the marks asked for and returns the case's telemetry:
   ///   {"period_s", "sources": {describe() of each}, "repeats": [to_json(RepeatTelemetry)..],
-  ///    "series": {"t": [..], "repeat": [..], "cpu_mhz": [..], "gpu_sm_mhz": [..], ...}}
+  ///    "series": {"t": [..], "repeat": [..], "cpu_mhz": [..], "gpu_sm_mhz": [..], ...},
+  ///    "energy": {"gpu"|"cpu": {"joules", "seconds", "t_begin_unix", "t_end_unix", "updates"}}
+  ///    (the energy counters from the first timed reading to the last),
+  ///    "summaries": {source name: its case_summary(), ...}}
   /// `series` holds at most `max_series` readings (every k-th), t in s since the first timed
   /// repeat began; GPU columns only in GPU cases.
   [[nodiscard]] nlohmann::json finish_case(std::size_t max_series);

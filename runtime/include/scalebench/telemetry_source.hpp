@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -35,7 +36,8 @@ inline constexpr std::uint64_t kThrottling =
 /// One reading of every signal. A signal no source gives stays NaN (kNoReading); cumulative
 /// counters are totals since some origin of their own, meaningful as differences only.
 struct TelemetrySample {
-  double t = kNoReading;  ///< sb::now() when taken
+  double t = kNoReading;       ///< sb::now() when taken
+  double t_unix = kNoReading;  ///< the same moment by the system clock, s since 1970
   // CPU: the node and this process
   double node_busy_s = kNoReading;  ///< cumulative busy time of the CPUs this process may run on
                                     ///< (/proc/stat user+nice+system+irq+softirq+steal), s
@@ -45,6 +47,7 @@ struct TelemetrySample {
   double cgroup_throttled_s = kNoReading;  ///< cumulative time the process's cgroup (or an
                                            ///< ancestor) was held back by its CPU quota, s
   double vector_probe_s = kNoReading;      ///< seconds vector_probe_s() took (CPU cases only)
+  double cpu_energy_j = kNoReading;  ///< cumulative energy of the node's CPU packages (RAPL), J
   // GPU: this worker's one GPU
   double gpu_sm_mhz = kNoReading;
   double gpu_mem_mhz = kNoReading;
@@ -58,6 +61,11 @@ struct TelemetrySample {
   double gpu_retired_pages = kNoReading;  ///< pages retired (both causes), or remapped rows
   double gpu_xid_events = kNoReading;     ///< XID errors seen since the source opened
   double gpu_last_xid = kNoReading;       ///< the last XID seen (its number)
+  double gpu_nvlink_errors = kNoReading;  ///< cumulative NVLink CRC, replay and recovery errors
+  double gpu_energy_j = kNoReading;       ///< cumulative energy of the GPU (NVML), J
+  double gpu_util_pct = kNoReading;       ///< the GPU's utilization (a kernel ran), percent
+  double gpu_others = kNoReading;         ///< other processes with a compute context on it
+  double gpu_others_sm_pct = kNoReading;  ///< their SM utilization, summed, percent
 };
 
 /// One kind of readings. read() is called from the recorder's thread only; it never throws and
@@ -82,6 +90,12 @@ class TelemetrySource {
   /// The least time between two of its readings, seconds: a reading asked for sooner (a short
   /// repeat's begin or end) leaves this source out, its signals unread. 0: every reading.
   [[nodiscard]] virtual double min_interval_s() const { return 0; }
+  /// A case begins (CASE_BEGIN, before its warm-up; no reading is under way): a source that
+  /// keeps state per case starts anew, and may take a reading of its own, "before the case".
+  virtual void begin_case(bool /*gpu_case*/) noexcept {}
+  /// What the source kept over the case, after its last reading; null: nothing. The recorder
+  /// puts it under the source's name in the case's `summaries`.
+  [[nodiscard]] virtual nlohmann::json case_summary() const { return nullptr; }
 };
 
 /// The CPUs this process may run on (sched_getaffinity), through /proc/stat, cpufreq (else
@@ -103,10 +117,31 @@ class TelemetrySource {
 [[nodiscard]] std::unique_ptr<TelemetrySource> make_gpu_telemetry(const std::string& pci_bus_id,
                                                                   double min_interval_s = 0);
 
-/// The same GPU's error counters (ECC, retired pages or remapped rows, XID events), at most
-/// every `min_interval_s`: they change rarely, and some NVML builds take milliseconds to read
-/// them. Null when NVML, the driver or that GPU is missing.
+/// The same GPU's error counters (ECC, retired pages or remapped rows, XID events, NVLink CRC,
+/// replay and recovery errors), at most every `min_interval_s`: they change rarely, and some
+/// NVML builds take milliseconds to read them. Null when NVML, the driver or that GPU is missing.
 [[nodiscard]] std::unique_ptr<TelemetrySource> make_gpu_counter_telemetry(
     const std::string& pci_bus_id, double min_interval_s);
+
+/// The same GPU's energy counter (nvmlDeviceGetTotalEnergyConsumption) at every reading, so that
+/// each repeat is bracketed (`gpu_energy_j`); describe() gives {"gpu_energy": "nvml"} or
+/// {"gpu_energy_unavailable": WHY}. Null when NVML, the driver or that GPU is missing.
+[[nodiscard]] std::unique_ptr<TelemetrySource> make_gpu_energy_telemetry(
+    const std::string& pci_bus_id);
+
+/// The other compute processes on the same GPU (nvml_processes.hpp): one reading when a GPU case
+/// begins, then at most every `min_interval_s` during its timed repeats (`gpu_others`,
+/// `gpu_others_sm_pct`, `gpu_util_pct`); its case_summary() names them. `own_pids`: the job's
+/// ranks on this node, which are not others. Null when NVML, the driver or that GPU is missing.
+[[nodiscard]] std::unique_ptr<TelemetrySource> make_gpu_process_telemetry(
+    const std::string& pci_bus_id, const std::vector<unsigned>& own_pids, double min_interval_s);
+
+/// The node's CPU package energy through RAPL (powercap): every `intel-rapl:N` package domain
+/// under `powercap_root` (settings::powercap_dir(), /sys/class/powercap; AMD's packages appear
+/// there too), `energy_uj` summed and unwrapped at `max_energy_range_uj` (`cpu_energy_j`). CPU
+/// cases only. Never null: without a readable domain it reads nothing and describe() gives
+/// {"cpu_energy_unavailable": WHY}; else {"cpu_energy": "rapl: package-0, package-1"}.
+[[nodiscard]] std::unique_ptr<TelemetrySource> make_rapl_telemetry(
+    const std::string& powercap_root);
 
 }  // namespace sb

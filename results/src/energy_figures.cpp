@@ -1,0 +1,40 @@
+// A case's energy per answer (energy_figures.hpp).
+#include "energy_figures.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace sb::results::detail {
+
+EnergyFigures energy_figures(const json& c) {
+  EnergyFigures f;
+  const json& e = sub(c, "energy");
+  if (!e.is_object() || e.empty()) return f;  // no energy record (older reports, telemetry off)
+  f.source = str(e, "source");
+  if (!e.value("available", false)) {
+    f.unavailable = str(e, "why", "unavailable");
+    return f;
+  }
+  f.joules = num(e, "joules_per_repeat");
+  f.power_w = num(e, "power_w");
+  if (!(f.joules > 0)) return f;
+  const json& work = sub(c, "work");
+  const double units = num(work, "units"), flops = num(work, "flops");
+  if (units > 0) {
+    f.work_per_j = units / f.joules;
+    f.work_unit = str(work, "unit", "units") + "/J";
+  }
+  if (flops > 0) f.flop_per_j = flops / f.joules;
+  return f;
+}
+
+std::string human_joules(double j) {
+  if (!std::isfinite(j)) return "-";
+  if (j >= 1e6) return fmt::format("{:.3g} MJ", j / 1e6);
+  if (j >= 1e3) return fmt::format("{:.3g} kJ", j / 1e3);
+  if (j >= 1) return fmt::format("{:.3g} J", j);
+  return fmt::format("{:.3g} mJ", j * 1e3);
+}
+
+}  // namespace sb::results::detail
