@@ -8,6 +8,7 @@
 
 #include "groupby/gpu/detail/device_helpers.cuh"
 #include "groupby/gpu/detail/launch_config.cuh"
+#include "groupby/gpu/row_source.cuh"
 #include "scalebench/gpu_error.cuh"
 
 namespace sb::groupby::gpu {
@@ -59,12 +60,14 @@ struct DenseColumns {
 template <unsigned kKey>
 struct DenseGenerated {
   static constexpr bool kPoisson = kKey == kColId;
-  TableSpec spec;
+  data::gpu::RoundKeys rk;
   std::int64_t row0;
+  DenseGenerated(const TableSpec& spec, std::int64_t first)
+      : rk(data::gpu::round_keys(spec.seed)), row0(first) {}
   __device__ __forceinline__ void load(std::int64_t i, bool rx, bool ry, const PoissonTable* pt,
                                        long long& k, double& xv, double& yv) const {
     const auto r = static_cast<std::uint64_t>(row0 + i);
-    const Words4 a = philox4x32_10(r, kStreamXName, spec.seed);
+    const Words4 a = row_words(r, kStreamXName, rk);
     xv = rx ? centered_uniform(a.w[0], a.w[1]) : 0.0;
     if constexpr (kKey == kColName) {
       k = name_code(a.w[2]);
@@ -73,7 +76,7 @@ struct DenseGenerated {
     }
     yv = 0.0;
     if (ry) {
-      const Words4 b = philox4x32_10(r, kStreamYKey, spec.seed);
+      const Words4 b = row_words(r, kStreamYKey, rk);
       yv = centered_uniform(b.w[0], b.w[1]);
     }
   }

@@ -17,6 +17,7 @@
 #include "groupby/generate.hpp"
 #include "groupby/poisson.hpp"
 #include "groupby/table.hpp"
+#include "scalebench/philox.cuh"
 
 namespace sb::groupby::gpu {
 
@@ -49,6 +50,18 @@ struct RowSource {
 
 namespace detail {
 
+/// table.hpp's philox4x32_10(row, stream, seed) with the seed's round keys computed once on the
+/// host (philox.cuh: the same function, Random123's layout), so that a kernel reads them as
+/// constants instead of adding them up in every call.
+__device__ __forceinline__ Words4 row_words(std::uint64_t row, std::uint32_t stream,
+                                            const data::gpu::RoundKeys& rk) {
+  const uint4 w =
+      data::gpu::philox4x32_10(make_uint4(static_cast<std::uint32_t>(row),
+                                          static_cast<std::uint32_t>(row >> 32), stream, 0u),
+                               rk);
+  return {{w.x, w.y, w.z, w.w}};
+}
+
 /// Stored rows: keys of type Key (int64, or uint32 in narrow buckets), x and y (each read only
 /// when asked for: rx, ry; 0 otherwise).
 template <class Key>
@@ -67,17 +80,20 @@ struct ColumnRows {
 /// by-key's rows generated: key and y from stream kStreamYKey, x from kStreamXName (two
 /// Philox calls a row; one without x).
 struct GeneratedRows {
-  TableSpec spec;
+  data::gpu::RoundKeys rk;
+  std::uint64_t cardinality;
   std::int64_t row0;
+  GeneratedRows(const TableSpec& spec, std::int64_t first)
+      : rk(data::gpu::round_keys(spec.seed)), cardinality(spec.cardinality), row0(first) {}
   __device__ __forceinline__ void load(std::int64_t i, bool rx, bool ry, long long& k, double& xv,
                                        double& yv) const {
     const auto r = static_cast<std::uint64_t>(row0 + i);
-    const Words4 b = philox4x32_10(r, kStreamYKey, spec.seed);
-    k = bounded_key(b.w[2], b.w[3], spec.cardinality);
+    const Words4 b = row_words(r, kStreamYKey, rk);
+    k = bounded_key(b.w[2], b.w[3], cardinality);
     yv = ry ? centered_uniform(b.w[0], b.w[1]) : 0.0;
     xv = 0.0;
     if (rx) {
-      const Words4 a = philox4x32_10(r, kStreamXName, spec.seed);
+      const Words4 a = row_words(r, kStreamXName, rk);
       xv = centered_uniform(a.w[0], a.w[1]);
     }
   }

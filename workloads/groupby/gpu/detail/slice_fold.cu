@@ -55,6 +55,17 @@ __global__ void __launch_bounds__(kSliceThreads, 2)
   const std::uint64_t first = slice << slice_bits;
   unsigned long long* g = slots + first * static_cast<std::uint64_t>(width);
   const int words = slots_per_slice * width;
+  const int n = static_cast<int>(min(static_cast<std::int64_t>(cursor[slice]), cap));
+  const std::int64_t off = static_cast<std::int64_t>(slice) * cap;
+  const Key* kin = keys + off;
+  const double* xin = x + off;
+  const bool ry = (fields & kSumY) != 0;
+  const double* yin = ry ? y + off : nullptr;
+  // The bucket into L2 while the slice is set up: the keys are read next (A), x and y by each
+  // slot's thread in D, scattered over the bucket.
+  prefetch_l2(kin, n);
+  prefetch_l2(xin, n);
+  prefetch_l2(yin, n);
   if constexpr (kEmit) {
     // Slot by slot, the pattern's words at constant indices (a word index taken modulo the
     // width would copy the pattern to local memory in every thread).
@@ -79,12 +90,6 @@ __global__ void __launch_bounds__(kSliceThreads, 2)
   for (int p = threadIdx.x; p < slots_per_slice; p += kSliceThreads) s_cnt[p] = 0;
   if (threadIdx.x == 0) s_nspill = 0;
   __syncthreads();
-  const int n = static_cast<int>(min(static_cast<std::int64_t>(cursor[slice]), cap));
-  const std::int64_t off = static_cast<std::int64_t>(slice) * cap;
-  const Key* kin = keys + off;
-  const double* xin = x + off;
-  const bool ry = (fields & kSumY) != 0;
-  const double* yin = ry ? y + off : nullptr;
   // A: every key to its slot. The slots of a slice that is written back are the table's, so
   // a probe stops at the slice's end; one whose groups become records probes around the slice
   // (its keys spill only when it is full).

@@ -61,24 +61,33 @@ __global__ void __launch_bounds__(kStageThreads, 2)
   }
   __syncthreads();
   const int tiles = sh.tile_start[regions];
+  // The first level's rows of tile t: region q, rows [base, base + count) of its bucket.
+  const auto rows_of = [&](int t, int& q, std::int64_t& base, std::int64_t& count) {
+    q = segment_of(sh.tile_start, regions, t);
+    const std::int64_t rows = min(static_cast<std::int64_t>(region_cursor[q]), region_capacity);
+    base = static_cast<std::int64_t>(t - sh.tile_start[q]) * kTile;
+    count = min(kTile, rows - base);
+  };
   for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-    int lo = 0, hi = regions - 1;  // the region whose tiles hold t
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) / 2;
-      if (sh.tile_start[mid] <= t)
-        lo = mid;
-      else
-        hi = mid - 1;
+    int q = 0;
+    std::int64_t base = 0, count = 0;
+    // This block's next tile into L2 while this one is staged.
+    if (t + static_cast<int>(gridDim.x) < tiles) {
+      rows_of(t + static_cast<int>(gridDim.x), q, base, count);
+      const std::int64_t at = static_cast<std::int64_t>(q) * region_capacity + base;
+      prefetch_l2(keys + at, count);
+      prefetch_l2(x + at, count);
+      prefetch_l2(y != nullptr ? y + at : nullptr, count);
     }
-    const int q = lo;
+    rows_of(t, q, base, count);
     const std::int64_t rows = min(static_cast<std::int64_t>(region_cursor[q]), region_capacity);
     const std::int64_t in = static_cast<std::int64_t>(q) * region_capacity;
     const std::int64_t out = static_cast<std::int64_t>(q) * per * slice_capacity;
     const TileTarget tt = table_target(mask, slice_bits, per, slots, width, fields);
     const ColumnRows<Key> src{keys + in, x + in, y != nullptr ? y + in : nullptr};
-    stage_tile(sh, tt, src, rows, static_cast<std::int64_t>(t - sh.tile_start[q]) * kTile,
-               slice_key + out, slice_x + out, slice_y != nullptr ? slice_y + out : nullptr,
-               slice_capacity, slice_cursor + static_cast<std::int64_t>(q) * per, overflow);
+    stage_tile(sh, tt, src, rows, base, slice_key + out, slice_x + out,
+               slice_y != nullptr ? slice_y + out : nullptr, slice_capacity,
+               slice_cursor + static_cast<std::int64_t>(q) * per, overflow);
   }
 }
 
