@@ -61,25 +61,12 @@ __global__ void __launch_bounds__(kStageThreads, 2)
   }
   __syncthreads();
   const int tiles = sh.tile_start[regions];
-  // The first level's rows of tile t: region q, rows [base, base + count) of its bucket.
-  const auto rows_of = [&](int t, int& q, std::int64_t& base, std::int64_t& count) {
-    q = segment_of(sh.tile_start, regions, t);
-    const std::int64_t rows = min(static_cast<std::int64_t>(region_cursor[q]), region_capacity);
-    base = static_cast<std::int64_t>(t - sh.tile_start[q]) * kTile;
-    count = min(kTile, rows - base);
-  };
   for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-    int q = 0;
-    std::int64_t base = 0, count = 0;
-    // This block's next tile into L2 while this one is staged.
-    if (t + static_cast<int>(gridDim.x) < tiles) {
-      rows_of(t + static_cast<int>(gridDim.x), q, base, count);
-      const std::int64_t at = static_cast<std::int64_t>(q) * region_capacity + base;
-      prefetch_l2(keys + at, count);
-      prefetch_l2(x + at, count);
-      prefetch_l2(y != nullptr ? y + at : nullptr, count);
-    }
-    rows_of(t, q, base, count);
+    // Tile t's region, and its rows [base, base + tile) of the region's bucket. (Asking L2 for
+    // the block's next tile meanwhile read 30% more from DRAM and took 1.73 against 1.61 ms for
+    // 10^8 rows on an H200: ncu of bench_groupby_gpu AggregateByKey/mode:5.)
+    const int q = segment_of(sh.tile_start, regions, t);
+    const std::int64_t base = static_cast<std::int64_t>(t - sh.tile_start[q]) * kTile;
     const std::int64_t rows = min(static_cast<std::int64_t>(region_cursor[q]), region_capacity);
     const std::int64_t in = static_cast<std::int64_t>(q) * region_capacity;
     const std::int64_t out = static_cast<std::int64_t>(q) * per * slice_capacity;
