@@ -1,6 +1,7 @@
-// groupby GPU kernels (docs/specification.md §4.3, §10): generation against the GPU's write
-// bandwidth, and the aggregation of each query on 10^8 rows (by-key with 10^7 groups), plus the GPU
-// worker end to end on the large preset, and the peer exchange's push across every visible GPU.
+// groupby GPU kernels (docs/specification.md §4.3, §10): the GPU's ceilings, generation against
+// its write bandwidth, and the aggregation of each query on 10^8 rows (by-key with 10^7 groups)
+// from stored columns and from rows generated inside the kernels, plus the GPU worker end to
+// end on the large preset, and the peer exchange's push across every visible GPU.
 // Times are CUDA-event times of warm runs (manual time).
 //   bench_groupby_gpu --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
@@ -18,9 +19,11 @@
 #include "groupby/gpu/hash_stage.cuh"
 #include "groupby/gpu/hash_table.cuh"
 #include "groupby/gpu/row_shuffle.cuh"
+#include "groupby/gpu/row_source.cuh"
 #include "groupby/groupby.hpp"
 #include "scalebench/gpu_context.cuh"
 #include "scalebench/gpu_error.cuh"
+#include "scalebench/gpu_runtime.hpp"
 
 namespace gb = sb::groupby;
 
@@ -107,6 +110,21 @@ void BM_WriteBandwidth(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(1.2e9) * state.iterations());
 }
 
+/// The ceilings scalebench holds the cases to on this GPU (measure_gpu_ceilings): the copy
+/// bandwidth (bytes read and written) and the Philox4x32-10 rate the floors of docs/workloads.md
+/// are taken at.
+void BM_Ceilings(benchmark::State& state) {
+  const nlohmann::json c = sb::measure_gpu_ceilings(gpu().ctx);
+  double copy = 0, philox = 0;
+  for (const auto& r : c) {
+    if (r.value("kind", "") == "copy_bandwidth") copy = r.value("value", 0.0);
+    if (r.value("kind", "") == "philox") philox = r.value("value", 0.0);
+  }
+  for (auto _ : state) state.SetIterationTime(1e-3);
+  state.counters["copy_GBps"] = copy / 1e9;
+  state.counters["philox_Gcalls_per_s"] = philox / 1e9;
+}
+
 /// Generation of the columns of a query (or all), 10^8 rows, into fresh buffers.
 void BM_Generate(benchmark::State& state) {
   const auto columns = static_cast<unsigned>(state.range(0));
@@ -141,20 +159,28 @@ void BM_Generate(benchmark::State& state) {
     if (p != nullptr) SB_CUDA_CHECK(cudaFree(p));
 }
 
-/// Low-cardinality aggregation of 10^8 rows (by-name: 26 groups; by-id: ~600).
+/// Low-cardinality aggregation of 10^8 rows (by-name: 26 groups; by-id: ~600), in one launch,
+/// then the block partials added (dense_finish). source 0: from the stored columns; 1: the rows
+/// generated inside the kernel (the worker's way: no row is stored or read).
 void BM_AggregateDense(benchmark::State& state) {
   const auto q = static_cast<gb::Query>(state.range(0));
+  const bool generated = state.range(1) != 0;
   Gpu& g = gpu();
   const gb::QueryDef def = gb::query_def(q);
-  gb::ColumnPtrs& in = g.table();
+  gb::ColumnPtrs in = generated ? gb::ColumnPtrs{} : g.table();
   gb::gpu::DenseAgg a = gb::gpu::make_dense(def, g.ctx.prop);
   for (auto _ : state) {
     state.SetIterationTime(1e-3 * g.time_ms([&] {
       gb::gpu::dense_clear(a, g.ctx.stream);
-      gb::gpu::dense_aggregate(def, a, in, kRows, g.ctx.stream);
+      if (generated) {
+        gb::gpu::dense_generate(a, {42, kCardinality}, g.poisson, 0, kRows, g.ctx.stream);
+      } else {
+        gb::gpu::dense_aggregate(def, a, in, kRows, g.ctx.stream);
+      }
+      gb::gpu::dense_finish(a, g.ctx.stream);
     }));
   }
-  finish(state, kRows, static_cast<double>(def.bytes_per_row()) * kRows);
+  finish(state, kRows, generated ? 0.0 : static_cast<double>(def.bytes_per_row()) * kRows);
   gb::gpu::free_dense(a);
 }
 
@@ -164,14 +190,17 @@ void BM_AggregateDense(benchmark::State& state) {
 /// by table region, split into shared-memory slices, aggregated slice by slice) + compaction;
 /// 3: staged by region and aggregated region by region in L2 (no slices) + compaction; 4: as
 /// 2, each slice folded from empty straight into records (stage_finish: no clear, no table, no
-/// compaction), what the one-GPU worker runs.
+/// compaction); 5: as 4 with the rows generated inside the staging kernel instead of read from
+/// stored columns, what the one-GPU worker runs.
 void BM_AggregateByKey(benchmark::State& state) {
   const int mode = static_cast<int>(state.range(0));
   const bool with_compact = mode != 0;
-  const bool sliced = mode == 2 || mode == 4;
+  const bool sliced = mode == 2 || mode >= 4;
+  const bool emit = mode >= 4;
   Gpu& g = gpu();
   const gb::QueryDef def = gb::query_def(gb::Query::by_key);
-  gb::ColumnPtrs& in = g.table();
+  const gb::gpu::RowSource in = mode == 5 ? gb::gpu::RowSource::generated({42, kCardinality}, 0)
+                                          : gb::gpu::RowSource::columns(g.table());
   gb::gpu::HashTable t = gb::gpu::make_hash(static_cast<std::int64_t>(kCardinality), def.fields);
   std::uint64_t* out = nullptr;
   SB_CUDA_CHECK(cudaMalloc(&out, sizeof(std::uint64_t) * kCardinality * t.width));
@@ -179,10 +208,10 @@ void BM_AggregateByKey(benchmark::State& state) {
   gb::gpu::HashStage stage;
   // keys below 2^32: the first level keeps them as 32-bit words, as the worker does
   if (mode >= 2) stage = gb::gpu::make_stage(t, g.ctx.prop, kRows, 0, sliced, sliced);
-  if (mode == 4) gb::gpu::hash_clear(t, g.ctx.stream);  // stage_finish leaves it clean
+  if (emit) gb::gpu::hash_clear(t, g.ctx.stream);  // stage_finish leaves it clean
   for (auto _ : state) {
     state.SetIterationTime(1e-3 * g.time_ms([&] {
-      if (mode == 4) {
+      if (emit) {
         gb::gpu::stage_rows(t, stage, in, kRows, g.ctx.stream);
         groups =
             static_cast<std::int64_t>(gb::gpu::stage_finish(t, stage, out, g.ctx.stream).records);
@@ -205,7 +234,7 @@ void BM_AggregateByKey(benchmark::State& state) {
         static_cast<double>(stage.slices_per_region) * static_cast<double>(1 << stage.region_bits);
     gb::gpu::free_stage(stage);
   }
-  finish(state, kRows, static_cast<double>(def.bytes_per_row()) * kRows);
+  finish(state, kRows, mode == 5 ? 0.0 : static_cast<double>(def.bytes_per_row()) * kRows);
   if (with_compact) state.counters["groups"] = static_cast<double>(groups);
   if (gb::gpu::hash_overflowed(t, g.ctx.stream)) state.SkipWithError("hash table overflow");
   SB_CUDA_CHECK(cudaFree(out));
@@ -325,8 +354,9 @@ void BM_PushAllToAll(benchmark::State& state) {
     gb::gpu::shuffle_cursors(d.sh, cur.data(), d.stream);
     for (int b = 0; b < d.sh.buckets(); ++b)
       if (b / d.sh.regions() != g)
-        sent += static_cast<double>(
-            std::min(cur[static_cast<std::size_t>(b)], static_cast<unsigned long long>(d.sh.rcap)));
+        sent +=
+            static_cast<double>(std::min(cur[static_cast<std::size_t>(b)],
+                                         static_cast<unsigned long long>(d.sh.bucket_capacity)));
     landings.push_back(d.sh.landing);
   }
   for (int g = 0; g < P; ++g) {
@@ -383,6 +413,7 @@ void BM_PushAllToAll(benchmark::State& state) {
 
 }  // namespace
 
+BENCHMARK(BM_Ceilings)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_WriteBandwidth)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_Generate)
     ->ArgName("columns")
@@ -394,9 +425,9 @@ BENCHMARK(BM_Generate)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.2);
 BENCHMARK(BM_AggregateDense)
-    ->ArgName("query")
-    ->Arg(static_cast<int>(gb::Query::by_name))
-    ->Arg(static_cast<int>(gb::Query::by_id))
+    ->ArgNames({"query", "generated"})
+    ->ArgsProduct({{static_cast<int>(gb::Query::by_name), static_cast<int>(gb::Query::by_id)},
+                   {0, 1}})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.2);
@@ -407,6 +438,7 @@ BENCHMARK(BM_AggregateByKey)
     ->Arg(2)
     ->Arg(3)
     ->Arg(4)
+    ->Arg(5)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.3);

@@ -37,6 +37,13 @@
 #                                             naming its pid and name), and energy per case
 #                                             against nvidia-smi's power every 0.1 s integrated
 #                                             over the same interval (within 5%); PASS/FAIL last
+#   tools/gpu-campaign.sh groupby             build scalebench, bench_groupby_gpu and
+#                                             test_groupby_gpu; the groupby GPU tests; groupby
+#                                             large and seed on one GPU (and on every GPU where
+#                                             there are more) twice each, the PyTorch peer of
+#                                             every query at both sizes in the same call, the
+#                                             kernels (bench_groupby_gpu); per case both
+#                                             medians, the floor and the efficiency last
 # Runs: seed preset and large preset on the single-gpu and multi-gpu paths (every visible GPU),
 # each writing an HDF5 report, plus its markdown table. bykey: groupby by-key large on one GPU
 # and on every visible GPU twice, the multi-GPU case with its exchange timeline (run --trace),
@@ -407,6 +414,7 @@ t0=$(date +%s)
 targets=""
 [ "$mode" != full ] && targets="scalebench scalebench-rank"
 [ "$mode" = bykey ] && targets="$targets bench_groupby_gpu"
+[ "$mode" = groupby ] && targets="$targets bench_groupby_gpu test_groupby_gpu"
 if ! SB_TARGETS="$targets" timeout 330 tools/device-build.sh .deps build-gpu >"$out/build.log" 2>&1; then
   grep -E "error|Error" "$out/build.log" | head -30; tail -20 "$out/build.log"; exit 1
 fi
@@ -447,6 +455,58 @@ if [ "$mode" = bykey ]; then
   (cd "$out" && mv bykey-summary.txt summary-bykey.txt &&
     tar czf bykey.tgz bykey-*.txt bykey-*.err push-all-to-all.txt &&
     rm -f bykey-*.txt bykey-*.err push-all-to-all.txt)
+  printf '%s\n' "${summary[@]}"
+  exit 0
+fi
+if [ "$mode" = groupby ]; then
+  paths=gpu1
+  [ "$(nvidia-smi -L | wc -l)" -gt 1 ] && paths=gpu1,gpuN
+  timeout 150 build-gpu/tests/groupby/test_groupby_gpu >"$out/groupby-tests.log" 2>&1
+  summary+=("groupby GPU tests: $(grep -E '^\[  (PASSED|FAILED)|tests? ran' \
+    "$out/groupby-tests.log" | tr -s ' ' | tr '\n' ' ')")
+  gb() {  # label, preset, repeats: one run, its report as JSON
+    timeout 200 $sb run --preset "$2" --workloads groupby --paths "$paths" --repeats "$3" \
+      --out "$out/groupby-$1.h5" >"$out/groupby-$1.txt" 2>"$out/groupby-$1.err" ||
+      echo "groupby $1: rc=$?"
+    $sb report "$out/groupby-$1.h5" --format json >"$out/groupby-$1.json" 2>/dev/null
+  }
+  for k in a b; do
+    gb "large-$k" large 5
+    gb "seed-$k" seed 20
+  done
+  # The peer in the same call, on the same rows (its columns made beforehand, untimed).
+  timeout 300 python3 tools/peers/groupby_peers.py --rows 1e8 --no-pandas --repeats 3 \
+    >"$out/groupby-peers-large.txt" 2>&1 || echo "peers large: rc=$?"
+  timeout 120 python3 tools/peers/groupby_peers.py --no-pandas --repeats 5 \
+    >"$out/groupby-peers-seed.txt" 2>&1 || echo "peers seed: rc=$?"
+  timeout 150 build-gpu/bench/bench_groupby_gpu --benchmark_counters_tabular=true \
+    --benchmark_filter='Ceilings|Generate/columns:56|AggregateDense|AggregateByKey/mode:[45]|WorkerLarge' \
+    >"$out/groupby-bench.txt" 2>&1
+  grep -E '^BM_' "$out/groupby-bench.txt" | cut -c1-150
+  python3 - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+rows = {}
+for size in ("large", "seed"):
+    for k in ("a", "b"):
+        try:
+            model = json.load(open(f"{out}/groupby-{size}-{k}.json"))
+        except (OSError, ValueError):
+            continue
+        for r in model.get("summary", []):
+            key = (size, r["case"].split("/")[1], r["case"].split("query=")[1].split(",")[0])
+            rows.setdefault(key, []).append(r)
+print(f"{'preset':6} {'path':10} {'query':8} {'median ms (a, b)':>20} {'floor ms':>9} "
+      f"{'eff.':>6} ceiling")
+for (size, path, query), rs in sorted(rows.items()):
+    med = [r.get("median_s") or float("nan") for r in rs]
+    eff = rs[0].get("efficiency") or float("nan")
+    print(f"{size:6} {path:10} {query:8} {', '.join(f'{m * 1e3:.3f}' for m in med):>20} "
+          f"{eff * med[0] * 1e3:9.3f} {eff * 100:5.1f}% {rs[0].get('ceiling', '')}")
+PY
+  for f in large seed; do echo "== PyTorch peer, $f"; tail -n 4 "$out/groupby-peers-$f.txt"; done
+  (cd "$out" && tar czf groupby.tgz groupby-*.txt groupby-*.err groupby-*.json groupby-*.log &&
+    rm -f groupby-*.txt groupby-*.err groupby-*.json groupby-*.log groupby-*.h5)
   printf '%s\n' "${summary[@]}"
   exit 0
 fi

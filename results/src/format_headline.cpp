@@ -144,10 +144,12 @@ std::string ceilings_used(const json& model, const json& summary) {
   }
   std::vector<std::string> parts;
   std::string cached;  // the oldest date of a cached ceiling
-  for (const char* k : {"stream_triad", "dgemm", "copy_bandwidth", "fp64_gemm"}) {
+  for (const char* k :
+       {"stream_triad", "dgemm", "philox_simd", "copy_bandwidth", "fp64_gemm", "philox"}) {
     const auto it = used.find(k);
     if (it == used.end()) continue;
-    const bool gpu = std::string(k) == "copy_bandwidth" || std::string(k) == "fp64_gemm";
+    const bool gpu = std::string(k) == "copy_bandwidth" || std::string(k) == "fp64_gemm" ||
+                     std::string(k) == "philox";
     std::set<int> threads;
     for (const auto& c : ceilings.is_array() ? ceilings : json::array()) {
       if (str(c, "kind") != k) continue;

@@ -192,7 +192,8 @@ std::string wrapped(const std::string& text, std::size_t width, const std::strin
 
 constexpr const char* kEfficiencyNote =
     "efficiency: achieved bytes/s or flop/s over the measured ceiling (GPU: copy bandwidth or "
-    "fp64 GEMM; CPU: STREAM triad or DGEMM; times workers)";
+    "fp64 GEMM; CPU: STREAM triad or DGEMM; times workers), or a case's floor over its time where "
+    "generating its inputs takes longer at the Philox rate";
 
 /// What the energy columns hold, and why a case has none ("" when no case has an energy record).
 std::string energy_note(const json& summary) {

@@ -103,6 +103,7 @@ void set_work_and_metrics(nlohmann::json& rec, const Work& work, const std::vect
                  {"unit", work.unit},
                  {"bytes", work.bytes},
                  {"flops", work.flops},
+                 {"philox", work.philox},
                  {"bound", work.bound == Work::Bound::bytes ? "bytes" : "flops"}};
   std::size_t marked = 0, stalled = 0, either = 0;
   nlohmann::json none = nlohmann::json::array();

@@ -23,7 +23,8 @@ namespace {
 
 /// 2: CPU ceilings say what other processes took while they measured (worker.cpp); the
 /// entries of version 1 were kept without that check and are measured again.
-constexpr int kCacheVersion = 2;
+/// 3: the Philox rates (`philox`, `philox_simd`) join the ceilings; older entries lack them.
+constexpr int kCacheVersion = 3;
 
 double epoch_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();

@@ -13,6 +13,7 @@
 #include "groupby/generate.hpp"
 #include "groupby/group_table.hpp"
 #include "groupby/validation.hpp"
+#include "groupby/work_floor.hpp"
 #include "harness.hpp"
 #include "scalebench/error.hpp"
 
@@ -373,8 +374,40 @@ TEST(GroupbyCase, InProcessSingleCpuValidatesAndCrossChecks) {
             ->work();
     EXPECT_EQ(work.unit, "rows");
     EXPECT_EQ(work.units, 172800.0);
-    EXPECT_EQ(work.bytes, 172800.0 * (q == "by-name" ? 12 : 24));
+    // The floor: one Philox call a row for by-name, two for the others; the tiny tables stay on
+    // chip, so only each group's record must be written (by-name 3 words, by-id 4, by-key 6).
+    EXPECT_EQ(work.philox, 172800.0 * (q == "by-name" ? 1 : 2));
+    const double groups =
+        q == "by-key" ? 1e7 * -std::expm1(172800.0 * std::log1p(-1e-7))
+                      : static_cast<double>(gb::query_def(gb::parse_query(q).value()).domain_size);
+    const int words = q == "by-name" ? 3 : (q == "by-id" ? 4 : 6);
+    EXPECT_NEAR(work.bytes, groups * 8 * words, 1e-6 * work.bytes);
   }
+}
+
+// The floor at the large preset: by-key's 2^24-slot table is far above twice the L2, so every
+// row crosses device memory four times (two partition passes, 20 bytes a row with 32-bit keys;
+// 24 past 2^32 keys) besides the records; by-name and by-id move only their results.
+TEST(GroupbyCase, WorkFloorOfTheLargePreset) {
+  sb::Params p = gb::preset_params("large");
+  p.set("query", "by-key");
+  gb::Config c = gb::parse_config(p);
+  sb::Work w = gb::work_floor(c);
+  const double groups = gb::expected_groups(c);
+  EXPECT_NEAR(groups, 1e7 * (1.0 - std::exp(-10.0)), 1.0);
+  EXPECT_EQ(w.philox, 2e8);
+  EXPECT_NEAR(w.bytes, 4.0 * 20.0 * 1e8 + 48.0 * groups, 1.0);
+  EXPECT_EQ(w.bound, sb::Work::Bound::bytes);
+  p.set("cardinality", std::to_string(std::uint64_t{1} << 33));
+  c = gb::parse_config(p);
+  EXPECT_EQ(gb::partition_row_bytes(c), 24);
+  EXPECT_GT(gb::work_floor(c).bytes, 4.0 * 24.0 * 1e8);
+  p.set("cardinality", "1000");  // 1000 groups: a table that stays on chip
+  EXPECT_NEAR(gb::work_floor(gb::parse_config(p)).bytes, 48.0 * 1000, 1.0);
+  p.set("query", "by-name");
+  w = gb::work_floor(gb::parse_config(p));
+  EXPECT_EQ(w.philox, 1e8);
+  EXPECT_EQ(w.bytes, 26.0 * 24);
 }
 
 TEST(GroupbyCase, CrossCheckCatchesADifference) {

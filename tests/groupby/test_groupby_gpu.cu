@@ -1,7 +1,8 @@
 // groupby on the GPU against its CPU twin on the same deterministic data: generation must be
 // bit-identical; aggregation (each query, tiny and small presets, plus kernel-level cases with
-// hot keys, var/std fields, the owner-grouped compaction and the slices folded straight into
-// records) must equal the CPU result.
+// hot keys, var/std fields, the owner-grouped compaction, the slices folded straight into
+// records, and rows generated inside the aggregating kernels instead of read from columns)
+// must equal the CPU result.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -372,7 +373,8 @@ TEST(GroupbyGpu, StagingRunsOnEveryDeviceOfOneProcess) {
 // its own rows and the landed ones into its slices and folds once, into its table and then
 // compacted (first repeat) or straight into records (second, the peer exchange's way, the rows
 // of all pushes but the last split first, from the host copies of the snapshots). Every
-// group of each owner equals the CPU's. Keys as 64-bit and as 32-bit words; two repeats over
+// group of each owner equals the CPU's. Keys as 64-bit words from stored columns and as 32-bit
+// words from rows generated in the staging kernel; two repeats over
 // the same buffers each (the second overwrites the first's rows), with one and with seven push
 // blocks.
 TEST(GroupbyGpu, PeerExchangeEqualsTheCpu) {
@@ -432,7 +434,13 @@ TEST(GroupbyGpu, PeerExchangeEqualsTheCpu) {
           in.key += r0;
           in.x += r0;
           in.y += r0;
-          gb::gpu::shuffle_stage(w[j].owner, w[j].spill, w[j].sh, in, rows, s);
+          // 32-bit keys: the rows generated in the staging kernel, as the worker stages them
+          if (narrow) {
+            gb::gpu::shuffle_stage(w[j].owner, w[j].spill, w[j].sh,
+                                   gb::gpu::RowSource::generated(c.table(), r0), rows, s);
+          } else {
+            gb::gpu::shuffle_stage(w[j].owner, w[j].spill, w[j].sh, in, rows, s);
+          }
           gb::gpu::shuffle_snapshot(w[j].sh, t, repeat == 1, s);
           SB_CUDA_CHECK(cudaEventRecord(staged, s));
           SB_CUDA_CHECK(cudaStreamWaitEvent(ps, staged, 0));
@@ -450,7 +458,7 @@ TEST(GroupbyGpu, PeerExchangeEqualsTheCpu) {
         for (int q = 0; q < P; ++q)
           for (int r = 0; r < R; ++r) {
             const unsigned long long cnt = w[q].cur[static_cast<std::size_t>(o) * R + r];
-            ASSERT_LE(cnt, static_cast<unsigned long long>(sh.rcap));  // no spill here
+            ASSERT_LE(cnt, static_cast<unsigned long long>(sh.bucket_capacity));  // no spill here
             landed[static_cast<std::size_t>(q) * R + r] = static_cast<long long>(cnt);
           }
         gb::gpu::shuffle_upload(sh, s);
@@ -462,17 +470,17 @@ TEST(GroupbyGpu, PeerExchangeEqualsTheCpu) {
           for (int q = 0; q < P; ++q)
             for (int r = 0; r < R; ++r) {
               const std::size_t b = static_cast<std::size_t>(o) * R + r;
-              early.push_back(static_cast<long long>(w[q].sh.host_snaps[(tasks - 2) * B + b]));
+              early.push_back(static_cast<long long>(w[q].sh.host_snapshots[(tasks - 2) * B + b]));
               ASSERT_LE(early.back(), landed[early.size() - 1]);
             }
-          SB_CUDA_CHECK(cudaStreamSynchronize(s));  // host_segs is read by the upload
-          EXPECT_EQ(gb::gpu::shuffle_landed_segments(sh, o, early.data(), R), (P - 1) * R);
+          SB_CUDA_CHECK(cudaStreamSynchronize(s));  // host_segments is read by the upload
+          EXPECT_EQ(gb::gpu::shuffle_landing_segments(sh, o, early.data(), R), (P - 1) * R);
           gb::gpu::shuffle_upload(sh, s);
           gb::gpu::shuffle_restage(w[o].owner, sh, R, (P - 1) * R, sh.landing, s);
           SB_CUDA_CHECK(cudaStreamSynchronize(s));
         }
-        const int nl = gb::gpu::shuffle_landed_segments(sh, o, landed.data(), R,
-                                                        early.empty() ? nullptr : early.data());
+        const int nl = gb::gpu::shuffle_landing_segments(sh, o, landed.data(), R,
+                                                         early.empty() ? nullptr : early.data());
         EXPECT_EQ(nl, (P - 1) * R);
         gb::gpu::shuffle_upload(sh, s);
         gb::gpu::shuffle_restage(w[o].owner, sh, R, nl, sh.landing, s);
@@ -513,6 +521,9 @@ TEST(GroupbyGpu, PeerExchangeEqualsTheCpu) {
   SB_CUDA_CHECK(cudaStreamDestroy(ps));
 }
 
+// The dense kernels with var/std's sum of squares, on stored columns and on rows generated in
+// the kernel (in two launches, the second from a row that is not the first: the partials
+// carry over), each against the CPU twin's groups of the same rows.
 TEST(GroupbyGpu, DenseKernelsWithVariance) {
   REQUIRE_GPU();
   cudaStream_t s = context()->stream;
@@ -524,13 +535,6 @@ TEST(GroupbyGpu, DenseKernelsWithVariance) {
     DevCols d(n);
     gb::PoissonTable* dpt = gb::gpu::upload_poisson_table(gb::id_poisson_table(), s);
     gb::gpu::generate(spec, dpt, 0, n, gb::kColAll, d.ptrs(), s);
-    gb::gpu::DenseAgg a = gb::gpu::make_dense(def, context()->prop);
-    gb::gpu::dense_clear(a, s);
-    gb::gpu::dense_aggregate(def, a, d.ptrs(), n, s);
-    std::vector<double> acc(static_cast<std::size_t>(a.words));
-    SB_CUDA_CHECK(
-        cudaMemcpyAsync(acc.data(), a.acc, sizeof(double) * acc.size(), cudaMemcpyDeviceToHost, s));
-    SB_CUDA_CHECK(cudaStreamSynchronize(s));
     std::vector<std::int64_t> id(n);
     std::vector<std::int32_t> name(n);
     std::vector<double> x(n), y(n);
@@ -538,25 +542,85 @@ TEST(GroupbyGpu, DenseKernelsWithVariance) {
     gb::generate_rows(spec, 0, n, gb::kColAll & ~(gb::kColTimestamp | gb::kColKey), hc);
     gb::PartitionedTable cpu(0, 16);
     gb::aggregate_rows(def, hc, 0, n, cpu);
-    const auto D = static_cast<std::size_t>(a.domain);
-    std::size_t groups = 0;
-    for (std::size_t u = 0; u < D; ++u) {
-      const gb::GroupState* r = cpu.find(def.domain_lo + static_cast<std::int64_t>(u));
-      if (r == nullptr) {
-        EXPECT_EQ(acc[u], 0.0);
-        continue;
+    gb::gpu::DenseAgg a = gb::gpu::make_dense(def, context()->prop);
+    for (const bool generated : {false, true}) {
+      SCOPED_TRACE(std::string(gb::to_string(q)) + (generated ? " generated" : " columns"));
+      gb::gpu::dense_clear(a, s);
+      if (generated) {
+        gb::gpu::dense_generate(a, spec, dpt, 0, 300'001, s);
+        gb::gpu::dense_generate(a, spec, dpt, 300'001, n - 300'001, s);
+      } else {
+        gb::gpu::dense_aggregate(def, a, d.ptrs(), n, s);
       }
-      ++groups;
-      EXPECT_EQ(acc[u], static_cast<double>(r->count));
-      std::size_t j = 1;
-      EXPECT_LE(gb::sum_error(acc[j++ * D + u], r->sum_x, r->count), 1e-12);
-      if (def.fields & gb::kSumY)
-        EXPECT_LE(gb::sum_error(acc[j++ * D + u], r->sum_y, r->count), 1e-12);
-      EXPECT_LE(gb::sum_error(acc[j++ * D + u], r->sumsq_x, r->count), 1e-12);
+      gb::gpu::dense_finish(a, s);
+      std::vector<double> acc(static_cast<std::size_t>(a.words));
+      SB_CUDA_CHECK(cudaMemcpyAsync(acc.data(), a.acc, sizeof(double) * acc.size(),
+                                    cudaMemcpyDeviceToHost, s));
+      SB_CUDA_CHECK(cudaStreamSynchronize(s));
+      const auto D = static_cast<std::size_t>(a.domain);
+      std::size_t groups = 0;
+      for (std::size_t u = 0; u < D; ++u) {
+        const gb::GroupState* r = cpu.find(def.domain_lo + static_cast<std::int64_t>(u));
+        if (r == nullptr) {
+          EXPECT_EQ(acc[u], 0.0);
+          continue;
+        }
+        ++groups;
+        EXPECT_EQ(acc[u], static_cast<double>(r->count));
+        std::size_t j = 1;
+        EXPECT_LE(gb::sum_error(acc[j++ * D + u], r->sum_x, r->count), 1e-12);
+        if (def.fields & gb::kSumY)
+          EXPECT_LE(gb::sum_error(acc[j++ * D + u], r->sum_y, r->count), 1e-12);
+        EXPECT_LE(gb::sum_error(acc[j++ * D + u], r->sumsq_x, r->count), 1e-12);
+      }
+      EXPECT_EQ(groups, cpu.size());
     }
-    EXPECT_EQ(groups, cpu.size());
     gb::gpu::free_dense(a);
     SB_CUDA_CHECK(cudaFree(dpt));
+  }
+}
+
+// by-key's first pass on rows generated in the kernel, from a row that is not the first:
+// staged (both levels, then every slice folded into records) and, for a table that fits L2,
+// straight into the table; every group equals the CPU twin's of the same rows.
+TEST(GroupbyGpu, GeneratedRowsEqualTheCpu) {
+  REQUIRE_GPU();
+  cudaStream_t s = context()->stream;
+  for (const char* card : {"3000000", "1000"}) {
+    SCOPED_TRACE(std::string("cardinality ") + card);
+    const gb::Config c = by_key_config(card);
+    const std::int64_t row0 = 86'400 * 3 + 17, n = 1'000'000;
+    std::vector<std::int64_t> key(n);
+    std::vector<double> x(n), y(n);
+    gb::ColumnPtrs hc;
+    hc.key = key.data();
+    hc.x = x.data();
+    hc.y = y.data();
+    gb::generate_rows(c.table(), row0, n, c.def.columns, hc);
+    gb::PartitionedTable cpu(4, 16);
+    gb::aggregate_rows(c.def, hc, 0, n, cpu);
+    const int w = gb::record_width(c.def.fields);
+    gb::gpu::HashTable t = gb::gpu::make_hash(c.max_groups(n), c.def.fields);
+    gb::gpu::hash_clear(t, s);
+    DevBuf<std::uint64_t> out(static_cast<std::size_t>(c.max_groups(n)) * w);
+    const gb::gpu::RowSource first = gb::gpu::RowSource::generated(c.table(), row0);
+    const gb::gpu::RowSource second = gb::gpu::RowSource::generated(c.table(), row0 + n / 2);
+    if (std::string(card) == "1000") {
+      gb::gpu::hash_aggregate(t, first, n / 2, s);
+      gb::gpu::hash_aggregate(t, second, n - n / 2, s);
+      (void)expect_cpu_groups(cpu, out, gb::gpu::hash_finish(t, out.p, s), c.def.fields);
+    } else {
+      gb::gpu::HashStage st = gb::gpu::make_stage(t, context()->prop, n, 0, true, true);
+      ASSERT_GT(st.slice_bits, 0);
+      gb::gpu::stage_clear(st, s);
+      gb::gpu::stage_rows(t, st, first, n / 2, s);
+      gb::gpu::stage_rows(t, st, second, n - n / 2, s);
+      const gb::gpu::TableStatus ts = gb::gpu::stage_finish(t, st, out.p, s);
+      EXPECT_EQ(ts.spilled, 0);
+      (void)expect_cpu_groups(cpu, out, ts, c.def.fields);
+      gb::gpu::free_stage(st);
+    }
+    gb::gpu::free_hash(t);
   }
 }
 

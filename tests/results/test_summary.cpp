@@ -77,6 +77,38 @@ TEST(Summary, RowsStatisticsSpeedupsAndEfficiency) {
     EXPECT_TRUE(std::isnan(at(s[5], k))) << k;
 }
 
+// A case that generates its inputs states its Philox calls: the floor is the larger of the
+// bytes at the copy bandwidth and the calls at the device's Philox rate, and efficiency says
+// which ceiling bounds it; without a Philox rate for the device that is unknown.
+TEST(Summary, GeneratedInputsAreHeldToTheLargerFloor) {
+  json m;
+  m["system"]["ceilings"] =
+      json::array({{{"scope", "gpu"}, {"kind", "copy_bandwidth"}, {"value", 4e12}, {"unit", "B/s"}},
+                   {{"scope", "gpu"}, {"kind", "philox"}, {"value", 1e12}, {"unit", "calls/s"}},
+                   {{"scope", "cpu"},
+                    {"kind", "stream_triad"},
+                    {"value", 2e10},
+                    {"unit", "B/s"},
+                    {"threads", 1}}});
+  m["cases"] = json::array();
+  json bytes_bound = make_case(0, "g", "gpu1", "gpu", 1, {2.0, 2.0}, 100, 4e12, 0);
+  bytes_bound["work"]["philox"] = 5e11;  // 1 s of bytes, 0.5 s of Philox
+  json philox_bound = make_case(1, "h", "gpu1", "gpu", 1, {2.0, 2.0}, 100, 4e11, 0);
+  philox_bound["work"]["philox"] = 1.5e12;  // 0.1 s of bytes, 1.5 s of Philox
+  json no_rate = make_case(2, "h", "cpu1", "cpu", 1, {2.0, 2.0}, 100, 4e11, 0);
+  no_rate["work"]["philox"] = 1.5e12;
+  m["cases"].push_back(bytes_bound);
+  m["cases"].push_back(philox_bound);
+  m["cases"].push_back(no_rate);
+  const json s = summarize(m);
+  EXPECT_NEAR(at(s[0], "efficiency"), 0.5, 1e-12);
+  EXPECT_EQ(s[0]["ceiling"], "copy_bandwidth");
+  EXPECT_NEAR(at(s[1], "efficiency"), 0.75, 1e-12);
+  EXPECT_EQ(s[1]["ceiling"], "philox");
+  EXPECT_EQ(s[1]["ceiling_unit"], "calls/s");
+  EXPECT_TRUE(std::isnan(at(s[2], "efficiency")));
+}
+
 TEST(Summary, SpeedupNeedsTheSameParametersAndAcceptsAliases) {
   json m;
   m["cases"] = json::array();

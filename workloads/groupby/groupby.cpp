@@ -10,6 +10,7 @@
 #include "groupby/memory_estimate.hpp"
 #include "groupby/protocol.hpp"
 #include "groupby/validation.hpp"
+#include "groupby/work_floor.hpp"
 #include "groupby/worker_cpu.hpp"
 #include "groupby/worker_plan.hpp"
 #include "scalebench/error.hpp"
@@ -132,14 +133,7 @@ class GroupbyScheduler final : public SchedulerCase {
 
   [[nodiscard]] Fingerprint fingerprint() const override { return fp_; }
 
-  [[nodiscard]] Work work() const override {
-    Work w;
-    w.units = static_cast<double>(cfg_.rows);
-    w.unit = "rows";
-    w.bytes = static_cast<double>(cfg_.rows) * cfg_.def.bytes_per_row();
-    w.bound = Work::Bound::bytes;
-    return w;
-  }
+  [[nodiscard]] Work work() const override { return work_floor(cfg_); }
 
  private:
   Config cfg_;

@@ -1,5 +1,6 @@
 // groupby's memory per worker, from what worker_cpu.cpp and gpu/worker.cu allocate: one task's
-// columns (partition rows), the hash tables of the groups (CPU: one table per thread plus the
+// columns on the CPU (partition rows; the GPU generates its rows inside its kernels), the hash
+// tables of the groups (CPU: one table per thread plus the
 // merged result, 64-byte slots at most 70% full; GPU: one table of record_width words per slot
 // and a record buffer), and on multi-worker high-cardinality cases the shuffle's buffers.
 #include "groupby/memory_estimate.hpp"
@@ -67,7 +68,7 @@ MemoryNeed memory_needed(const CaseSpec& spec, const CaseEnv& env) {
     if (c.per_group()) bytes += width * static_cast<double>(local_groups);  // reported records
     need.host_bytes = bytes;
   } else {
-    double bytes = columns;
+    double bytes = 0.0;
     if (c.def.high_cardinality) {
       const std::int64_t groups = c.max_groups(c.rows);  // a GPU worker may get every task
       bytes += gpu_slots(groups) * width + static_cast<double>(groups) * width;

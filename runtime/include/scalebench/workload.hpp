@@ -120,6 +120,9 @@ struct Check {
 /// Throughput is units / median repeat time. Efficiency is bytes (or flops) / median time over
 /// the ceiling of the case's devices times its workers: per CPU worker a STREAM triad (bytes)
 /// or DGEMM (flops) rate, per GPU a device-to-device copy (bytes) or fp64 GEMM (flops) rate.
+/// A case that generates its inputs also states its Philox calls: its floor is then the larger
+/// of that time and the Philox calls over the device's Philox rate (`philox`, `philox_simd`),
+/// and efficiency is the floor over the median time.
 /// Count what the algorithm must move or compute (not what an implementation happens to do),
 /// the same on every path, so efficiencies of paths compare.
 struct Work {
@@ -127,6 +130,7 @@ struct Work {
   std::string unit;  ///< "draws", "rows", "flop"
   double bytes = 0;  ///< bytes moved, when bytes bound the case
   double flops = 0;  ///< floating-point operations, when flops bound the case
+  double philox = 0;  ///< Philox4x32-10 calls (blocks of four words) that generate the inputs
   /// Which of bytes and flops limits the case, hence which ceiling efficiency is taken of.
   enum class Bound { bytes, flops } bound = Bound::bytes;
 };

@@ -1,11 +1,38 @@
-// Ceilings of one GPU (docs/specification.md §11): device-to-device copy bandwidth and fp64 GEMM
-// rate.
+// Ceilings of one GPU (docs/specification.md §11): device-to-device copy bandwidth, fp64 GEMM
+// rate and Philox4x32-10 rate.
 #include <algorithm>
 
 #include "scalebench/gpu_context.cuh"
 #include "scalebench/gpu_runtime.hpp"
+#include "scalebench/philox.cuh"
 
 namespace sb {
+
+namespace {
+
+constexpr int kPhiloxThreads = 256;
+constexpr int kPhiloxChains = 4;  // independent counters per thread and step
+
+/// Philox4x32-10 calls with nothing else: every thread takes counters in turn, kPhiloxChains at
+/// a time, and keeps only the XOR of their words (one store a thread), so neither memory nor
+/// dependent latency bounds the rate.
+__global__ void __launch_bounds__(kPhiloxThreads)
+    philox_rate_kernel(data::gpu::RoundKeys rk, std::uint32_t steps, std::uint32_t* out) {
+  const std::uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
+  const std::uint32_t threads = gridDim.x * blockDim.x;
+  std::uint32_t acc = 0;
+  for (std::uint32_t j = 0; j < steps; ++j) {
+#pragma unroll
+    for (int u = 0; u < kPhiloxChains; ++u) {
+      const std::uint32_t block = (j * kPhiloxChains + u) * threads + tid;
+      const uint4 w = data::gpu::philox4x32_10(make_uint4(block, 0u, 7u, 0u), rk);
+      acc ^= w.x ^ w.y ^ w.z ^ w.w;
+    }
+  }
+  out[tid] = acc;
+}
+
+}  // namespace
 
 nlohmann::json measure_gpu_ceilings(GpuContext& ctx) {
   SB_CUDA_CHECK(cudaSetDevice(ctx.device));
@@ -53,6 +80,26 @@ nlohmann::json measure_gpu_ceilings(GpuContext& ctx) {
       if (rep > 0) best_gemm = std::min(best_gemm, ms);
     }
   }
+  // Philox: 2^30 calls (about a millisecond), the resident blocks of every SM, best of 3.
+  int per_sm = 0;
+  SB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, philox_rate_kernel,
+                                                              kPhiloxThreads, 0));
+  const int philox_blocks = ctx.prop.multiProcessorCount * std::max(per_sm, 1);
+  const std::uint32_t threads = static_cast<std::uint32_t>(philox_blocks) * kPhiloxThreads;
+  const std::uint32_t steps = std::max<std::uint32_t>(1, (1u << 30) / (threads * kPhiloxChains));
+  const double calls = static_cast<double>(threads) * kPhiloxChains * steps;
+  float best_philox = 1e30f;
+  for (int rep = 0; rep < 4; ++rep) {
+    SB_CUDA_CHECK(cudaEventRecord(e0, ctx.stream));
+    philox_rate_kernel<<<philox_blocks, kPhiloxThreads, 0, ctx.stream>>>(
+        data::gpu::round_keys(0x5eedull + rep), steps, static_cast<std::uint32_t*>(a));
+    SB_CUDA_CHECK_LAUNCH();
+    SB_CUDA_CHECK(cudaEventRecord(e1, ctx.stream));
+    SB_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    SB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    if (rep > 0) best_philox = std::min(best_philox, ms);
+  }
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
   SB_CUDA_CHECK(cudaFree(a));
@@ -71,6 +118,12 @@ nlohmann::json measure_gpu_ceilings(GpuContext& ctx) {
                    {"unit", "flop/s"},
                    {"value", 2.0 * n * static_cast<double>(n) * n / (best_gemm * 1e-3)},
                    {"n", n}});
+  out.push_back({{"scope", "gpu"},
+                 {"device", ctx.device},
+                 {"kind", "philox"},
+                 {"unit", "calls/s"},
+                 {"value", calls / (best_philox * 1e-3)},
+                 {"calls", calls}});
   return out;
 }
 

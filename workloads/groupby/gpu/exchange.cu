@@ -23,7 +23,7 @@ void Exchange::begin_repeat() {
   hash_clear(owner(), stream_);
 }
 
-void Exchange::stage(const ColumnPtrs& /*cols*/, std::int64_t /*rows*/) {}
+void Exchange::stage(const RowSource& /*src*/, std::int64_t /*rows*/) {}
 
 void Exchange::after_task(cudaEvent_t /*done*/) {}
 

@@ -23,6 +23,7 @@
 
 #include "groupby/config.hpp"
 #include "groupby/gpu/hash_table.cuh"
+#include "groupby/gpu/row_source.cuh"
 #include "groupby/protocol.hpp"
 #include "scalebench/gpu_context.cuh"
 #include "scalebench/gpu_transport.cuh"
@@ -79,8 +80,9 @@ class Exchange {
   /// Start of a repeat, on the case stream: empties the owner's table (and what else the
   /// exchange fills).
   virtual void begin_repeat();
-  /// A task's rows [0, rows) of `cols`, on the case stream (takes_rows() only).
-  virtual void stage(const ColumnPtrs& cols, std::int64_t rows);
+  /// A task's rows [0, rows) of `src` (generated in the staging kernel, or stored), on the case
+  /// stream (takes_rows() only).
+  virtual void stage(const RowSource& src, std::int64_t rows);
   /// After a task's last kernel; `done` is recorded on the case stream right after it.
   virtual void after_task(cudaEvent_t done);
   /// After the tasks (the case stream synchronised; the worker's table flushed): brings this

@@ -49,63 +49,67 @@ HashStage make_stage(const HashTable& t, const cudaDeviceProp& prop, std::int64_
   SB_CUDA_CHECK(cudaMemset(s.cursor, 0, sizeof(unsigned long long) * regions));
   const int split = log2cap - region_bits - sb;  // log2 of slices per region
   const std::int64_t count = regions << std::max(split, 0);
-  const std::int64_t scap =
+  const std::int64_t slice_cap =
       split == 0 ? s.region_capacity : rows / count + rows / count / 10 + 1024;
-  if (slices && split >= 0 && split <= 10 && scap <= 0xFFFF &&
-      slice_shared_bytes(sb, t.width, scap) <= 200 * 1024) {
+  if (slices && split >= 0 && split <= 10 && slice_cap <= 0xFFFF &&
+      slice_shared_bytes(sb, t.width, slice_cap) <= 200 * 1024) {
     s.slice_bits = sb;
     s.slices_per_region = 1 << split;
-    s.slice_capacity = scap;
+    s.slice_capacity = slice_cap;
+    s.narrow_keys = narrow_keys;
     if (split == 0) {
       // A region is a slice: the first level's buckets are the slices' buckets.
-      s.skey = s.key;
-      s.sx = s.x;
-      s.sy = s.y;
-      s.scursor = s.cursor;
+      s.slice_key = s.key;
+      s.slice_x = s.x;
+      s.slice_y = s.y;
+      s.slice_cursor = s.cursor;
     } else {
-      // Only the first level can keep narrow keys: the slices' buckets hold 64-bit keys.
-      s.narrow_keys = narrow_keys;
       const auto stotal = static_cast<std::size_t>(count * s.slice_capacity);
-      alloc_rows(stotal, (t.fields & kSumY) != 0, s.skey, s.sx, s.sy);
-      SB_CUDA_CHECK(cudaMalloc(&s.scursor, sizeof(unsigned long long) * count));
-      SB_CUDA_CHECK(cudaMemset(s.scursor, 0, sizeof(unsigned long long) * count));
+      alloc_rows(stotal, (t.fields & kSumY) != 0, s.slice_key, s.slice_x, s.slice_y);
+      SB_CUDA_CHECK(cudaMalloc(&s.slice_cursor, sizeof(unsigned long long) * count));
+      SB_CUDA_CHECK(cudaMemset(s.slice_cursor, 0, sizeof(unsigned long long) * count));
     }
     SB_CUDA_CHECK(cudaMalloc(&s.spilled, sizeof(unsigned long long) * count));
-    opt_in_slice_fold(slice_shared_bytes(sb, t.width, scap));
+    opt_in_slice_fold(slice_shared_bytes(sb, t.width, slice_cap));
   }
   return s;
 }
 
 void free_stage(HashStage& s) {
-  const bool own_slices = s.skey != nullptr && s.skey != s.key;
+  const bool own_slices = s.slice_key != nullptr && s.slice_key != s.key;
   for (void* p : {static_cast<void*>(s.key), static_cast<void*>(s.x), static_cast<void*>(s.y),
                   static_cast<void*>(s.cursor), static_cast<void*>(s.spilled)})
     if (p != nullptr) (void)cudaFree(p);
   if (own_slices)
-    for (void* p : {static_cast<void*>(s.skey), static_cast<void*>(s.sx), static_cast<void*>(s.sy),
-                    static_cast<void*>(s.scursor)})
+    for (void* p : {static_cast<void*>(s.slice_key), static_cast<void*>(s.slice_x),
+                    static_cast<void*>(s.slice_y), static_cast<void*>(s.slice_cursor)})
       if (p != nullptr) (void)cudaFree(p);
   s = HashStage{};
 }
 
 void stage_clear(const HashStage& s, cudaStream_t stream) {
   SB_CUDA_CHECK(cudaMemsetAsync(s.cursor, 0, sizeof(unsigned long long) << s.region_bits, stream));
-  if (s.scursor != nullptr && s.scursor != s.cursor)
+  if (s.slice_cursor != nullptr && s.slice_cursor != s.cursor)
     SB_CUDA_CHECK(
-        cudaMemsetAsync(s.scursor, 0,
+        cudaMemsetAsync(s.slice_cursor, 0,
                         sizeof(unsigned long long) *
                             (static_cast<std::size_t>(s.slices_per_region) << s.region_bits),
                         stream));
 }
 
-void stage_rows(const HashTable& t, const HashStage& s, const ColumnPtrs& in, std::int64_t n,
+void stage_rows(const HashTable& t, const HashStage& s, const RowSource& in, std::int64_t n,
                 cudaStream_t stream) {
   const int log2cap = log2_capacity(t);
   const TileTarget tt = table_target(
       static_cast<std::uint64_t>(t.capacity - 1), log2cap - s.region_bits, 1 << s.region_bits,
       reinterpret_cast<unsigned long long*>(t.slots), t.width, t.fields);
-  launch_stage_rows(tt, in.key, in.x, in.y, n, s.key, s.x, s.y, s.region_capacity, s.cursor,
-                    t.overflow, s.narrow_keys, 0, stream);
+  launch_stage_rows(tt, in, n, s.key, s.x, s.y, s.region_capacity, s.cursor, t.overflow,
+                    s.narrow_keys, 0, stream);
+}
+
+void stage_rows(const HashTable& t, const HashStage& s, const ColumnPtrs& in, std::int64_t n,
+                cudaStream_t stream) {
+  stage_rows(t, s, RowSource::columns(in), n, stream);
 }
 
 void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream) {
@@ -115,10 +119,10 @@ void stage_flush(const HashTable& t, const HashStage& s, cudaStream_t stream) {
   if (s.slice_bits > 0) {
     // Second level: every region's rows into its slices' buckets.
     const auto per = static_cast<std::int64_t>(s.slices_per_region);
-    if (s.skey != s.key) launch_restage(t, s, stream);
+    if (s.slice_key != s.key) launch_restage(t, s, stream);
     const auto count = static_cast<unsigned>(per * regions);
-    fold_slices(slots, mask, t.width, t.fields, s.slice_bits, s.skey, s.sx, s.sy, s.slice_capacity,
-                s.scursor, s.spilled, t.overflow, 0u, count,
+    fold_slices(slots, mask, t.width, t.fields, s.slice_bits, s.slice_key, s.narrow_keys, s.slice_x,
+                s.slice_y, s.slice_capacity, s.slice_cursor, s.spilled, t.overflow, 0u, count,
                 slice_shared_bytes(s.slice_bits, t.width, s.slice_capacity), stream);
   } else {
     // Region by region with global atomics, each region's slots hitting in L2.
@@ -145,9 +149,10 @@ TableStatus stage_finish(const HashTable& t, const HashStage& s, std::uint64_t* 
                          cudaStream_t stream) {
   if (s.slice_bits <= 0) throw Error("groupby: stage_finish needs the staging's slices");
   const int regions = 1 << s.region_bits;
-  const bool two_levels = s.skey != s.key;
+  const bool two_levels = s.slice_key != s.key;
   if (two_levels) launch_restage(t, s, stream);
-  fold_emit_slices(t, s.slice_bits, s.skey, s.sx, s.sy, s.slice_capacity, s.scursor,
+  fold_emit_slices(t, s.slice_bits, s.slice_key, s.narrow_keys, s.slice_x, s.slice_y,
+                   s.slice_capacity, s.slice_cursor,
                    static_cast<unsigned>(s.slices_per_region * regions),
                    slice_shared_bytes(s.slice_bits, t.width, s.slice_capacity), out,
                    two_levels ? s.cursor : nullptr, s.region_capacity, s.slices_per_region, stream);

@@ -22,6 +22,7 @@
 #include <cstdint>
 
 #include "groupby/gpu/hash_table.cuh"
+#include "groupby/gpu/row_source.cuh"
 #include "groupby/table.hpp"
 
 namespace sb::groupby::gpu {
@@ -30,8 +31,8 @@ namespace sb::groupby::gpu {
 struct HashStage {
   int region_bits = 0;
   std::int64_t region_capacity = 0;  ///< rows per bucket
-  /// The first level keeps keys as 32-bit words (`key` then holds std::uint32_t; every key is
-  /// below 2^32 and the second level is on): 20 instead of 24 bytes a row with y.
+  /// Both levels keep keys as 32-bit words (`key` and `slice_key` then hold std::uint32_t; every
+  /// key is below 2^32 and the second level is on): 20 instead of 24 bytes a row with y.
   bool narrow_keys = false;
   std::int64_t* key = nullptr;  ///< [regions][region_capacity]
   double* x = nullptr;
@@ -39,13 +40,13 @@ struct HashStage {
   unsigned long long* cursor = nullptr;  ///< [regions] rows appended (may pass the capacity)
   // Second level (shared-memory slices); slice_bits == 0 when off.
   int slice_bits = 0;
-  int slices_per_region = 0;        ///< 2^(log2 capacity - region_bits - slice_bits)
-  std::int64_t slice_capacity = 0;  ///< rows per slice bucket
-  std::int64_t* skey = nullptr;     ///< [regions * slices_per_region][slice_capacity]
-  double* sx = nullptr;
-  double* sy = nullptr;
-  unsigned long long* scursor = nullptr;  ///< [slices] rows appended
-  unsigned long long* spilled = nullptr;  ///< [slices] rows left for the global table
+  int slices_per_region = 0;          ///< 2^(log2 capacity - region_bits - slice_bits)
+  std::int64_t slice_capacity = 0;    ///< rows per slice bucket
+  std::int64_t* slice_key = nullptr;  ///< [regions * slices_per_region][slice_capacity]
+  double* slice_x = nullptr;
+  double* slice_y = nullptr;
+  unsigned long long* slice_cursor = nullptr;  ///< [slices] rows appended
+  unsigned long long* spilled = nullptr;       ///< [slices] rows left for the global table
 };
 /// Whether staging pays for this table on this GPU: the table is more than twice L2, as by-key
 /// seed's 4·2²⁰ slots of 48 bytes are (its single-gpu case in tools/gpu-campaign.sh scaling).
@@ -62,7 +63,11 @@ struct HashStage {
 [[nodiscard]] double stage_bytes(std::int64_t rows, bool with_y, bool slices = true);
 void free_stage(HashStage& s);
 void stage_clear(const HashStage& s, cudaStream_t stream);
-/// Appends rows [0, n) (in.key, in.x, in.y) to the buckets (overflow goes to the table).
+/// Appends rows [0, n) of `in` (stored, or generated in the kernel) to the buckets (overflow
+/// goes to the table).
+void stage_rows(const HashTable& t, const HashStage& s, const RowSource& in, std::int64_t n,
+                cudaStream_t stream);
+/// The same from stored columns (in.key, in.x, in.y).
 void stage_rows(const HashTable& t, const HashStage& s, const ColumnPtrs& in, std::int64_t n,
                 cudaStream_t stream);
 /// Aggregates every bucket into the table, region by region, and empties the buckets. Without

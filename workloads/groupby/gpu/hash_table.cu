@@ -7,6 +7,7 @@
 #include "groupby/gpu/detail/device_helpers.cuh"
 #include "groupby/gpu/detail/launch_config.cuh"
 #include "groupby/gpu/detail/record_summary.cuh"
+#include "groupby/gpu/row_source.cuh"
 #include "groupby/group_table.hpp"
 #include "scalebench/gpu_error.cuh"
 
@@ -24,13 +25,14 @@ __global__ void hash_clear_kernel(unsigned long long* __restrict__ slots, std::i
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t w = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; w < words;
        w += stride)
-    slots[w] = pattern.w[static_cast<int>(w % width)];
+    slots[w] = pattern_word(pattern, static_cast<int>(w % width));
 }
 
+/// Src: stored columns or rows generated here (row_source.cuh).
+template <class Src>
 __global__ void hash_rows_kernel(unsigned long long* __restrict__ slots, std::uint64_t mask,
-                                 int width, unsigned fields, const std::int64_t* __restrict__ keys,
-                                 const double* __restrict__ x, const double* __restrict__ y,
-                                 std::int64_t n, int* overflow) {
+                                 int width, unsigned fields, const Src src, std::int64_t n,
+                                 int* overflow) {
   const bool rx = (fields & (kSumX | kSumSqX | kMinX | kMaxX)) != 0;
   const bool ry = (fields & kSumY) != 0;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -39,14 +41,9 @@ __global__ void hash_rows_kernel(unsigned long long* __restrict__ slots, std::ui
   // so four random slot reads are in flight per thread.
   for (; i + 3 * stride < n; i += 4 * stride) {
     long long k[4];
-    double xv[4] = {0, 0, 0, 0};
-    double yv[4] = {0, 0, 0, 0};
+    double xv[4], yv[4];
 #pragma unroll
-    for (int u = 0; u < 4; ++u) {
-      k[u] = keys[i + u * stride];
-      if (rx) xv[u] = x[i + u * stride];
-      if (ry) yv[u] = y[i + u * stride];
-    }
+    for (int u = 0; u < 4; ++u) src.load(i + u * stride, rx, ry, k[u], xv[u], yv[u]);
     unsigned long long* home[4];
     long long cur[4];
 #pragma unroll
@@ -62,9 +59,9 @@ __global__ void hash_rows_kernel(unsigned long long* __restrict__ slots, std::ui
     }
   }
   for (; i < n; i += stride) {
-    const long long key = keys[i];
-    const double xv = rx ? x[i] : 0.0;
-    const double yv = ry ? y[i] : 0.0;
+    long long key = 0;
+    double xv = 0.0, yv = 0.0;
+    src.load(i, rx, ry, key, xv, yv);
     unsigned long long* s = upsert_slot(slots, mask, width, key, overflow);
     if (s != nullptr) accumulate(s, fields, 1ull, xv, yv, xv * xv, xv, xv);
   }
@@ -208,12 +205,24 @@ void hash_clear(const HashTable& t, cudaStream_t stream) {
   SB_CUDA_CHECK_LAUNCH();
 }
 
-void hash_aggregate(const HashTable& t, const ColumnPtrs& in, std::int64_t n, cudaStream_t stream) {
+void hash_aggregate(const HashTable& t, const RowSource& in, std::int64_t n, cudaStream_t stream) {
   if (n <= 0) return;
-  hash_rows_kernel<<<grid_for(n, 256, 16), 256, 0, stream>>>(
-      reinterpret_cast<unsigned long long*>(t.slots), static_cast<std::uint64_t>(t.capacity - 1),
-      t.width, t.fields, in.key, in.x, in.y, n, t.overflow);
+  auto* slots = reinterpret_cast<unsigned long long*>(t.slots);
+  const auto mask = static_cast<std::uint64_t>(t.capacity - 1);
+  const int grid = grid_for(n, 256, 16);
+  if (in.is_generated()) {
+    hash_rows_kernel<<<grid, 256, 0, stream>>>(slots, mask, t.width, t.fields,
+                                               GeneratedRows{in.spec, in.row0}, n, t.overflow);
+  } else {
+    hash_rows_kernel<<<grid, 256, 0, stream>>>(slots, mask, t.width, t.fields,
+                                               ColumnRows<std::int64_t>{in.key, in.x, in.y}, n,
+                                               t.overflow);
+  }
   SB_CUDA_CHECK_LAUNCH();
+}
+
+void hash_aggregate(const HashTable& t, const ColumnPtrs& in, std::int64_t n, cudaStream_t stream) {
+  hash_aggregate(t, RowSource::columns(in), n, stream);
 }
 
 void hash_insert_records(const HashTable& t, const std::uint64_t* records, std::int64_t count,

@@ -16,6 +16,8 @@
 
 namespace sb::groupby::gpu {
 
+struct RowSource;
+
 /// Most owners hash_compact groups records for (its counters are sized for them).
 inline constexpr int kMaxOwners = 64;
 
@@ -44,7 +46,9 @@ struct HashTable {
 [[nodiscard]] HashTable make_hash(std::int64_t groups, unsigned fields);
 void free_hash(HashTable& t);
 void hash_clear(const HashTable& t, cudaStream_t stream);
-/// Adds rows [0, n): keys in.key, values in.x / in.y.
+/// Adds rows [0, n) of `in` (stored, or generated in the kernel; row_source.cuh).
+void hash_aggregate(const HashTable& t, const RowSource& in, std::int64_t n, cudaStream_t stream);
+/// The same from stored columns: keys in.key, values in.x / in.y.
 void hash_aggregate(const HashTable& t, const ColumnPtrs& in, std::int64_t n, cudaStream_t stream);
 /// Adds `count` records (record_width(t.fields) words each) to the table.
 void hash_insert_records(const HashTable& t, const std::uint64_t* records, std::int64_t count,

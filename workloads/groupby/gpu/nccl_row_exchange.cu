@@ -47,8 +47,8 @@ void NcclRowExchange::begin_repeat() {
   shuffle_clear(shuffle_, stream_);
 }
 
-void NcclRowExchange::stage(const ColumnPtrs& cols, std::int64_t rows) {
-  shuffle_stage(owner(), *e_.table, shuffle_, cols, rows, stream_);
+void NcclRowExchange::stage(const RowSource& src, std::int64_t rows) {
+  shuffle_stage(owner(), *e_.table, shuffle_, src, rows, stream_);
 }
 
 std::vector<unsigned long long> NcclRowExchange::cursors() {
@@ -62,7 +62,7 @@ NcclRowExchange::RowCounts NcclRowExchange::exchange_counts(
   const int P = e_.env->size;
   const int R = shuffle_.regions();
   const int W1 = R + 1;
-  const auto cap = static_cast<unsigned long long>(shuffle_.rcap);
+  const auto cap = static_cast<unsigned long long>(shuffle_.bucket_capacity);
   RowCounts c;
   c.send.resize(static_cast<std::size_t>(P) * W1);
   c.recv.resize(c.send.size());
@@ -126,7 +126,7 @@ NcclRowExchange::Layout NcclRowExchange::layout(const RowCounts& counts, int K,
   // Packed rows by (chunk, owner, region), received rows by (chunk, source, region), peers in
   // the order me + 1, me + 2, ... (mod P), so that within a chunk the P - 1 remote blocks come
   // first and this worker's own block last: slot j is peer (me + 1 + j) % P.
-  std::int64_t* hs = sh.host_segs;
+  std::int64_t* hs = sh.host_segments;
   const auto peer_of = [&](int j) { return (me + 1 + j) % P; };
   // Offsets in 8-byte words: each (chunk, peer) block is sh.block_words(rows) words.
   Layout lay;
@@ -155,7 +155,7 @@ NcclRowExchange::Layout NcclRowExchange::layout(const RowCounts& counts, int K,
       for (int rr = 0; rr < Rg; ++rr) {
         const int r = g * Rg + rr;
         const std::int64_t idx = static_cast<std::int64_t>(gp) * Rg + rr;
-        hs[kPackSrc * B + idx] = (static_cast<std::int64_t>(p) * R + r) * sh.rcap;
+        hs[kPackSrc * B + idx] = (static_cast<std::int64_t>(p) * R + r) * sh.bucket_capacity;
         hs[kPackRows * B + idx] = sc[rr];
         hs[kPackKey * B + idx] = sh.key_offset(so) + ls;
         hs[kPackDst * B + idx] = so + sh.key_words(ns) + ls;

@@ -31,13 +31,13 @@ class NcclRowExchange : public Exchange {
 
   [[nodiscard]] bool takes_rows() const override { return true; }
   void begin_repeat() override;
-  void stage(const ColumnPtrs& cols, std::int64_t rows) override;
+  void stage(const RowSource& src, std::int64_t rows) override;
   void finish(ShuffleStats& stats) override;
   [[nodiscard]] int owner_bits() const override { return shuffle_.owner_bits; }
 
  protected:
-  /// Rows per (owner, region) of this worker's send buckets (capped at rcap) and whether one
-  /// overflowed, sent to every worker (R + 1 numbers each: rows of region r at [o * (R + 1) +
+  /// Rows per (owner, region) of this worker's send buckets (capped at bucket_capacity) and whether
+  /// one overflowed, sent to every worker (R + 1 numbers each: rows of region r at [o * (R + 1) +
   /// r], the overflow flag last); recv holds every source's numbers for this owner.
   struct RowCounts {
     std::vector<long long> send, recv;
@@ -72,7 +72,7 @@ class NcclRowExchange : public Exchange {
   };
   /// Pieces the rows travel in (Config::shuffle_chunks, else by GPU count): a divisor of R.
   [[nodiscard]] int chunks() const;
-  /// The pack and receive segment tables of `counts` in K chunks (host_segs) and their blocks.
+  /// The pack and receive segment tables of `counts` in K chunks (host_segments) and their blocks.
   [[nodiscard]] Layout layout(const RowCounts& counts, int K,
                               const std::vector<unsigned long long>& cur);
   /// Packs, sends and receives the K chunks on comm_stream_ while the case stream aggregates

@@ -128,8 +128,8 @@ void PeerPushExchange::begin_repeat() {
   }
 }
 
-void PeerPushExchange::stage(const ColumnPtrs& cols, std::int64_t rows) {
-  NcclRowExchange::stage(cols, rows);
+void PeerPushExchange::stage(const RowSource& src, std::int64_t rows) {
+  NcclRowExchange::stage(src, rows);
   slot_ = -1;
   if (!connected_) return;
   // Snapshot ring: slot n % K, overwritten only after the push that last read it (the one of
@@ -207,7 +207,7 @@ void PeerPushExchange::finish(ShuffleStats& stats) {
   const auto mark = [&](int k) {  // trace points only; ev[2] (landed rows read) is always taken
     if (tracing) SB_CUDA_CHECK(cudaEventRecord(ev[k], stream_));
   };
-  // host_segs is rewritten only after the device has its last upload (ev[7]).
+  // host_segments is rewritten only after the device has its last upload (ev[7]).
   const auto upload = [&] {
     shuffle_upload(sh, stream_);
     SB_CUDA_CHECK(cudaEventRecord(ev[7], stream_));
@@ -223,14 +223,15 @@ void PeerPushExchange::finish(ShuffleStats& stats) {
   if (early_split_) {
     const auto B = static_cast<std::size_t>(sh.buckets());
     std::vector<unsigned long long> before(B, 0);
-    if (prev_slot_ >= 0) {  // its push ended after its snapshot reached host_snaps
+    if (prev_slot_ >= 0) {  // its push ended after its snapshot reached host_snapshots
       SB_CUDA_CHECK(cudaEventSynchronize(push_done_[static_cast<std::size_t>(prev_slot_)]));
-      const unsigned long long* snap = sh.host_snaps + static_cast<std::size_t>(prev_slot_) * B;
+      const unsigned long long* snap =
+          sh.host_snapshots + static_cast<std::size_t>(prev_slot_) * B;
       before.assign(snap, snap + B);
     }
     early = exchange_counts(before).recv;
     SB_CUDA_CHECK(cudaEventSynchronize(ev[7]));
-    const int n = shuffle_landed_segments(sh, me, early.data(), W1);
+    const int n = shuffle_landing_segments(sh, me, early.data(), W1);
     upload();
     mark(5);
     shuffle_restage(owner(), sh, R, n, sh.landing, stream_);
@@ -250,7 +251,7 @@ void PeerPushExchange::finish(ShuffleStats& stats) {
     }
   SB_CUDA_CHECK(cudaEventSynchronize(ev[7]));
   const int n =
-      shuffle_landed_segments(sh, me, rc.recv.data(), W1, early.empty() ? nullptr : early.data());
+      shuffle_landing_segments(sh, me, rc.recv.data(), W1, early.empty() ? nullptr : early.data());
   upload();
   if (early.empty()) mark(5);
   shuffle_restage(owner(), sh, R, n, sh.landing, stream_);

@@ -26,7 +26,7 @@ class PeerPushExchange final : public NcclRowExchange {
 
   void prepare() override;
   void begin_repeat() override;
-  void stage(const ColumnPtrs& cols, std::int64_t rows) override;
+  void stage(const RowSource& src, std::int64_t rows) override;
   void after_task(cudaEvent_t done) override;
   void finish(ShuffleStats& stats) override;
   [[nodiscard]] TableStatus result() override;

@@ -58,16 +58,13 @@ __global__ void __launch_bounds__(kStageThreads)
 /// keyoff[s], x from word off[s], all of region region[s] of the owner's table) into the slice
 /// buckets of that region (tt cuts a region's slots into its slices).
 template <bool kNarrow>
-__global__ void __launch_bounds__(kStageThreads)
-    restage_segments_kernel(const TileTarget tt, int nseg, const std::int64_t* __restrict__ keyoff,
-                            const std::int64_t* __restrict__ off,
-                            const std::int64_t* __restrict__ rows,
-                            const std::int64_t* __restrict__ region,
-                            const std::int64_t* __restrict__ plane,
-                            const std::uint64_t* __restrict__ recv, bool with_y,
-                            std::int64_t* __restrict__ skey, double* __restrict__ sx,
-                            double* __restrict__ sy, std::int64_t scap,
-                            unsigned long long* __restrict__ scursor, int* overflow) {
+__global__ void __launch_bounds__(kStageThreads) restage_segments_kernel(
+    const TileTarget tt, int nseg, const std::int64_t* __restrict__ keyoff,
+    const std::int64_t* __restrict__ off, const std::int64_t* __restrict__ rows,
+    const std::int64_t* __restrict__ region, const std::int64_t* __restrict__ plane,
+    const std::uint64_t* __restrict__ recv, bool with_y, PackedKey<kNarrow>* __restrict__ slice_key,
+    double* __restrict__ slice_x, double* __restrict__ slice_y, std::int64_t slice_capacity,
+    unsigned long long* __restrict__ slice_cursor, int* overflow) {
   extern __shared__ unsigned char stage_smem[];
   StageShared& sh = *reinterpret_cast<StageShared*>(stage_smem);
   constexpr std::int64_t kTile = kStageThreads * kStageRows;
@@ -78,12 +75,13 @@ __global__ void __launch_bounds__(kStageThreads)
     const auto* keys = reinterpret_cast<const PackedKey<kNarrow>*>(recv) + keyoff[q];
     const auto* x = reinterpret_cast<const double*>(recv + off[q]);
     const double* y = with_y ? x + plane[q] : nullptr;
-    const std::int64_t out = region[q] * per * scap;
+    const std::int64_t out = region[q] * per * slice_capacity;
     const int first = sh.tile_start[q];
     __syncthreads();  // tile_start is read before stage_tile reuses the scan storage
-    stage_tile(sh, tt, keys, x, y, rows[q], static_cast<std::int64_t>(t - first) * kTile,
-               skey + out, sx + out, sy != nullptr ? sy + out : nullptr, scap,
-               scursor + region[q] * per, overflow);
+    const ColumnRows<PackedKey<kNarrow>> src{keys, x, y};
+    stage_tile(sh, tt, src, rows[q], static_cast<std::int64_t>(t - first) * kTile, slice_key + out,
+               slice_x + out, slice_y != nullptr ? slice_y + out : nullptr, slice_capacity,
+               slice_cursor + region[q] * per, overflow);
   }
 }
 
@@ -134,17 +132,18 @@ RowShuffle plan_row_shuffle(const HashTable& owner, int owners, std::int64_t row
   // bucket is capped where the slice's shared memory or 16-bit row numbers end.
   const std::int64_t fit = static_cast<std::int64_t>(
       (200 * 1024 - slice_shared_bytes(sb, owner.width, 0)) / sizeof(unsigned));
-  const std::int64_t scap =
+  const std::int64_t slice_capacity =
       std::min({owned / slices + owned / slices / 10 + 256, fit, std::int64_t{0xFFFF}});
   s.owners = owners;
   s.region_bits = rb;
   s.slice_bits = sb;
   s.slices_per_region = 1 << split;
-  s.rcap = (per_bucket + per_bucket / 20 + 4096 + 31) / 32 * 32;  // even: 16-byte aligned pushes
-  s.scap = scap;
+  s.bucket_capacity =
+      (per_bucket + per_bucket / 20 + 4096 + 31) / 32 * 32;  // even: 16-byte aligned pushes
+  s.slice_capacity = slice_capacity;
   s.with_y = (owner.fields & kSumY) != 0;
   const double row = s.with_y ? 24.0 : 16.0;
-  s.bytes = row * static_cast<double>(buckets * s.rcap + slices * s.scap) +
+  s.bytes = row * static_cast<double>(buckets * s.bucket_capacity + slices * s.slice_capacity) +
             8.0 * static_cast<double>(buckets * (1 + 2 * kSegFields) + 2 * slices);
   return s;
 }
@@ -152,8 +151,8 @@ RowShuffle plan_row_shuffle(const HashTable& owner, int owners, std::int64_t row
 void alloc_row_shuffle(RowShuffle& s) {
   const auto B = static_cast<std::size_t>(s.buckets());
   const auto S = static_cast<std::size_t>(s.slices_per_region) << s.region_bits;
-  const std::size_t rows = B * static_cast<std::size_t>(s.rcap);
-  const std::size_t srows = S * static_cast<std::size_t>(s.scap);
+  const std::size_t rows = B * static_cast<std::size_t>(s.bucket_capacity);
+  const std::size_t srows = S * static_cast<std::size_t>(s.slice_capacity);
   // The send buckets in one allocation (keys, x, y planes back to back), so that the worker's
   // own buckets read like received data (shuffle_aggregate with from_buckets).
   SB_CUDA_CHECK(cudaMalloc(
@@ -163,23 +162,24 @@ void alloc_row_shuffle(RowShuffle& s) {
   s.y = s.with_y ? s.x + rows : nullptr;
   SB_CUDA_CHECK(cudaMalloc(&s.cursor, sizeof(unsigned long long) * B));
   SB_CUDA_CHECK(cudaMemset(s.cursor, 0, sizeof(unsigned long long) * B));
-  alloc_rows(srows, s.with_y, s.skey, s.sx, s.sy);
-  SB_CUDA_CHECK(cudaMalloc(&s.scursor, sizeof(unsigned long long) * S));
+  alloc_rows(srows, s.with_y, s.slice_key, s.slice_x, s.slice_y);
+  SB_CUDA_CHECK(cudaMalloc(&s.slice_cursor, sizeof(unsigned long long) * S));
   SB_CUDA_CHECK(cudaMalloc(&s.spilled, sizeof(unsigned long long) * S));
-  SB_CUDA_CHECK(cudaMallocHost(&s.host_segs, sizeof(std::int64_t) * kSegFields * B));
-  SB_CUDA_CHECK(cudaMalloc(&s.segs, sizeof(std::int64_t) * kSegFields * B));
+  SB_CUDA_CHECK(cudaMallocHost(&s.host_segments, sizeof(std::int64_t) * kSegFields * B));
+  SB_CUDA_CHECK(cudaMalloc(&s.segments, sizeof(std::int64_t) * kSegFields * B));
 }
 
 void free_row_shuffle(RowShuffle& s) {
-  for (void* p :
-       {static_cast<void*>(s.key),  // with x and y
-        static_cast<void*>(s.cursor), static_cast<void*>(s.skey), static_cast<void*>(s.sx),
-        static_cast<void*>(s.sy), static_cast<void*>(s.scursor), static_cast<void*>(s.spilled),
-        static_cast<void*>(s.send), static_cast<void*>(s.recv), static_cast<void*>(s.segs),
-        static_cast<void*>(s.landing), static_cast<void*>(s.dests), static_cast<void*>(s.snaps)})
+  for (void* p : {static_cast<void*>(s.key),  // with x and y
+                  static_cast<void*>(s.cursor), static_cast<void*>(s.slice_key),
+                  static_cast<void*>(s.slice_x), static_cast<void*>(s.slice_y),
+                  static_cast<void*>(s.slice_cursor), static_cast<void*>(s.spilled),
+                  static_cast<void*>(s.send), static_cast<void*>(s.recv),
+                  static_cast<void*>(s.segments), static_cast<void*>(s.landing),
+                  static_cast<void*>(s.dests), static_cast<void*>(s.snapshots)})
     if (p != nullptr) (void)cudaFree(p);
-  if (s.host_segs != nullptr) (void)cudaFreeHost(s.host_segs);
-  if (s.host_snaps != nullptr) (void)cudaFreeHost(s.host_snaps);
+  if (s.host_segments != nullptr) (void)cudaFreeHost(s.host_segments);
+  if (s.host_snapshots != nullptr) (void)cudaFreeHost(s.host_snapshots);
   s = RowShuffle{};
 }
 
@@ -203,6 +203,11 @@ void shuffle_clear(const RowShuffle& s, cudaStream_t stream) {
 
 void shuffle_stage(const HashTable& owner, const HashTable& spill, const RowShuffle& s,
                    const ColumnPtrs& in, std::int64_t n, cudaStream_t stream) {
+  shuffle_stage(owner, spill, s, RowSource::columns(in), n, stream);
+}
+
+void shuffle_stage(const HashTable& owner, const HashTable& spill, const RowShuffle& s,
+                   const RowSource& in, std::int64_t n, cudaStream_t stream) {
   if (n <= 0) return;
   const int log2cap = log2_capacity(owner);
   const TileTarget tt{static_cast<std::uint64_t>(owner.capacity - 1),
@@ -218,8 +223,8 @@ void shuffle_stage(const HashTable& owner, const HashTable& spill, const RowShuf
   // Three blocks per SM where two are resident: the push kernels share the SMs during the
   // tasks, and the spare blocks fill what they leave (tools/gpu-campaign.sh bykey, against
   // exactly the resident blocks).
-  launch_stage_rows(tt, in.key, in.x, s.with_y ? in.y : nullptr, n, s.key, s.x, s.y, s.rcap,
-                    s.cursor, spill.overflow, s.narrow_keys, 3, stream);
+  launch_stage_rows(tt, in, n, s.key, s.x, s.y, s.bucket_capacity, s.cursor, spill.overflow,
+                    s.narrow_keys, 3, stream);
 }
 
 void shuffle_cursors(const RowShuffle& s, unsigned long long* host, cudaStream_t stream) {
@@ -229,7 +234,7 @@ void shuffle_cursors(const RowShuffle& s, unsigned long long* host, cudaStream_t
 }
 
 void shuffle_upload(const RowShuffle& s, cudaStream_t stream) {
-  SB_CUDA_CHECK(cudaMemcpyAsync(s.segs, s.host_segs,
+  SB_CUDA_CHECK(cudaMemcpyAsync(s.segments, s.host_segments,
                                 sizeof(std::int64_t) * kSegFields * s.buckets(),
                                 cudaMemcpyHostToDevice, stream));
 }
@@ -237,7 +242,7 @@ void shuffle_upload(const RowShuffle& s, cudaStream_t stream) {
 void shuffle_pack(const RowShuffle& s, int seg0, int nseg, cudaStream_t stream) {
   if (nseg <= 0) return;
   const std::int64_t B = s.buckets();
-  const std::int64_t* seg = s.segs + seg0;
+  const std::int64_t* seg = s.segments + seg0;
   const double* y = s.with_y ? s.y : nullptr;
   if (s.narrow_keys) {
     pack_kernel<true><<<device_sms() * 2, kStageThreads, 0, stream>>>(
@@ -259,18 +264,20 @@ void shuffle_fold(const HashTable& owner, const RowShuffle& s, int region0, int 
   const auto count = static_cast<unsigned>(nregions * per);
   auto* slots = reinterpret_cast<unsigned long long*>(owner.slots);
   const auto mask = static_cast<std::uint64_t>(owner.capacity - 1);
-  const std::size_t smem = slice_shared_bytes(s.slice_bits, owner.width, s.scap);
+  const std::size_t smem = slice_shared_bytes(s.slice_bits, owner.width, s.slice_capacity);
   opt_in_slice_fold(smem);
-  fold_slices(slots, mask, owner.width, owner.fields, s.slice_bits, s.skey, s.sx, s.sy, s.scap,
-              s.scursor, s.spilled, owner.overflow, slice0, count, smem, stream);
+  fold_slices(slots, mask, owner.width, owner.fields, s.slice_bits, s.slice_key, s.narrow_keys,
+              s.slice_x, s.slice_y, s.slice_capacity, s.slice_cursor, s.spilled, owner.overflow,
+              slice0, count, smem, stream);
 }
 
 void shuffle_fold_emit(const HashTable& owner, const RowShuffle& s, std::uint64_t* out,
                        cudaStream_t stream) {
-  const std::size_t smem = slice_shared_bytes(s.slice_bits, owner.width, s.scap);
+  const std::size_t smem = slice_shared_bytes(s.slice_bits, owner.width, s.slice_capacity);
   opt_in_slice_fold(smem);
   // No first level here: a full send bucket's rows go to the spill table, not the owner's.
-  fold_emit_slices(owner, s.slice_bits, s.skey, s.sx, s.sy, s.scap, s.scursor,
+  fold_emit_slices(owner, s.slice_bits, s.slice_key, s.narrow_keys, s.slice_x, s.slice_y,
+                   s.slice_capacity, s.slice_cursor,
                    static_cast<unsigned>(s.regions() * s.slices_per_region), smem, out, nullptr, 0,
                    1, stream);
 }
@@ -288,14 +295,14 @@ void shuffle_aggregate(const HashTable& owner, const RowShuffle& s, int seg0, in
 void shuffle_slices_clear(const RowShuffle& s, int region0, int nregions, cudaStream_t stream) {
   const auto per = static_cast<std::size_t>(s.slices_per_region);
   SB_CUDA_CHECK(cudaMemsetAsync(
-      s.scursor + static_cast<std::size_t>(region0) * per, 0,
+      s.slice_cursor + static_cast<std::size_t>(region0) * per, 0,
       sizeof(unsigned long long) * static_cast<std::size_t>(nregions) * per, stream));
 }
 
 void shuffle_recv_segment(const RowShuffle& s, std::int64_t idx, std::int64_t key, std::int64_t x,
                           std::int64_t plane, std::int64_t rows, int region) {
   const std::int64_t B = s.buckets();
-  std::int64_t* hs = s.host_segs;
+  std::int64_t* hs = s.host_segments;
   hs[kRecvKey * B + idx] = key;
   hs[kRecvOff * B + idx] = x;
   hs[kRecvRows * B + idx] = rows;
@@ -310,16 +317,17 @@ int shuffle_own_segments(const RowShuffle& s, int me, const unsigned long long* 
   for (int r = 0; r < R; ++r) {
     const std::int64_t b = static_cast<std::int64_t>(me) * R + r;
     const std::int64_t idx = static_cast<std::int64_t>(r / per) * chunk_stride + first + r % per;
-    shuffle_recv_segment(s, idx, b * s.rcap, s.bucket_key_words() + b * s.rcap, s.plane_rows(),
+    shuffle_recv_segment(s, idx, b * s.bucket_capacity,
+                         s.bucket_key_words() + b * s.bucket_capacity, s.plane_rows(),
                          static_cast<std::int64_t>(std::min<unsigned long long>(
-                             counts[b], static_cast<unsigned long long>(s.rcap))),
+                             counts[b], static_cast<unsigned long long>(s.bucket_capacity))),
                          r);
   }
   return R;
 }
 
-int shuffle_landed_segments(const RowShuffle& s, int me, const long long* rows, int stride,
-                            const long long* from) {
+int shuffle_landing_segments(const RowShuffle& s, int me, const long long* rows, int stride,
+                             const long long* from) {
   const int R = s.regions();
   int n = R;
   for (int q = 0; q < s.owners; ++q) {
@@ -328,9 +336,10 @@ int shuffle_landed_segments(const RowShuffle& s, int me, const long long* rows, 
       const std::size_t i = static_cast<std::size_t>(q) * stride + r;
       const std::int64_t first = from != nullptr ? from[i] : 0;
       const std::int64_t w0 = s.landing_block() * q;  // the block's first word
-      const std::int64_t at = static_cast<std::int64_t>(r) * s.rcap + first;
-      shuffle_recv_segment(s, n, s.key_offset(w0) + at, w0 + s.key_words(R * s.rcap) + at,
-                           static_cast<std::int64_t>(R) * s.rcap, rows[i] - first, r);
+      const std::int64_t at = static_cast<std::int64_t>(r) * s.bucket_capacity + first;
+      shuffle_recv_segment(s, n, s.key_offset(w0) + at,
+                           w0 + s.key_words(R * s.bucket_capacity) + at,
+                           static_cast<std::int64_t>(R) * s.bucket_capacity, rows[i] - first, r);
     }
   }
   return n - R;
@@ -340,17 +349,25 @@ void shuffle_restage(const HashTable& owner, const RowShuffle& s, int seg0, int 
                      const void* data, cudaStream_t stream) {
   std::int64_t rows = 0;
   const std::int64_t B = s.buckets();
-  for (int q = seg0; q < seg0 + nseg; ++q) rows += s.host_segs[kRecvRows * B + q];
+  for (int q = seg0; q < seg0 + nseg; ++q) rows += s.host_segments[kRecvRows * B + q];
   if (rows <= 0) return;
-  const std::int64_t* seg = s.segs + seg0;
-  auto* kernel = s.narrow_keys ? restage_segments_kernel<true> : restage_segments_kernel<false>;
-  const int grid = grid_for(
-      rows, kStageThreads * kStageRows,
-      resident_blocks(reinterpret_cast<const void*>(kernel), kStageThreads, segments_shared()));
-  kernel<<<grid, kStageThreads, segments_shared(), stream>>>(
-      slice_target(owner, s), nseg, seg + kRecvKey * B, seg + kRecvOff * B, seg + kRecvRows * B,
-      seg + kRecvRegion * B, seg + kRecvPlane * B, static_cast<const std::uint64_t*>(data),
-      s.with_y, s.skey, s.sx, s.sy, s.scap, s.scursor, owner.overflow);
+  const std::int64_t* seg = s.segments + seg0;
+  const auto launch = [&](auto* kernel, auto* slice_key) {
+    const int grid = grid_for(
+        rows, kStageThreads * kStageRows,
+        resident_blocks(reinterpret_cast<const void*>(kernel), kStageThreads, segments_shared()));
+    kernel<<<grid, kStageThreads, segments_shared(), stream>>>(
+        slice_target(owner, s), nseg, seg + kRecvKey * B, seg + kRecvOff * B, seg + kRecvRows * B,
+        seg + kRecvRegion * B, seg + kRecvPlane * B, static_cast<const std::uint64_t*>(data),
+        s.with_y, slice_key, s.slice_x, s.slice_y, s.slice_capacity, s.slice_cursor,
+        owner.overflow);
+  };
+  // The slice buckets keep the keys as they travel (32-bit words when narrow).
+  if (s.narrow_keys) {
+    launch(restage_segments_kernel<true>, reinterpret_cast<std::uint32_t*>(s.slice_key));
+  } else {
+    launch(restage_segments_kernel<false>, reinterpret_cast<std::uint64_t*>(s.slice_key));
+  }
   SB_CUDA_CHECK_LAUNCH();
 }
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "groupby/gpu/hash_table.cuh"
+#include "groupby/gpu/row_source.cuh"
 #include "groupby/table.hpp"
 
 namespace sb::groupby::gpu {
@@ -52,27 +53,29 @@ struct RowShuffle {
   int owner_bits = 0;
   int region_bits = 0;
   int slice_bits = 0;
-  int slices_per_region = 0;  ///< per
-  std::int64_t rcap = 0;      ///< rows per send bucket
-  std::int64_t scap = 0;      ///< rows per slice bucket
+  /// Slices each region of the owner's table is split into (its slice buckets).
+  int slices_per_region = 0;
+  std::int64_t bucket_capacity = 0;  ///< rows per send bucket
+  std::int64_t slice_capacity = 0;   ///< rows per slice bucket
   bool with_y = false;
   /// Every key is below 2^32 (the case's key domain): the send buckets, the landing areas and
   /// the packed rows keep keys as 32-bit words, 20 instead of 24 bytes a row with y (the
   /// exchange bounds the multi-GPU by-key case).
   bool narrow_keys = false;
   double bytes = 0;  ///< device bytes alloc_row_shuffle takes (without the packed arrays)
-  // send buckets [owners * R][rcap] and their cursors; one allocation: the keys (32-bit words
-  // when narrow_keys: `key` then holds std::uint32_t), x at word bucket_key_words(), y = x +
-  // owners R rcap
+  // send buckets [owners * R][bucket_capacity] and their cursors; one allocation: the keys (32-bit
+  // words when narrow_keys: `key` then holds std::uint32_t), x at word bucket_key_words(), y = x +
+  // owners R bucket_capacity
   std::int64_t* key = nullptr;
   double* x = nullptr;
   double* y = nullptr;
   unsigned long long* cursor = nullptr;
-  // slice buckets of the owner's table [R * per][scap]
-  std::int64_t* skey = nullptr;
-  double* sx = nullptr;
-  double* sy = nullptr;
-  unsigned long long* scursor = nullptr;
+  // slice buckets of the owner's table [R * slices_per_region][slice_capacity]: keys (32-bit
+  // words when narrow_keys), x, y, and the rows appended to each
+  std::int64_t* slice_key = nullptr;
+  double* slice_x = nullptr;
+  double* slice_y = nullptr;
+  unsigned long long* slice_cursor = nullptr;
   unsigned long long* spilled = nullptr;
   // packed rows (planes() words a row): sent (this worker's rows, by chunk and owner) and
   // received (by chunk and source)
@@ -82,27 +85,28 @@ struct RowShuffle {
   /// Segment tables, kSegFields x (owners * R) int64, in pinned host memory and on the device:
   /// the pack fields in the order (chunk, owner, region), the receive fields in the order
   /// (chunk, source, region).
-  std::int64_t* host_segs = nullptr;
-  std::int64_t* segs = nullptr;
-  /// The peer exchange's landing area ([owners][planes][R][rcap] words, alloc_landing): block
-  /// p holds source p's rows for this owner laid out as in p's send buckets (shuffle_push).
+  std::int64_t* host_segments = nullptr;
+  std::int64_t* segments = nullptr;
+  /// The peer exchange's landing area ([owners][planes][R][bucket_capacity] words, alloc_landing):
+  /// block p holds source p's rows for this owner laid out as in p's send buckets (shuffle_push).
   std::uint64_t* landing = nullptr;
-  std::uint64_t** dests = nullptr;           ///< [owners] landing areas as mapped here (device)
-  unsigned long long* snaps = nullptr;       ///< [kSnapSlots][buckets]: cursors after a task
-  unsigned long long* host_snaps = nullptr;  ///< the snapshots copied to pinned host memory
+  std::uint64_t** dests = nullptr;               ///< [owners] landing areas as mapped here (device)
+  unsigned long long* snapshots = nullptr;       ///< [kSnapSlots][buckets]: cursors after a task
+  unsigned long long* host_snapshots = nullptr;  ///< the snapshots copied to pinned host memory
   [[nodiscard]] int regions() const { return 1 << region_bits; }
   [[nodiscard]] int buckets() const { return owners << region_bits; }
   [[nodiscard]] int planes() const { return with_y ? 3 : 2; }
   /// Rows of one plane of the send buckets.
   [[nodiscard]] std::int64_t plane_rows() const {
-    return static_cast<std::int64_t>(buckets()) * rcap;
+    return static_cast<std::int64_t>(buckets()) * bucket_capacity;
   }
-  /// 8-byte words of the send buckets' key plane (keys of the wire's width; rcap is even).
+  /// 8-byte words of the send buckets' key plane (keys of the wire's width; bucket_capacity is
+  /// even).
   [[nodiscard]] std::int64_t bucket_key_words() const { return key_words(plane_rows()); }
   /// 8-byte words of one source's block of the landing area (its keys, x and y planes of R
   /// buckets, laid out as in the send buckets).
   [[nodiscard]] std::int64_t landing_block() const {
-    const std::int64_t n = static_cast<std::int64_t>(regions()) * rcap;
+    const std::int64_t n = static_cast<std::int64_t>(regions()) * bucket_capacity;
     return key_words(n) + (planes() - 1) * n;
   }
   [[nodiscard]] std::int64_t landing_words() const { return owners * landing_block(); }
@@ -128,25 +132,29 @@ void free_row_shuffle(RowShuffle& s);
 void reserve_row_shuffle(RowShuffle& s, std::int64_t send_rows, std::int64_t recv_rows);
 /// Empties the send buckets.
 void shuffle_clear(const RowShuffle& s, cudaStream_t stream);
-/// Appends rows [0, n) to the send buckets (full buckets spill into `spill`).
+/// Appends rows [0, n) of `in` (stored, or generated in the kernel) to the send buckets (full
+/// buckets spill into `spill`).
+void shuffle_stage(const HashTable& owner, const HashTable& spill, const RowShuffle& s,
+                   const RowSource& in, std::int64_t n, cudaStream_t stream);
+/// The same from stored columns (in.key, in.x, in.y).
 void shuffle_stage(const HashTable& owner, const HashTable& spill, const RowShuffle& s,
                    const ColumnPtrs& in, std::int64_t n, cudaStream_t stream);
 
-/// Receive segment idx in host_segs: `rows` rows of `region`, keys at `key` (in keys of the
+/// Receive segment idx in host_segments: `rows` rows of `region`, keys at `key` (in keys of the
 /// wire's width), x at word `x`, y at x + plane.
 void shuffle_recv_segment(const RowShuffle& s, std::int64_t idx, std::int64_t key, std::int64_t x,
                           std::int64_t plane, std::int64_t rows, int region);
 /// Receive segments for owner `me`'s own rows, in its send buckets (counts: the cursors, capped
-/// at rcap here): the regions split into `chunks` runs of R / chunks (R a multiple of chunks),
-/// run g's segments from index g * chunk_stride + first (the defaults: segments [0, R)).
+/// at bucket_capacity here): the regions split into `chunks` runs of R / chunks (R a multiple of
+/// chunks), run g's segments from index g * chunk_stride + first (the defaults: segments [0, R)).
 /// Returns R.
 int shuffle_own_segments(const RowShuffle& s, int me, const unsigned long long* counts,
                          int chunks = 1, int first = 0, int chunk_stride = 0);
 /// Receive segments [R, R + (owners - 1) R) for the rows landed from every other source q:
 /// rows [from[q * stride + r], rows[q * stride + r]) of region r (from null: from row 0).
 /// Returns their number.
-int shuffle_landed_segments(const RowShuffle& s, int me, const long long* rows, int stride,
-                            const long long* from = nullptr);
+int shuffle_landing_segments(const RowShuffle& s, int me, const long long* rows, int stride,
+                             const long long* from = nullptr);
 /// Splits segments [seg0, seg0 + nseg) of the receive fields into the slice buckets, their
 /// offsets addressing `data` (keys of the wire's width, as in the send buckets and the landing
 /// area).
@@ -163,9 +171,10 @@ void shuffle_fold(const HashTable& owner, const RowShuffle& s, int region0, int 
 void shuffle_fold_emit(const HashTable& owner, const RowShuffle& s, std::uint64_t* out,
                        cudaStream_t stream);
 
-/// The send buckets' cursors (owners * R, may exceed rcap) into host memory (synchronises).
+/// The send buckets' cursors (owners * R, may exceed bucket_capacity) into host memory
+/// (synchronises).
 void shuffle_cursors(const RowShuffle& s, unsigned long long* host, cudaStream_t stream);
-/// Copies host_segs to the device.
+/// Copies host_segments to the device.
 void shuffle_upload(const RowShuffle& s, cudaStream_t stream);
 /// Packs segments [seg0, seg0 + nseg) of the pack table.
 void shuffle_pack(const RowShuffle& s, int seg0, int nseg, cudaStream_t stream);
@@ -194,7 +203,7 @@ inline constexpr int kSnapSlots = 128;
 /// snapshot ring.
 void shuffle_set_landings(RowShuffle& s, const std::vector<void*>& landings, cudaStream_t stream);
 /// Copies the cursors into snapshot `slot` (after the staging before it on `stream`), and with
-/// to_host that snapshot into host_snaps too (read once the push that read it has ended).
+/// to_host that snapshot into host_snapshots too (read once the push that read it has ended).
 void shuffle_snapshot(const RowShuffle& s, int slot, bool to_host, cudaStream_t stream);
 /// Pushes to every other owner the rows its buckets gained between snapshot `prev_slot` (< 0:
 /// none, the repeat's first push) and snapshot `slot`, every plane, into block `me` of the

@@ -47,22 +47,22 @@ struct PushPlanes {
 };
 
 /// The peer exchange's copy (shuffle_push): for every other owner o and region r, rows
-/// [prev, cur) of bucket (o, r) (counts capped at rcap; prev null: 0) in every plane, from this
-/// worker's buckets into block `me` of owner o's landing area (another GPU's memory, mapped;
-/// stores cross NVLink). Each block takes (owner, region, plane) items in turn, the owner
+/// [prev, cur) of bucket (o, r) (counts capped at bucket_capacity; prev null: 0) in every plane,
+/// from this worker's buckets into block `me` of owner o's landing area (another GPU's memory,
+/// mapped; stores cross NVLink). Each block takes (owner, region, plane) items in turn, the owner
 /// varying fastest (me + 1, me + 2, ... mod owners): every source pushes to every owner at
 /// once, so each owner receives from all sources evenly however far apart their tasks run
 /// (one owner at a time, the rounds of an all-to-all, needed the sources in step: a late one
 /// sent two sources to one owner; tools/gpu-campaign.sh bykey). Keys are 32-bit words when
-/// `narrow`; every plane and bucket starts 16-byte aligned (rcap is a multiple of 32).
+/// `narrow`; every plane and bucket starts 16-byte aligned (bucket_capacity is a multiple of 32).
 __global__ void __launch_bounds__(kStageThreads)
     push_rows_kernel(const std::uint64_t* __restrict__ buckets, std::uint64_t* const* dests,
                      const unsigned long long* __restrict__ prev,
                      const unsigned long long* __restrict__ cur, int me, int owners, int regions,
-                     int planes, bool narrow, std::int64_t rcap, std::int64_t block,
+                     int planes, bool narrow, std::int64_t bucket_capacity, std::int64_t block,
                      PushPlanes pl) {
   const int items = (owners - 1) * regions * planes;
-  const auto cap = static_cast<unsigned long long>(rcap);
+  const auto cap = static_cast<unsigned long long>(bucket_capacity);
   for (int it = blockIdx.x; it < items; it += gridDim.x) {
     const int o = (me + 1 + it % (owners - 1)) % owners;
     const int q = it / (owners - 1);  // (region, plane)
@@ -76,13 +76,13 @@ __global__ void __launch_bounds__(kStageThreads)
     const auto hi = static_cast<std::int64_t>(c1);
     std::uint64_t* dst = dests[o] + block * me;
     if (z == 0 && narrow) {
-      copy_run(reinterpret_cast<const std::uint32_t*>(buckets) + b * rcap,
-               reinterpret_cast<std::uint32_t*>(dst) + r * rcap, lo, hi);
+      copy_run(reinterpret_cast<const std::uint32_t*>(buckets) + b * bucket_capacity,
+               reinterpret_cast<std::uint32_t*>(dst) + r * bucket_capacity, lo, hi);
     } else if (z == 0) {
-      copy_run(buckets + b * rcap, dst + r * rcap, lo, hi);
+      copy_run(buckets + b * bucket_capacity, dst + r * bucket_capacity, lo, hi);
     } else {
-      copy_run(buckets + pl.keys_src + (z - 1) * pl.rows_src + b * rcap,
-               dst + pl.keys_dst + (z - 1) * pl.rows_dst + r * rcap, lo, hi);
+      copy_run(buckets + pl.keys_src + (z - 1) * pl.rows_src + b * bucket_capacity,
+               dst + pl.keys_dst + (z - 1) * pl.rows_dst + r * bucket_capacity, lo, hi);
     }
   }
 }
@@ -102,28 +102,29 @@ void shuffle_set_landings(RowShuffle& s, const std::vector<void*>& landings, cud
   SB_CUDA_CHECK(cudaMemcpyAsync(s.dests, landings.data(), sizeof(void*) * landings.size(),
                                 cudaMemcpyHostToDevice, stream));
   const std::size_t ring = sizeof(unsigned long long) * kSnapSlots * s.buckets();
-  if (s.snaps == nullptr) SB_CUDA_CHECK(cudaMalloc(&s.snaps, ring));
-  if (s.host_snaps == nullptr) SB_CUDA_CHECK(cudaMallocHost(&s.host_snaps, ring));
+  if (s.snapshots == nullptr) SB_CUDA_CHECK(cudaMalloc(&s.snapshots, ring));
+  if (s.host_snapshots == nullptr) SB_CUDA_CHECK(cudaMallocHost(&s.host_snapshots, ring));
 }
 
 void shuffle_snapshot(const RowShuffle& s, int slot, bool to_host, cudaStream_t stream) {
   const std::size_t at = static_cast<std::size_t>(slot) * s.buckets();
   const std::size_t bytes = sizeof(unsigned long long) * s.buckets();
-  SB_CUDA_CHECK(cudaMemcpyAsync(s.snaps + at, s.cursor, bytes, cudaMemcpyDeviceToDevice, stream));
+  SB_CUDA_CHECK(
+      cudaMemcpyAsync(s.snapshots + at, s.cursor, bytes, cudaMemcpyDeviceToDevice, stream));
   if (to_host)
-    SB_CUDA_CHECK(
-        cudaMemcpyAsync(s.host_snaps + at, s.snaps + at, bytes, cudaMemcpyDeviceToHost, stream));
+    SB_CUDA_CHECK(cudaMemcpyAsync(s.host_snapshots + at, s.snapshots + at, bytes,
+                                  cudaMemcpyDeviceToHost, stream));
 }
 
 void shuffle_push(const RowShuffle& s, int me, int prev_slot, int slot, int ctas,
                   cudaStream_t stream) {
   const unsigned long long* prev =
-      prev_slot < 0 ? nullptr : s.snaps + static_cast<std::size_t>(prev_slot) * s.buckets();
-  const std::int64_t landing_rows = static_cast<std::int64_t>(s.regions()) * s.rcap;
+      prev_slot < 0 ? nullptr : s.snapshots + static_cast<std::size_t>(prev_slot) * s.buckets();
+  const std::int64_t landing_rows = static_cast<std::int64_t>(s.regions()) * s.bucket_capacity;
   push_rows_kernel<<<ctas, kStageThreads, 0, stream>>>(
       reinterpret_cast<const std::uint64_t*>(s.key), s.dests, prev,
-      s.snaps + static_cast<std::size_t>(slot) * s.buckets(), me, s.owners, s.regions(), s.planes(),
-      s.narrow_keys, s.rcap, s.landing_block(),
+      s.snapshots + static_cast<std::size_t>(slot) * s.buckets(), me, s.owners, s.regions(),
+      s.planes(), s.narrow_keys, s.bucket_capacity, s.landing_block(),
       PushPlanes{s.bucket_key_words(), s.plane_rows(), s.key_words(landing_rows), landing_rows});
   SB_CUDA_CHECK_LAUNCH();
 }

@@ -42,11 +42,23 @@ __device__ __forceinline__ void atomic_max_double(double* addr, double v) {
   }
 }
 
+/// Most words of a slot: key, count and every field.
+constexpr int kMaxSlotWords = 2 + kMaxFields;
+
 /// The words of an empty slot ([kEmptyKey, count 0, sums 0, min +inf, max -inf] for the
 /// table's fields), passed to kernels by value.
 struct SlotPattern {
   unsigned long long w[8];
 };
+
+/// Word i of a pattern by selects, not an index: a run-time index into a kernel parameter
+/// would copy it to local memory in every thread.
+__device__ __forceinline__ unsigned long long pattern_word(const SlotPattern& p, int i) {
+  unsigned long long v = p.w[0];
+#pragma unroll
+  for (int k = 1; k < kMaxSlotWords; ++k) v = i == k ? p.w[k] : v;
+  return v;
+}
 
 inline SlotPattern empty_slot(unsigned fields) {
   const auto bits = [](double d) {
@@ -103,6 +115,17 @@ __device__ __forceinline__ void accumulate(unsigned long long* s, unsigned field
     double* p = reinterpret_cast<double*>(s + w++);
     if (mx > __ldcg(p)) atomic_max_double(p, mx);
   }
+}
+
+/// Asks L2 for the 128-byte lines of elements [0, n) of `p` (the block's threads take the lines
+/// in turn): rows a block reads a few microseconds later then come from L2 instead of DRAM.
+template <class T>
+__device__ __forceinline__ void prefetch_l2(const T* p, std::int64_t n) {
+  if (p == nullptr || n <= 0) return;
+  const auto first = reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{127};
+  const auto end = reinterpret_cast<std::uintptr_t>(p + n);
+  for (std::uintptr_t a = first + threadIdx.x * 128u; a < end; a += blockDim.x * 128u)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
 }
 
 /// Warp-aggregated increment of counter[o] (shared): one atomic per distinct owner and warp.
@@ -162,14 +185,13 @@ __host__ __device__ inline TileTarget table_target(std::uint64_t mask, int shift
   return {mask, shift, static_cast<unsigned>(buckets - 1), buckets, 1, slots, mask, width, fields};
 }
 
-/// One tile: rows [base, min(n, base + tile)) of (keys, x, y) into the buckets of the regions
-/// of `tt`.
-template <class Key, class OutKey = std::int64_t>
-__device__ __forceinline__ void stage_tile(StageShared& sh, const TileTarget& tt, const Key* keys,
-                                           const double* x, const double* y, std::int64_t n,
-                                           std::int64_t base, OutKey* skey, double* sx, double* sy,
-                                           std::int64_t rcap, unsigned long long* cursor,
-                                           int* overflow) {
+/// One tile: rows [base, min(n, base + tile)) of `src` (row_source.cuh's ColumnRows or
+/// GeneratedRows) into the buckets of the regions of `tt`.
+template <class Src, class OutKey>
+__device__ __forceinline__ void stage_tile(StageShared& sh, const TileTarget& tt, const Src& src,
+                                           std::int64_t n, std::int64_t base, OutKey* okey,
+                                           double* ox, double* oy, std::int64_t cap,
+                                           unsigned long long* cursor, int* overflow) {
   const std::uint64_t mask = tt.mask;
   const int shift = tt.shift;
   const unsigned sub_mask = tt.sub_mask;
@@ -188,9 +210,10 @@ __device__ __forceinline__ void stage_tile(StageShared& sh, const TileTarget& tt
   for (int u = 0; u < kStageRows; ++u) {
     const std::int64_t i = base + u * kStageThreads + threadIdx.x;
     const bool valid = i < n;
-    k[u] = valid ? static_cast<long long>(keys[i]) : 0;
-    xv[u] = valid ? x[i] : 0.0;
-    yv[u] = (valid && ry) ? y[i] : 0.0;
+    k[u] = 0;
+    xv[u] = 0.0;
+    yv[u] = 0.0;
+    if (valid) src.load(i, true, ry, k[u], xv[u], yv[u]);
     r[u] = valid ? static_cast<int>(((slot_hash(k[u]) & mask) >> shift) & sub_mask) : -1;
     if (tt.owners > 1 && valid)
       r[u] += owner_of(k[u], tt.owners, tt.owner_bits) * static_cast<int>(sub_mask + 1u);
@@ -234,11 +257,11 @@ __device__ __forceinline__ void stage_tile(StageShared& sh, const TileTarget& tt
   for (int j = threadIdx.x; j < rows; j += kStageThreads) {
     const int q = sh.r[j];
     const unsigned long long p = sh.base[q] + static_cast<unsigned long long>(j - sh.off[q]);
-    if (p < static_cast<unsigned long long>(rcap)) {
-      const std::int64_t o = static_cast<std::int64_t>(q) * rcap + static_cast<std::int64_t>(p);
-      skey[o] = static_cast<OutKey>(sh.k[j]);
-      sx[o] = sh.x[j];
-      if (ry) sy[o] = sh.y[j];
+    if (p < static_cast<unsigned long long>(cap)) {
+      const std::int64_t o = static_cast<std::int64_t>(q) * cap + static_cast<std::int64_t>(p);
+      okey[o] = static_cast<OutKey>(sh.k[j]);
+      ox[o] = sh.x[j];
+      if (ry) oy[o] = sh.y[j];
     } else {
       const double xj = sh.x[j], yj = ry ? sh.y[j] : 0.0;
       unsigned long long* sl = upsert_slot(tt.fslots, tt.fmask, tt.width, sh.k[j], overflow);

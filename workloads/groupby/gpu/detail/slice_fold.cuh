@@ -28,41 +28,43 @@ int slice_bits_for(int width);
 void opt_in_slice_fold(std::size_t smem);
 
 /// Folds slices [slice0, slice0 + count) of the table (slots, mask, width, fields): slice i's
-/// bucket holds min(cursor[i], cap) rows at keys/x/y + i * cap (y null without sum y), and
-/// spilled[i] receives its rows that did not fit the slice, which then go to the table with
-/// global atomics. `smem` = slice_shared_bytes(slice_bits, width, cap), already opted in.
+/// bucket holds min(cursor[i], cap) rows at keys/x/y + i * cap (y null without sum y; keys
+/// 32-bit words when `narrow`, else int64), and spilled[i] receives its rows that did not fit
+/// the slice, which then go to the table with global atomics. `smem` =
+/// slice_shared_bytes(slice_bits, width, cap), already opted in.
 void fold_slices(unsigned long long* slots, std::uint64_t mask, int width, unsigned fields,
-                 int slice_bits, const std::int64_t* keys, const double* x, const double* y,
-                 std::int64_t cap, const unsigned long long* cursor, unsigned long long* spilled,
-                 int* overflow, unsigned slice0, unsigned count, std::size_t smem,
-                 cudaStream_t stream);
+                 int slice_bits, const std::int64_t* keys, bool narrow, const double* x,
+                 const double* y, std::int64_t cap, const unsigned long long* cursor,
+                 unsigned long long* spilled, int* overflow, unsigned slice0, unsigned count,
+                 std::size_t smem, cudaStream_t stream);
 
 /// What the emitting fold's kernel gets besides the slices (made by fold_emit_slices from the
 /// table): every slice starts as `empty`; the groups go to `out` as records, their count and
 /// checksums to `status` (hash_finish's), and status->spilled is set when any row reached the
 /// table: spilled by the fold (with global atomics, `overflow` as in upsert_slot), or earlier
-/// from a full bucket, of this level (cursor beyond cap) or of the first (rcursor[r] beyond rcap
-/// for region r = slice / per; rcursor null when the slices are the first level).
+/// from a full bucket, of this level (cursor beyond cap) or of the first (region_cursor[r] beyond
+/// region_capacity for region r = slice / per; region_cursor null when the slices are the first
+/// level).
 struct EmitTarget {
   SlotPattern empty{};
   unsigned long long* out = nullptr;
   TableStatus* status = nullptr;
-  const unsigned long long* rcursor = nullptr;
-  std::int64_t rcap = 0;
+  const unsigned long long* region_cursor = nullptr;
+  std::int64_t region_capacity = 0;
   int per = 1;
   int* overflow = nullptr;
 };
 
-/// fold_slices' fold of slices [0, count) of table `t` as the last of a pass: the table is not
-/// read (every slice starts empty) and not written but for the rows that do not fit, and each
-/// slice's groups become records in `out`, their count and checksums in t.status (zeroed first).
-/// rcursor / rcap / per: the first level's buckets (EmitTarget; rcursor null: none). The records
-/// are the table's groups unless t.status->spilled is set: the caller then merges them into the
-/// table.
-void fold_emit_slices(const HashTable& t, int slice_bits, const std::int64_t* keys, const double* x,
-                      const double* y, std::int64_t cap, const unsigned long long* cursor,
-                      unsigned count, std::size_t smem, std::uint64_t* out,
-                      const unsigned long long* rcursor, std::int64_t rcap, int per,
-                      cudaStream_t stream);
+/// fold_slices' fold of slices [0, count) of table `t` (keys as there) as the last of a pass: the
+/// table is not read (every slice starts empty) and not written but for the rows that do not fit,
+/// and each slice's groups become records in `out`, their count and checksums in t.status (zeroed
+/// first). region_cursor / region_capacity / per: the first level's buckets (EmitTarget;
+/// region_cursor null: none). The records are the table's groups unless t.status->spilled is set:
+/// the caller then merges them into the table.
+void fold_emit_slices(const HashTable& t, int slice_bits, const std::int64_t* keys, bool narrow,
+                      const double* x, const double* y, std::int64_t cap,
+                      const unsigned long long* cursor, unsigned count, std::size_t smem,
+                      std::uint64_t* out, const unsigned long long* region_cursor,
+                      std::int64_t region_capacity, int per, cudaStream_t stream);
 
 }  // namespace sb::groupby::gpu::detail
