@@ -5,12 +5,25 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <string>
+
+#include <fmt/format.h>
 
 namespace sb::detail {
 namespace {
 
 using json = nlohmann::json;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+/// The counter resolves the repeats when it moved in this share of them...
+constexpr double kResolvedShare = 0.9;
+/// ... or moved this many times over them, enough steps to add up (tools/energy_vs_smi.py).
+constexpr int kMinSteps = 20;
+
+std::string format_seconds(double s) {
+  if (!std::isfinite(s)) return "?";
+  return s < 1e-3 ? fmt::format("{:.0f} us", s * 1e6)
+                  : (s < 1 ? fmt::format("{:.2f} ms", s * 1e3) : fmt::format("{:.2f} s", s));
+}
 
 double num(const json& j, const char* key) {
   const auto it = j.find(key);
@@ -79,7 +92,8 @@ json combine_energy(const std::vector<WorkerTelemetry>& workers, bool gpu, std::
   }
   json per_repeat = json::array();
   double joules = 0, wall = 0;
-  int measured = 0;
+  int measured = 0, readings = 0, moved = 0;
+  std::vector<double> walls;
   for (std::size_t i = 0; i < repeats; ++i) {
     double sum = 0, longest = 0;
     bool all = true;
@@ -90,6 +104,8 @@ json combine_energy(const std::vector<WorkerTelemetry>& workers, bool gpu, std::
         all = false;
         break;
       }
+      ++readings;
+      if (j > 0) ++moved;
       sum += j;
       if (std::isfinite(s)) longest = std::max(longest, s);
     }
@@ -100,12 +116,24 @@ json combine_energy(const std::vector<WorkerTelemetry>& workers, bool gpu, std::
     per_repeat.push_back(sum);
     joules += sum;
     wall += longest;
+    walls.push_back(longest);
     ++measured;
   }
   out["available"] = measured > 0;
   out["devices"] = devices.size();
   if (measured == 0) {
     out["why"] = "no timed repeat had a reading at its begin and its end";
+    return out;
+  }
+  // A counter that moves less often than the repeats end (NVML's, every few milliseconds on
+  // an H200, against sub-millisecond repeats) gives a repeat either nothing or a whole step:
+  // per repeat that is noise, and only many steps add up to the energy.
+  if (static_cast<double>(moved) < kResolvedShare * readings && moved < kMinSteps) {
+    out["available"] = false;
+    out["why"] = fmt::format(
+        "the energy counter moved in {} of {} timed repeats (each {} long): coarser than the "
+        "repeats; more repeats or a larger preset resolve it",
+        moved, readings, format_seconds(median_of(walls)));
     return out;
   }
   out["per_repeat_j"] = std::move(per_repeat);

@@ -323,6 +323,26 @@ TEST(CaseEnergy, GpusAddUpAndANodesPackagesCountOnce) {
   EXPECT_TRUE(sb::detail::combine_energy({}, false, 2).is_null());
 }
 
+// NVML's counter steps every few milliseconds: sub-millisecond repeats see a whole step or none,
+// which is no figure per repeat (the H200's by-name seed case read 0 J, by-key "3304 W").
+TEST(CaseEnergy, ACounterCoarserThanTheRepeatsIsUnavailableUntilItsStepsAddUp) {
+  using sb::detail::WorkerTelemetry;
+  json data = worker_data(0, 5, true, "nvml");
+  for (auto& r : data["repeats"]) r["wall_s"] = 0.00045;
+  data["repeats"][3]["gpu_energy_j"] = 2.6;
+  json e = sb::detail::combine_energy({{0, "vm", 0, data}}, true, 5);
+  EXPECT_FALSE(e["available"]) << e.dump();
+  EXPECT_EQ(e["why"],
+            "the energy counter moved in 1 of 5 timed repeats (each 450 us long): coarser than the "
+            "repeats; more repeats or a larger preset resolve it");
+  // 400 repeats, a step in one of four: the steps add up to the case's energy.
+  data = worker_data(0, 400, true, "nvml");
+  for (std::size_t i = 0; i < 400; i += 4) data["repeats"][i]["gpu_energy_j"] = 1.0;
+  e = sb::detail::combine_energy({{0, "vm", 0, data}}, true, 400);
+  EXPECT_TRUE(e["available"]) << e.dump();
+  EXPECT_DOUBLE_EQ(e["joules_per_repeat"].get<double>(), 0.25);
+}
+
 TEST(CaseGpuProcesses, TheInterferenceNamesTheOthersPerGpu) {
   using sb::detail::WorkerTelemetry;
   json data = worker_data(300, 2, true, "nvml");
