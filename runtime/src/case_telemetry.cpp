@@ -19,7 +19,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double finite_median(std::vector<double> v) {
   std::erase_if(v, [](double x) { return !std::isfinite(x); });
-  return results::median(v);
+  return median(v);
 }
 
 json number(double v) {
@@ -163,9 +163,9 @@ CaseTelemetry combine_telemetry(const std::vector<WorkerTelemetry>& workers,
   }
   out.interference = {{"other_cpu_fraction", number(worst_fraction)},
                       {"cpu_mhz",
-                       {{"min", number(results::min_of(mhz_min))},
-                        {"median", number(results::median(mhz_med))},
-                        {"max", number(results::max_of(mhz_max))}}},
+                       {{"min", number(min_of(mhz_min))},
+                        {"median", number(median(mhz_med))},
+                        {"max", number(max_of(mhz_max))}}},
                       {"cgroup_throttled_s", number(worst_throttled)},
                       {"vector_probe_s", number(finite_median(probe))}};
   if (nodes.size() > 1 && !busiest.empty()) out.interference["busiest_host"] = busiest;

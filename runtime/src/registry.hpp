@@ -1,8 +1,8 @@
 #pragma once
 /// @file registry.hpp
-/// The registry's side of plugin loading (workloads/plugin_loader.cpp): turning a shared
+/// The registry's side of plugin loading (plugin_loader.cpp): turning a shared
 /// object's registrations into workloads, checking them, and appending them after the ones
-/// registered before. Internal to workloads/.
+/// registered before. Internal to runtime/.
 
 #include <string>
 #include <vector>

@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-namespace sb::results {
+namespace sb {
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
@@ -58,4 +58,4 @@ double fastest_third_mean(std::span<const double> xs) {
   return s / static_cast<double>(k);
 }
 
-}  // namespace sb::results
+}  // namespace sb

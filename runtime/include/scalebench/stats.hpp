@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <span>
 
-namespace sb::results {
+namespace sb {
 
 /// Median (mean of the two middle values for an even count); NaN when empty.
 [[nodiscard]] double median(std::span<const double> xs);
@@ -24,4 +24,4 @@ namespace sb::results {
 /// Interference only adds time, so the fast repeats show what the code costs; NaN when empty.
 [[nodiscard]] double fastest_third_mean(std::span<const double> xs);
 
-}  // namespace sb::results
+}  // namespace sb
