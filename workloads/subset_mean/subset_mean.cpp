@@ -217,7 +217,7 @@ Workload subset_mean_workload() {
     return std::vector<Params>{params};
   };
   // No more workers than blocks: a worker without one would only wait for the sum. More GPUs
-  // pay from the tiny preset on (tools/gpu-campaign.sh sizes: 1.8x on 4 H100s at n = 2000).
+  // pay from the tiny preset on (docs/performance.md, subset-mean tiny).
   w.plan_workers = [](const CaseSpec& spec, int available) {
     const subset_mean::Plan plan = subset_mean::make_plan(spec.params);
     WorkerPlan p{available, {}};
