@@ -9,6 +9,7 @@
 #include "host_stall.hpp"
 #include "scalebench/job_plan.hpp"
 #include "scalebench/stats.hpp"
+#include "scalebench/utc_time.hpp"
 
 namespace sb::detail {
 

@@ -104,15 +104,4 @@ void StreamWriter::write(const nlohmann::json& record, bool durable) {
   seconds_writing_ += now() - t0;
 }
 
-std::string utc_now() {
-  const auto t = std::chrono::system_clock::now();
-  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
-}
-
 }  // namespace sb

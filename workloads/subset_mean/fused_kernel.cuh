@@ -28,6 +28,7 @@
 #include <cstdint>
 
 #include "scalebench/box_muller_tables.cuh"
+#include "scalebench/gpu_device.cuh"
 #include "scalebench/gpu_error.cuh"
 #include "scalebench/philox.cuh"
 #include "subset_mean/subset_mean_kernel.cuh"
@@ -350,9 +351,7 @@ int max_grid(int device) {
   int per_sm = 0;
   SB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &per_sm, fused_subset_mean<M, kAligned, kUnroll>, kThreads, 0));
-  int sms = 0;
-  SB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return std::max(1, per_sm) * sms;
+  return std::max(1, per_sm) * sb::gpu::sm_count(device);
 }
 
 /// The variant (M, unroll U) for aligned and unaligned blocks.

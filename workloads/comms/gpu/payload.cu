@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "scalebench/gpu_device.cuh"
 #include "scalebench/gpu_error.cuh"
 
 namespace sb::comms::gpu {
@@ -11,12 +12,7 @@ namespace {
 constexpr int kThreads = 256;
 
 int grid_for(std::int64_t n) {
-  static const int sms = [] {
-    int dev = 0, v = 0;
-    SB_CUDA_CHECK(cudaGetDevice(&dev));
-    SB_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev));
-    return v;
-  }();
+  const int sms = sb::gpu::sm_count();
   return static_cast<int>(
       std::max<std::int64_t>(1, std::min<std::int64_t>((n + kThreads - 1) / kThreads, sms * 32)));
 }

@@ -1,6 +1,6 @@
 #pragma once
 /// @file h5_tree.hpp
-/// (private) JSON <-> HDF5 mapping used by the report writer and reader.
+/// JSON <-> HDF5 mapping of the report writer and reader, the history store and datagen.
 ///
 /// Generic rules (docs/report-schema.md, "Generic storage"):
 ///   scalar (number, string, bool, null) -> attribute (int64 / float64 / UTF-8 string /
