@@ -1,3 +1,6 @@
+// The job plan and the record stream (job_plan.hpp).
+#include "scalebench/job_plan.hpp"
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,7 +12,6 @@
 
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
-#include "scalebench/job_plan.hpp"
 
 namespace sb {
 
