@@ -1,5 +1,5 @@
 // subset-mean parameters: presets and checks.
-#include "subset_mean/subset_mean_plan.hpp"
+#include "subset_mean/config.hpp"
 
 #include <cmath>
 
@@ -10,8 +10,8 @@
 
 namespace sb::subset_mean {
 
-Plan make_plan(const Params& params) {
-  Plan p;
+Config parse(const Params& params) {
+  Config p;
   p.n = params.i64("n", 2);
   p.chunk = params.i64("chunk", 2);
   if (p.chunk % 2 != 0)

@@ -1,5 +1,5 @@
 #pragma once
-/// @file subset_mean_plan.hpp
+/// @file config.hpp
 /// Parameters and task layout of subset-mean (docs/specification.md §4.1), shared by the scheduler
 /// and the workers.
 ///
@@ -22,7 +22,7 @@ inline constexpr std::uint32_t kStream = 0;
 /// Most tasks a case may have (the scheduler keeps two doubles per task).
 inline constexpr std::int64_t kMaxTasks = std::int64_t{1} << 22;
 
-struct Plan {
+struct Config {
   std::int64_t n = 0;
   std::int64_t chunk = 0;
   std::int64_t blocks_per_row = 0;  ///< nb = n / chunk
@@ -57,7 +57,7 @@ struct Plan {
 /// Reads and checks n, chunk, seed (default 42), mu (10), sigma (1) and simd (optional);
 /// throws sb::UsageError with one line on bad values ("subset-mean: n (20001) must be a multiple of
 /// chunk (2000)").
-Plan make_plan(const Params& params);
+Config parse(const Params& params);
 
 /// n, chunk and seed of a preset (tiny, small, seed, large); sb::UsageError for another name.
 Params preset_params(const std::string& preset);

@@ -2,7 +2,7 @@
 /// @file fused_kernel.cuh
 /// The fused subset-mean kernel's device code (internal): one template per Box-Muller variant
 /// (GpuMath), block alignment and unroll. A translation unit that includes it instantiates the
-/// variants it names through make_variant: subset_mean_gpu.cu the one the workload runs
+/// variants it names through make_variant: worker_gpu.cu the one the workload runs
 /// (workload_variant), fused_variants.cuh every variant, for the benchmarks and tests only.
 ///
 /// Cost per task (chunk = 10^4): 5e7 Philox calls and 5e7 Box-Muller pairs; no memory traffic

@@ -1,5 +1,5 @@
 // subset-mean on the CPU: fused block kernel and the worker.
-#include "subset_mean/subset_mean_cpu.hpp"
+#include "subset_mean/worker_cpu.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -29,12 +29,12 @@ double pairwise(const double* x, std::int64_t n, std::int64_t stride) {
 
 }  // namespace
 
-BlockSums block_sums(const Plan& plan, std::int64_t task, const data::simd::Kernels& kernels,
+BlockSums block_sums(const Config& cfg, std::int64_t task, const data::simd::Kernels& kernels,
                      int threads, double* scratch) {
-  const std::int64_t r0 = plan.row0(task);
-  const std::int64_t c0 = plan.col0(task);
-  const std::int64_t rows = plan.chunk;
-  const std::size_t blocks = static_cast<std::size_t>(plan.chunk / 2);
+  const std::int64_t r0 = cfg.row0(task);
+  const std::int64_t c0 = cfg.col0(task);
+  const std::int64_t rows = cfg.chunk;
+  const std::size_t blocks = static_cast<std::size_t>(cfg.chunk / 2);
   const auto sums = kernels.normal_sums;
   const auto total = kernels.normal_pair_total;
   // Rows r0 + r with r even are the even rows (r0 is a multiple of the even chunk): they need
@@ -44,14 +44,14 @@ BlockSums block_sums(const Plan& plan, std::int64_t task, const data::simd::Kern
   // others instead of stalling the barrier; the result does not depend on who did which row.
 #pragma omp parallel for num_threads(std::max(threads, 1)) schedule(dynamic, 8)
   for (std::int64_t r = 0; r < rows; ++r) {
-    const std::uint64_t first = plan.philox_block(r0 + r, c0);
+    const std::uint64_t first = cfg.philox_block(r0 + r, c0);
     if (r % 2 == 0) {
-      const data::simd::NormalSums s = sums(plan.seed, kStream, first, blocks);
+      const data::simd::NormalSums s = sums(cfg.seed, kStream, first, blocks);
       scratch[2 * r] = s.z0;
       scratch[2 * r + 1] = s.z1;
     } else {
       scratch[2 * r] = 0;
-      scratch[2 * r + 1] = total(plan.seed, kStream, first, blocks);
+      scratch[2 * r + 1] = total(cfg.seed, kStream, first, blocks);
     }
   }
   BlockSums out;
@@ -60,15 +60,15 @@ BlockSums block_sums(const Plan& plan, std::int64_t task, const data::simd::Kern
   return out;
 }
 
-BlockSums reference_block_sums(const Plan& plan, std::int64_t task) {
-  const std::int64_t r0 = plan.row0(task);
-  const std::int64_t c0 = plan.col0(task);
+BlockSums reference_block_sums(const Config& cfg, std::int64_t task) {
+  const std::int64_t r0 = cfg.row0(task);
+  const std::int64_t c0 = cfg.col0(task);
   BlockSums out;
-  for (std::int64_t i = r0; i < r0 + plan.chunk; ++i) {
-    for (std::int64_t j = c0; j < c0 + plan.chunk; ++j) {
-      const std::uint64_t e = static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(plan.n) +
+  for (std::int64_t i = r0; i < r0 + cfg.chunk; ++i) {
+    for (std::int64_t j = c0; j < c0 + cfg.chunk; ++j) {
+      const std::uint64_t e = static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(cfg.n) +
                               static_cast<std::uint64_t>(j);
-      const double z = data::normal(plan.seed, e, kStream);
+      const double z = data::normal(cfg.seed, e, kStream);
       out.full += z;
       if (i % 2 == 0 && j % 2 == 0) out.subset += z;
     }
@@ -81,10 +81,10 @@ namespace {
 class CpuWorker final : public WorkerCase {
  public:
   CpuWorker(const CaseSpec& spec, const CaseEnv& env)
-      : plan_(make_plan(spec.params)),
+      : cfg_(parse(spec.params)),
         threads_(std::max(env.threads, 1)),
-        kernels_(data::simd::best_kernels(plan_.simd)),
-        scratch_(static_cast<std::size_t>(2 * plan_.chunk)) {}
+        kernels_(data::simd::best_kernels(cfg_.simd)),
+        scratch_(static_cast<std::size_t>(2 * cfg_.chunk)) {}
 
   void begin_repeat() override {
     done_.clear();
@@ -93,10 +93,10 @@ class CpuWorker final : public WorkerCase {
   }
 
   void submit(std::int64_t task) override {
-    if (task < 0 || task >= plan_.tasks)
-      throw Error(fmt::format("subset-mean: task {} out of range (0..{})", task, plan_.tasks - 1));
+    if (task < 0 || task >= cfg_.tasks)
+      throw Error(fmt::format("subset-mean: task {} out of range (0..{})", task, cfg_.tasks - 1));
     const double start = now();
-    const BlockSums s = block_sums(plan_, task, kernels_, threads_, scratch_.data());
+    const BlockSums s = block_sums(cfg_, task, kernels_, threads_, scratch_.data());
     const double end = now();
     times_.compute += end - start;
     TaskOutcome out;
@@ -104,7 +104,7 @@ class CpuWorker final : public WorkerCase {
     out.partial = {s.subset, s.full};
     out.start = start - t0_;
     out.end = end - t0_;
-    out.bytes = 8 * plan_.chunk * plan_.chunk;
+    out.bytes = 8 * cfg_.chunk * cfg_.chunk;
     out.phase = Phase::compute;
     done_.push_back(std::move(out));
   }
@@ -121,7 +121,7 @@ class CpuWorker final : public WorkerCase {
   [[nodiscard]] PhaseTimes phase_times() const override { return times_; }
 
  private:
-  Plan plan_;
+  Config cfg_;
   int threads_;
   const data::simd::Kernels& kernels_;
   std::vector<double> scratch_;

@@ -1,5 +1,5 @@
 #pragma once
-/// @file subset_mean_cpu.hpp
+/// @file worker_cpu.hpp
 /// The CPU side of subset-mean: the fused generate-and-reduce block kernel and the CPU worker.
 ///
 /// A block is generated and reduced in one pass (nothing is stored): each of its rows is a run of
@@ -12,8 +12,8 @@
 #include <memory>
 
 #include "scalebench/workload.hpp"
+#include "subset_mean/config.hpp"
 #include "subset_mean/philox_simd.hpp"
-#include "subset_mean/subset_mean_plan.hpp"
 
 namespace sb::subset_mean {
 
@@ -24,12 +24,12 @@ struct BlockSums {
 };
 
 /// Sums of task `task`'s block with `kernels`, rows split over `threads` OpenMP threads.
-/// `scratch` holds 2 * plan.chunk doubles (no allocation here).
-BlockSums block_sums(const Plan& plan, std::int64_t task, const data::simd::Kernels& kernels,
+/// `scratch` holds 2 * cfg.chunk doubles (no allocation here).
+BlockSums block_sums(const Config& cfg, std::int64_t task, const data::simd::Kernels& kernels,
                      int threads, double* scratch);
 
 /// The same sums element by element from philox.hpp's sb::data::normal (slow; for tests).
-BlockSums reference_block_sums(const Plan& plan, std::int64_t task);
+BlockSums reference_block_sums(const Config& cfg, std::int64_t task);
 
 /// The CPU worker (Device::cpu): tasks computed synchronously in submit() with env.threads
 /// threads, on the widest SIMD variant of this CPU.

@@ -1,4 +1,4 @@
-/// @file subset_mean_gpu.cu
+/// @file worker_gpu.cu
 /// GPU worker of subset-mean: one fused kernel per task (block) that draws every normal of the
 /// block through Philox4x32-10 + Box-Muller and reduces it on the fly, never storing samples
 /// (FusedKernel, subset_mean_kernel.cuh; its device code in fused_kernel.cuh). The library
@@ -18,8 +18,8 @@
 #include "scalebench/error.hpp"
 #include "scalebench/gpu_context.cuh"
 #include "subset_mean/fused_kernel.cuh"
-#include "subset_mean/subset_mean_gpu.hpp"
 #include "subset_mean/subset_mean_kernel.cuh"
+#include "subset_mean/worker_gpu.hpp"
 
 namespace sb::subset_mean {
 namespace {
@@ -117,7 +117,7 @@ void FusedKernel::launch(const BlockShape& block, std::uint64_t seed, FusedResul
 
 }  // namespace sb::subset_mean
 
-namespace sb {
+namespace sb::subset_mean {
 namespace {
 
 /// The WorkerCase of subset-mean on a GPU. Tasks are enqueued back to back on the worker's
@@ -253,10 +253,10 @@ class SubsetMeanGpuWorker final : public WorkerCase {
 
 }  // namespace
 
-std::unique_ptr<WorkerCase> make_subset_mean_gpu_worker(const CaseSpec& spec, const CaseEnv& env) {
+std::unique_ptr<WorkerCase> make_gpu_worker(const CaseSpec& spec, const CaseEnv& env) {
   if (env.gpu == nullptr)
     throw EnvironmentError("subset-mean: GPU worker created without a GPU context");
   return std::make_unique<SubsetMeanGpuWorker>(spec, *env.gpu);
 }
 
-}  // namespace sb
+}  // namespace sb::subset_mean
