@@ -1,4 +1,4 @@
-#include "svd/svd_config.hpp"
+#include "svd/config.hpp"
 
 #include <cmath>
 #include <limits>

@@ -1,5 +1,5 @@
 #pragma once
-/// @file svd_config.hpp
+/// @file config.hpp
 /// Parameters of one svd case, checked, plus the quantities derived from them.
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "svd/svd_scheduler.hpp"
+#include "svd/scheduler.hpp"
 
 #include <lapacke.h>
 
@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 
 #include "scalebench/error.hpp"
+#include "svd/config.hpp"
 #include "svd/lapack_check.hpp"
 #include "svd/routines.hpp"
-#include "svd/svd_config.hpp"
 #include "svd/svd_data.hpp"
 
 namespace sb::svd {

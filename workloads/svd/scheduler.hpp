@@ -1,5 +1,5 @@
 #pragma once
-/// @file svd_scheduler.hpp
+/// @file scheduler.hpp
 /// The scheduler side of the svd workload and its cross-path check.
 
 #include <memory>

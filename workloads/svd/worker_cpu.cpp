@@ -1,4 +1,4 @@
-#include "svd/svd_worker_cpu.hpp"
+#include "svd/worker_cpu.hpp"
 
 #include <chrono>
 #include <condition_variable>
@@ -6,8 +6,8 @@
 #include <mutex>
 
 #include "scalebench/clock.hpp"
+#include "svd/config.hpp"
 #include "svd/routines.hpp"
-#include "svd/svd_config.hpp"
 #include "svd/tsqr_cpu.hpp"
 
 namespace sb::svd {

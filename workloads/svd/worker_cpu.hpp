@@ -1,5 +1,5 @@
 #pragma once
-/// @file svd_worker_cpu.hpp
+/// @file worker_cpu.hpp
 /// The CPU worker of the svd workload (single-cpu and multi-cpu paths).
 
 #include <memory>

@@ -1,4 +1,4 @@
-#include "svd/svd_worker_gpu.hpp"
+#include "svd/worker_gpu.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -6,8 +6,8 @@
 
 #include "scalebench/error.hpp"
 #include "scalebench/gpu_context.cuh"
+#include "svd/config.hpp"
 #include "svd/routines.hpp"
-#include "svd/svd_config.hpp"
 #include "svd/tsqr_gpu.cuh"
 
 namespace sb::svd {

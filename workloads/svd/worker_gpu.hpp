@@ -1,5 +1,5 @@
 #pragma once
-/// @file svd_worker_gpu.hpp
+/// @file worker_gpu.hpp
 /// The GPU worker of the svd workload (single-gpu and multi-gpu paths). Only defined in CUDA
 /// builds (SCALEBENCH_HAVE_CUDA); svd.cpp calls it for Device::gpu.
 
@@ -9,7 +9,7 @@
 
 namespace sb::svd {
 
-/// Same task layout and partials as the CPU worker (svd_worker_cpu.hpp). submit() enqueues the
+/// Same task layout and partials as the CPU worker (worker_cpu.hpp). submit() enqueues the
 /// block's generation and QR on one of the worker's streams and returns at once; poll() hands
 /// back finished blocks. finish_repeat() is collective over the case's GPU workers (NCCL) and
 /// synchronous; validate() is collective over env.comm (MPI).
