@@ -42,7 +42,7 @@ double gpu_slots(std::int64_t groups) {
 }  // namespace
 
 MemoryNeed memory_needed(const CaseSpec& spec, const CaseEnv& env) {
-  const Config c = parse_config(spec.params);
+  const Config c = parse(spec.params);
   const int size = std::max(1, env.size);
   const int threads = std::max(1, env.threads);
   const double rows_per_task = static_cast<double>(std::min(c.partition, c.rows));
