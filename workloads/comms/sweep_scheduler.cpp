@@ -22,7 +22,7 @@ class SweepScheduler final : public SchedulerCase {
       : cfg_(cfg),
         warmup_(warmup),
         n_(std::max(1, workers)),
-        coll_(collective(cfg.op)),
+        coll_(*cfg.collective),
         sizes_(sweep_sizes(cfg, n_)),
         times_(sizes_.size()) {}
 
