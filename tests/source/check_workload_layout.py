@@ -9,7 +9,9 @@ For workloads/<folder>/ and examples/plugin/ (whose description is tiled_dgemm.c
   config.hpp, config.cpp  the parameters: `Config parse(const ...Params&)`
   scheduler.cpp           make_scheduler(const ...CaseSpec&)
   worker_cpu.cpp          make_cpu_worker
-and no other file registers a workload or turns parameters into a Config. Prints one line per
+  worker_gpu.cu           make_gpu_worker (where the workload has CUDA code)
+and no other file registers a workload, turns parameters into a Config or defines a worker's
+entry point. Prints one line per
 problem and exits 1 when there is one.
 """
 import os
@@ -25,7 +27,9 @@ ROLES = [
      "defines make_scheduler(const CaseSpec&)"),
     ("worker_cpu.cpp", re.compile(r"\bmake_cpu_worker\("), "defines make_cpu_worker"),
 ]
+GPU_ROLE = ("worker_gpu.cu", re.compile(r"\bmake_gpu_worker\("), "defines make_gpu_worker")
 SOURCES = (".cpp", ".cu", ".hpp", ".cuh")
+ENTRY = re.compile(r"^[\w:<>\s]*\bmake_(cpu|gpu)_worker\([^;]*\)\s*\{", re.M)
 
 
 def read(path):
@@ -39,7 +43,10 @@ def check_folder(folder, description):
     desc = os.path.join(folder, description)
     if not os.path.isfile(desc) or "SB_REGISTER_WORKLOAD(" not in read(desc):
         problems.append(f"{shown}/{description}: missing, or without SB_REGISTER_WORKLOAD")
-    for name, pattern, what in ROLES:
+    roles = list(ROLES)
+    if any(f.endswith((".cu", ".cuh")) for _, _, fs in os.walk(folder) for f in fs):
+        roles.append(GPU_ROLE)
+    for name, pattern, what in roles:
         path = os.path.join(folder, name)
         if not os.path.isfile(path):
             problems.append(f"{shown}/{name}: missing (it {what})")
@@ -56,6 +63,10 @@ def check_folder(folder, description):
                 problems.append(f"{shown}/{rel}: registers a workload (only {description} does)")
             if re.search(r"^\s*(\[\[nodiscard\]\]\s*)?Config\s+\w*parse\w*\(const", text, re.M):
                 problems.append(f"{shown}/{rel}: turns parameters into a Config (config.cpp does)")
+            entry = ENTRY.search(text)
+            if entry and rel != f"worker_{entry.group(1)}.cpp" and rel != f"worker_{entry.group(1)}.cu":
+                problems.append(f"{shown}/{rel}: defines make_{entry.group(1)}_worker "
+                                f"(worker_{entry.group(1)} does)")
     return problems
 
 

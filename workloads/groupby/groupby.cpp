@@ -17,7 +17,7 @@
 #include "scalebench/workload_registration.hpp"
 
 #if SCALEBENCH_HAVE_CUDA
-#include "groupby/gpu/worker.hpp"
+#include "groupby/worker_gpu.hpp"
 #endif
 
 namespace sb {

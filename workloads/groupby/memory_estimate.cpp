@@ -1,4 +1,4 @@
-// groupby's memory per worker, from what worker_cpu.cpp and gpu/worker.cu allocate: one task's
+// groupby's memory per worker, from what worker_cpu.cpp and worker_gpu.cu allocate: one task's
 // columns on the CPU (partition rows; the GPU generates its rows inside its kernels), the hash
 // tables of the groups (CPU: one table per thread plus the
 // merged result, 64-byte slots at most 70% full; GPU: one table of record_width words per slot

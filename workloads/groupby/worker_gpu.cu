@@ -1,5 +1,5 @@
-// The GPU worker of groupby (worker.hpp).
-#include "groupby/gpu/worker.hpp"
+// The GPU worker of groupby (worker_gpu.hpp).
+#include "groupby/worker_gpu.hpp"
 
 #include <mpi.h>
 

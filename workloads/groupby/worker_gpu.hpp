@@ -1,6 +1,6 @@
 #pragma once
-/// @file worker.hpp
-/// The GPU worker of groupby (worker.cu), defined in CUDA builds only (SCALEBENCH_HAVE_CUDA):
+/// @file worker_gpu.hpp
+/// The GPU worker of groupby (worker_gpu.cu), defined in CUDA builds only (SCALEBENCH_HAVE_CUDA):
 /// the same tasks, partials and validation as the CPU worker. Each task's rows are generated on
 /// env.gpu->stream inside the kernel that first aggregates them (row_source.cuh; no column is
 /// stored): low cardinality into dense_agg.cuh's block partials, high cardinality into
