@@ -92,7 +92,7 @@ void BM_WorkerSeed(benchmark::State& state) {
   sb::CaseEnv env;
   env.threads = threads;
   auto worker = w.make_worker(spec, env);
-  const std::int64_t tasks = gb::parse_config(params).num_tasks();
+  const std::int64_t tasks = gb::parse(params).num_tasks();
   double gen = 0, comp = 0;
   for (auto _ : state) {
     worker->begin_repeat();

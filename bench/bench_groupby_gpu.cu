@@ -258,7 +258,7 @@ void BM_WorkerLarge(benchmark::State& state) {
   env.device = sb::Device::gpu;
   env.gpu = &g.ctx;
   auto worker = w.make_worker(spec, env);
-  const std::int64_t tasks = gb::parse_config(params).num_tasks();
+  const std::int64_t tasks = gb::parse(params).num_tasks();
   double gen = 0, comp = 0;
   for (auto _ : state) {
     SB_CUDA_CHECK(cudaStreamSynchronize(g.ctx.stream));

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "scalebench/params.hpp"
+#include "subset_mean/config.hpp"
 #include "subset_mean/philox_simd.hpp"
-#include "subset_mean/subset_mean_cpu.hpp"
-#include "subset_mean/subset_mean_plan.hpp"
+#include "subset_mean/worker_cpu.hpp"
 
 namespace {
 
@@ -26,18 +26,18 @@ namespace sm = sb::subset_mean;
 void bm_repeat(benchmark::State& state, const std::string& preset,
                sb::data::simd::Isa cap = sb::data::simd::Isa::avx512) {
   const int threads = static_cast<int>(state.range(0));
-  const sm::Plan plan = sm::make_plan(sm::preset_params(preset));
+  const sm::Config cfg = sm::parse(sm::preset_params(preset));
   const auto& kernels = sb::data::simd::best_kernels(cap);
-  std::vector<double> scratch(static_cast<std::size_t>(2 * plan.chunk));
+  std::vector<double> scratch(static_cast<std::size_t>(2 * cfg.chunk));
   double checksum = 0;
   for (auto _ : state) {
-    for (std::int64_t t = 0; t < plan.tasks; ++t) {
-      const sm::BlockSums s = sm::block_sums(plan, t, kernels, threads, scratch.data());
+    for (std::int64_t t = 0; t < cfg.tasks; ++t) {
+      const sm::BlockSums s = sm::block_sums(cfg, t, kernels, threads, scratch.data());
       checksum += s.subset + s.full;
     }
   }
   benchmark::DoNotOptimize(checksum);
-  const double draws = static_cast<double>(plan.draws()) * static_cast<double>(state.iterations());
+  const double draws = static_cast<double>(cfg.draws()) * static_cast<double>(state.iterations());
   state.counters["draws/s"] = benchmark::Counter(draws, benchmark::Counter::kIsRate);
   state.counters["GB/s"] = benchmark::Counter(8.0 * draws * 1e-9, benchmark::Counter::kIsRate);
   state.counters["s/repeat"] =

@@ -18,8 +18,8 @@
 #include "scalebench/gpu_context.cuh"
 #include "scalebench/gpu_runtime.hpp"
 #include "subset_mean/fused_variants.cuh"
-#include "subset_mean/subset_mean_gpu.hpp"
 #include "subset_mean/subset_mean_kernel.cuh"
+#include "subset_mean/worker_gpu.hpp"
 
 namespace {
 
@@ -98,7 +98,7 @@ void BM_SubsetMeanWorker(benchmark::State& state) {
   sb::CaseEnv env;
   env.device = sb::Device::gpu;
   env.gpu = g.ctx.get();
-  auto worker = sb::make_subset_mean_gpu_worker(spec, env);
+  auto worker = sb::subset_mean::make_gpu_worker(spec, env);
   const std::int64_t nb = (n + chunk - 1) / chunk;
   const std::int64_t tasks = nb * nb;
   double total = 0;

@@ -20,8 +20,8 @@
 
 #include "scalebench/philox.hpp"
 #include "svd/blas_threads.hpp"
+#include "svd/config.hpp"
 #include "svd/svd.hpp"
-#include "svd/svd_config.hpp"
 #include "svd/svd_data.hpp"
 
 namespace {

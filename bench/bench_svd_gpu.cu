@@ -16,8 +16,8 @@
 
 #include "scalebench/gpu_context.cuh"
 #include "scalebench/gpu_runtime.hpp"
+#include "svd/config.hpp"
 #include "svd/svd.hpp"
-#include "svd/svd_config.hpp"
 #include "svd/svd_gpu_kernels.cuh"
 #include "svd/tsqr_gpu.cuh"
 

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "scalebench/printable.hpp"  // one_line(): what a message quotes stays on one line
+
 namespace sb {
 
 /// Writes `text` to `to` (stdout or stderr) and flushes; errors are dropped.
@@ -24,9 +26,5 @@ void sayf(std::FILE* to, fmt::format_string<Args...> format, Args&&... args) noe
     // formatting failed (out of memory): nothing to print
   }
 }
-
-/// `text` with control characters (newlines, escapes) shown as \n, \t, \xHH: a message that
-/// quotes user input or a file stays on one line whatever the input holds.
-[[nodiscard]] std::string one_line(std::string_view text);
 
 }  // namespace sb

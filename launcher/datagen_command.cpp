@@ -23,9 +23,12 @@
 
 #include "case_plan.hpp"
 #include "plugin_options.hpp"
+#include "scalebench/byte_size.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/h5_handle.hpp"
+#include "scalebench/h5_tree.hpp"
 #include "scalebench/input_export.hpp"
+#include "scalebench/utc_time.hpp"
 #include "scalebench/version.hpp"
 
 namespace sb {
@@ -34,17 +37,7 @@ namespace {
 using json = nlohmann::json;
 
 using H5Id = results::h5::Handle;
-
-H5Id scalar_space() {
-  return {SB_HDF5_CHECK(H5Screate(H5S_SCALAR)), H5Sclose};
-}
-
-H5Id utf8_string_type() {
-  H5Id t(SB_HDF5_CHECK(H5Tcopy(H5T_C_S1)), H5Tclose);
-  SB_HDF5_CHECK(H5Tset_size(t.get(), H5T_VARIABLE));
-  SB_HDF5_CHECK(H5Tset_cset(t.get(), H5T_CSET_UTF8));
-  return t;
-}
+namespace h5 = results::h5;
 
 /// The group at `path` below `parent` ("a/b"), created when missing.
 H5Id open_or_create_group(hid_t parent, const std::string& path) {
@@ -55,118 +48,10 @@ H5Id open_or_create_group(hid_t parent, const std::string& path) {
     const std::string name = path.substr(start, slash == std::string::npos ? slash : slash - start);
     start = slash == std::string::npos ? path.size() : slash + 1;
     if (name.empty()) continue;
-    const hid_t id = SB_HDF5_CHECK(H5Lexists(g.get(), name.c_str(), H5P_DEFAULT)) > 0
-                         ? H5Gopen2(g.get(), name.c_str(), H5P_DEFAULT)
-                         : H5Gcreate2(g.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    g = H5Id(SB_HDF5_CHECK(id), H5Gclose);
+    g = h5::has_link(g.get(), name) ? h5::open_group(g.get(), name)
+                                    : h5::create_group(g.get(), name);
   }
   return g;
-}
-
-void write_string_attr(hid_t obj, const std::string& name, const std::string& value) {
-  if (SB_HDF5_CHECK(H5Aexists(obj, name.c_str())) > 0) SB_HDF5_CHECK(H5Adelete(obj, name.c_str()));
-  H5Id type = utf8_string_type();
-  H5Id space = scalar_space();
-  H5Id a(SB_HDF5_CHECK(
-             H5Acreate2(obj, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT)),
-         H5Aclose);
-  const char* p = value.c_str();
-  SB_HDF5_CHECK(H5Awrite(a.get(), type.get(), &p));
-}
-
-/// A scalar JSON value as an attribute: strings, integers (int64 or uint64), reals, booleans
-/// (int64 0/1); null is skipped.
-void write_attr(hid_t obj, const std::string& name, const json& v) {
-  if (v.is_null()) return;
-  if (v.is_string()) return write_string_attr(obj, name, v.get<std::string>());
-  if (SB_HDF5_CHECK(H5Aexists(obj, name.c_str())) > 0) SB_HDF5_CHECK(H5Adelete(obj, name.c_str()));
-  H5Id space = scalar_space();
-  hid_t type = H5T_NATIVE_DOUBLE;
-  std::int64_t i = 0;
-  std::uint64_t u = 0;
-  double d = 0;
-  const void* data = &d;
-  if (v.is_boolean()) {
-    i = v.get<bool>() ? 1 : 0;
-    type = H5T_NATIVE_INT64;
-    data = &i;
-  } else if (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX) {
-    u = v.get<std::uint64_t>();
-    type = H5T_NATIVE_UINT64;
-    data = &u;
-  } else if (v.is_number_integer()) {
-    i = v.get<std::int64_t>();
-    type = H5T_NATIVE_INT64;
-    data = &i;
-  } else if (v.is_number()) {
-    d = v.get<double>();
-  } else {
-    return write_string_attr(obj, name, v.dump());
-  }
-  const hid_t file_type = type == H5T_NATIVE_DOUBLE  ? H5T_IEEE_F64LE
-                          : type == H5T_NATIVE_INT64 ? H5T_STD_I64LE
-                                                     : H5T_STD_U64LE;
-  H5Id a(SB_HDF5_CHECK(
-             H5Acreate2(obj, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT)),
-         H5Aclose);
-  SB_HDF5_CHECK(H5Awrite(a.get(), type, data));
-}
-
-/// A JSON array of numbers (int64 when all are integers, else float64) or strings as a 1-D
-/// dataset.
-void write_array(hid_t parent, const std::string& name, const json& arr) {
-  const hsize_t n = arr.size();
-  H5Id space(SB_HDF5_CHECK(H5Screate_simple(1, &n, nullptr)), H5Sclose);
-  const bool strings = !arr.empty() && arr.front().is_string();
-  if (strings) {
-    H5Id type = utf8_string_type();
-    std::vector<std::string> keep;
-    std::vector<const char*> ptrs;
-    keep.reserve(arr.size());
-    for (const auto& v : arr) keep.push_back(v.is_string() ? v.get<std::string>() : v.dump());
-    for (const auto& s : keep) ptrs.push_back(s.c_str());
-    H5Id d(SB_HDF5_CHECK(H5Dcreate2(parent, name.c_str(), type.get(), space.get(), H5P_DEFAULT,
-                                    H5P_DEFAULT, H5P_DEFAULT)),
-           H5Dclose);
-    if (n > 0)
-      SB_HDF5_CHECK(H5Dwrite(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()));
-    return;
-  }
-  const bool ints =
-      std::all_of(arr.begin(), arr.end(), [](const json& v) { return v.is_number_integer(); });
-  if (ints) {
-    std::vector<std::int64_t> v;
-    v.reserve(arr.size());
-    for (const auto& x : arr) v.push_back(x.get<std::int64_t>());
-    H5Id d(SB_HDF5_CHECK(H5Dcreate2(parent, name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT,
-                                    H5P_DEFAULT, H5P_DEFAULT)),
-           H5Dclose);
-    if (n > 0)
-      SB_HDF5_CHECK(H5Dwrite(d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
-    return;
-  }
-  std::vector<double> v;
-  v.reserve(arr.size());
-  for (const auto& x : arr) v.push_back(x.is_number() ? x.get<double>() : NAN);
-  H5Id d(SB_HDF5_CHECK(H5Dcreate2(parent, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
-                                  H5P_DEFAULT, H5P_DEFAULT)),
-         H5Dclose);
-  if (n > 0)
-    SB_HDF5_CHECK(H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
-}
-
-/// An object: scalars as attributes, arrays as datasets, objects as groups.
-void write_tree(hid_t group, const json& object) {
-  for (const auto& [key, v] : object.items()) {
-    if (v.is_object()) {
-      H5Id g = open_or_create_group(group, key);
-      write_tree(g.get(), v);
-    } else if (v.is_array()) {
-      write_array(group, key, v);
-    } else {
-      write_attr(group, key, v);
-    }
-  }
 }
 
 hid_t file_type_of(InputDtype t) {
@@ -219,7 +104,7 @@ void write_input_array(hid_t file, const InputArray& a, int threads) {
     SB_HDF5_CHECK(H5Dwrite(d.get(), memory_type_of(a.dtype), memspace.get(), space.get(),
                            H5P_DEFAULT, buffer.data()));
   }
-  write_tree(d.get(), a.attrs);
+  h5::write_members(d.get(), a.attrs);
 }
 
 /// The parameters the variants agree on (groupby's variants differ only in `query`; a key
@@ -239,28 +124,9 @@ Params common_params(const std::vector<Params>& variants) {
   return common;
 }
 
-std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string human_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  int u = 0;
-  while (b >= 1024 && u < 5) {
-    b /= 1024;
-    ++u;
-  }
-  return fmt::format("{:.3g} {}", b, units[u]);
-}
-
 void write_file(const std::string& path, const InputExport& e, const std::vector<CaseSpec>& cases,
                 const DatagenOptions& o, const std::string& command_line, int threads) {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  h5::quiet_errors();
   H5Id file(SB_HDF5_CHECK(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)),
             H5Fclose);
   const hid_t root = file.get();
@@ -274,22 +140,21 @@ void write_file(const std::string& path, const InputExport& e, const std::vector
   attrs["scalebench_version"] = version();
   attrs["git_sha"] = git_sha();
   attrs["command_line"] = command_line;
-  attrs["created_utc"] = utc_now();
-  write_tree(root, attrs);
+  attrs["created_utc"] = utc_now_seconds();
+  h5::write_members(root, attrs);
   {
-    H5Id params = open_or_create_group(root, "params");
-    for (const auto& [k, v] : common.items()) write_string_attr(params.get(), k, v);
+    H5Id params = h5::create_group(root, "params");
+    for (const auto& [k, v] : common.items()) h5::write_attr(params.get(), k, v);
   }
   json ids = json::array();
   for (const auto& c : cases) ids.push_back(c.id);
-  write_array(root, "case_ids", ids);
-  write_tree(root, e.constants);
+  h5::write_value(root, "case_ids", ids);
+  h5::write_members(root, e.constants);
   for (const auto& a : e.arrays) write_input_array(root, a, threads);
   if (e.answer) {
     json answer = e.answer(threads);
     answer["computed_by"] = "scalebench's CPU code (the single-cpu path's kernels)";
-    H5Id g = open_or_create_group(root, "answer");
-    write_tree(g.get(), answer);
+    h5::write_value(root, "answer", answer);
   }
   file.close();
 }

@@ -9,6 +9,7 @@
 #include "case_plan.hpp"
 #include "info_command.hpp"
 #include "plugin_options.hpp"
+#include "scalebench/byte_size.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/gpu_runtime.hpp"
 #include "scalebench/nvml_probe.hpp"
@@ -64,17 +65,13 @@ nlohmann::json collect_info() {
       {"plugins", plugins_record()}};
 }
 
-std::string gib(double bytes) {
-  return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024));
-}
-
 void print_table(const nlohmann::json& j) {
   const auto& n = j.at("node");
   fmt::print("Host        {}\n", n.value("host", ""));
   fmt::print("CPU         {} ({} socket(s), {} cores, {} hardware threads, {} NUMA domain(s))\n",
              n.value("cpu_model", ""), n.value("sockets", 0), n.value("cores", 0),
              n.value("pus", 0), n.value("numa_domains", 0));
-  fmt::print("Memory      {}\n", gib(n.value("memory_bytes", 0.0)));
+  fmt::print("Memory      {}\n", human_bytes(n.value("memory_bytes", 0.0)));
   fmt::print("OS          {} ({})\n", n.value("os", ""), n.value("arch", ""));
   const auto& g = j.at("gpus");
   fmt::print("GPUs        {} visible{}{}\n", g.value("visible", 0),
@@ -82,7 +79,8 @@ void print_table(const nlohmann::json& j) {
              g.value("note", "").empty() ? "" : " - " + g.value("note", ""));
   for (const auto& d : g.at("devices"))
     fmt::print("  [{}] {}  {}  {}  {}\n", d.value("index", 0), d.value("name", ""),
-               gib(d.value("memory_bytes", 0.0)), d.value("uuid", ""), d.value("pci_bus_id", ""));
+               human_bytes(d.value("memory_bytes", 0.0)), d.value("uuid", ""),
+               d.value("pci_bus_id", ""));
   if (!g.value("topology", "").empty()) fmt::print("Topology\n{}\n", g.value("topology", ""));
   fmt::print("Versions\n");
   for (const auto& [k, v] : j.at("versions").items())

@@ -9,7 +9,6 @@
 #include <deque>
 #include <fstream>
 #include <map>
-#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -23,6 +22,7 @@
 #include "scalebench/error.hpp"
 #include "scalebench/job_plan.hpp"
 #include "scalebench/settings.hpp"
+#include "scalebench/utc_time.hpp"
 #include "stop_signals.hpp"
 
 namespace sb {
@@ -46,40 +46,6 @@ nlohmann::json not_run_record(const CaseSpec& s, const std::string& status,
           {"repeats", nlohmann::json::array()},
           {"started_utc", ""},
           {"ended_utc", utc_now()}};
-}
-
-/// Environment for a job whose ranks all share one node, making MPI_Init and mpiexec cheaper:
-/// - OpenMPI: pml ob1 over the shared-memory BTL (OMPI_MCA_pml=ob1 and a BTL exclusion list,
-///   valid for OpenMPI 4 "vader" and 5 "sm" alike). Without it, MPI_Init tries every network
-///   stack first (UCX, libfabric/PSM through pml cm, verbs); on a GPU node UCX also brings up
-///   its CUDA transports in every rank (test_startup_mpi shows the start-up phases).
-/// - hwloc (in mpiexec and every rank): no OpenCL / GL / CUDA / NVML discovery plugins, which
-///   would start GPU runtimes only to list devices that MPI does not use.
-/// Each is left alone when the user set it (OMPI_MCA_pml, OMPI_MCA_btl, HWLOC_PLUGINS_BLACKLIST
-/// or HWLOC_COMPONENTS in the environment, or pml/btl in SCALEBENCH_MPIEXEC_ARGS), and all of it
-/// when SCALEBENCH_MPI_TUNING=0. Variables of other MPIs' names are ignored by them. Jobs over
-/// several nodes get nothing: their transports are the MPI's own business.
-void tune_single_node_job(batch::LaunchPlan& lp, const JobRunnerOptions& opt) {
-  if (!settings::mpi_tuning()) return;
-  std::set<int> nodes;
-  for (const auto& p : opt.placement) nodes.insert(p.node);
-  if (nodes.size() != 1) return;
-  auto user_set = [&](const char* name) {
-    return settings::environment_variable(name).has_value() || lp.env.count(name) != 0;
-  };
-  auto in_extra = [&](const char* word) {
-    for (const auto& a : opt.launch.extra)
-      if (a == word || a.find(std::string("_") + word) != std::string::npos) return true;
-    return false;
-  };
-  if (!user_set("OMPI_MCA_pml") && !user_set("OMPI_MCA_btl") && !in_extra("pml") &&
-      !in_extra("btl")) {
-    lp.env["OMPI_MCA_pml"] = "ob1";
-    lp.env["OMPI_MCA_btl"] = "^tcp,openib,ofi,uct,usnic,smcuda";
-  }
-  if (!user_set("HWLOC_PLUGINS_BLACKLIST") && !user_set("HWLOC_COMPONENTS"))
-    lp.env["HWLOC_PLUGINS_BLACKLIST"] =
-        "hwloc_opencl,hwloc_gl,hwloc_cuda,hwloc_nvml,hwloc_rsmi,hwloc_levelzero";
 }
 
 /// What one job did.
@@ -143,8 +109,7 @@ batch::LaunchPlan prepare_job(int job, const std::vector<CaseSpec>& remaining,
   }
   batch::LaunchPlan lp = batch::plan_launch(opt.allocation, opt.placement, opt.rank_executable,
                                             {"--plan", plan_path}, opt.launch);
-  tune_single_node_job(lp, opt);
-  add_rank_defaults(lp);          // rank_environment.hpp
+  add_rank_environment(lp, opt.placement, opt.launch.extra);
   batch::write_launch_files(lp);  // host lists too long for a command line (thousands of ranks)
   return lp;
 }

@@ -12,6 +12,7 @@
 #include "console.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/job_plan.hpp"
+#include "scalebench/utc_time.hpp"
 
 namespace fs = std::filesystem;
 

@@ -31,14 +31,13 @@
 #include "scalebench/report.hpp"
 #include "scalebench/settings.hpp"
 #include "scalebench/system_info.hpp"
+#include "scalebench/utc_time.hpp"
 #include "scalebench/verdicts.hpp"
 #include "scalebench/version.hpp"
 #include "stop_signals.hpp"
 #include "suite_file.hpp"
 
 namespace fs = std::filesystem;
-
-extern "C" char* openblas_get_corename(void);
 
 namespace sb {
 
@@ -152,21 +151,6 @@ RunRequest resolve_request(const RunOptions& o) {
   SB_EXPECTS(std::isfinite(o.case_timeout) && o.case_timeout >= 0 && o.case_timeout <= 1e7,
              "--case-timeout must be a finite number of seconds, at most 1e7 (0: no limit)");
   return req;
-}
-
-/// Debian's OpenBLAS 0.3.21 takes some AVX-512 Xeons for a Prescott and runs its slowest
-/// kernels (bench_svd_cpu's DGEMM); the ranks inherit a corrected core type. A value the user
-/// set is kept.
-void fix_openblas_core_type() {
-  if (settings::environment_variable("OPENBLAS_CORETYPE")) return;
-  const char* core = openblas_get_corename();
-  if (core == nullptr || std::string(core) != "Prescott") return;
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) {
-    setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
-  } else if (__builtin_cpu_supports("avx2")) {
-    setenv("OPENBLAS_CORETYPE", "Haswell", 0);
-  }
 }
 
 /// The allocation this run is in and how its ranks are laid out.
@@ -349,7 +333,6 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   std::string command_line;
   for (const auto& a : argv) command_line += (command_line.empty() ? "" : " ") + a;
   settings::validate_all();
-  fix_openblas_core_type();
   const RunRequest req = resolve_request(o);
   std::vector<std::string> notes;
   const std::vector<CaseSpec> cases = plan_cases(req, &notes);

@@ -19,6 +19,7 @@
 #include "scalebench/error.hpp"
 #include "scalebench/job_plan.hpp"
 #include "scalebench/system_info.hpp"
+#include "scalebench/utc_time.hpp"
 
 namespace fs = std::filesystem;
 

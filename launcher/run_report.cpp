@@ -12,6 +12,7 @@
 #include "scalebench/job_plan.hpp"
 #include "scalebench/report.hpp"
 #include "scalebench/settings.hpp"
+#include "scalebench/utc_time.hpp"
 #include "scalebench/verdicts.hpp"
 
 namespace sb {

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "scalebench/error.hpp"
+
 namespace sb {
 namespace {
 
@@ -47,7 +49,7 @@ std::string signal_name(int sig) {
 }
 
 int stop_exit_code(int sig) noexcept {
-  return sig == SIGUSR1 ? 0 : 128 + sig;
+  return sig == SIGUSR1 ? kExitOk : exit_code_of_signal(sig);
 }
 
 }  // namespace sb

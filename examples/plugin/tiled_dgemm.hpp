@@ -19,32 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "scalebench/params.hpp"
+#include "config.hpp"
 #include "scalebench/philox.hpp"
 #include "scalebench/workload.hpp"
 
 namespace tiled_dgemm {
-
-/// A case's parameters, checked.
-struct Config {
-  std::int64_t m = 0;     ///< rows of A and C
-  std::int64_t n = 0;     ///< columns of B and C
-  std::int64_t k = 0;     ///< columns of A, rows of B
-  std::int64_t tile = 0;  ///< rows of C per task
-  std::uint64_t seed = 42;
-
-  [[nodiscard]] std::int64_t tasks() const { return (m + tile - 1) / tile; }
-  [[nodiscard]] std::int64_t row0(std::int64_t task) const { return task * tile; }
-  [[nodiscard]] std::int64_t rows(std::int64_t task) const {
-    return std::min(tile, m - row0(task));
-  }
-};
-
-/// Throws sb::UsageError naming the parameter on bad values.
-[[nodiscard]] Config parse(const sb::Params& p);
-
-/// Parameters of a preset: tiny, small, seed, large.
-[[nodiscard]] sb::Params preset(const std::string& name);
 
 inline double a_value(const Config& c, std::int64_t i, std::int64_t l) {
   return sb::data::uniform(c.seed, static_cast<std::uint64_t>(i * c.k + l), 0) - 0.5;

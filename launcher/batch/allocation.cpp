@@ -5,7 +5,7 @@
 
 #include "batch/hostlist.hpp"
 #include "batch/node_files.hpp"
-#include "batch/printable.hpp"
+#include "scalebench/printable.hpp"
 
 #include <scalebench/error.hpp>
 

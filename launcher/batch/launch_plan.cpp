@@ -4,7 +4,7 @@
 
 #include "batch/allocation.hpp"
 
-#include "batch/printable.hpp"
+#include "scalebench/printable.hpp"
 
 #include <scalebench/error.hpp>
 

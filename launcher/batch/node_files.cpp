@@ -3,7 +3,7 @@
 
 #include "batch/node_files.hpp"
 
-#include "batch/printable.hpp"
+#include "scalebench/printable.hpp"
 
 #include <scalebench/error.hpp>
 

@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "batch/printable.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/printable.hpp"
 
 namespace sb::batch {
 
@@ -70,7 +70,7 @@ Captured run_capture(const std::vector<std::string>& argv, const std::string& st
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  c.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  c.status = WIFEXITED(status) ? WEXITSTATUS(status) : exit_code_of_signal(WTERMSIG(status));
   return c;
 }
 

@@ -3,7 +3,7 @@
 
 #include "batch/scheduler_dialect.hpp"
 
-#include "batch/printable.hpp"
+#include "scalebench/printable.hpp"
 
 #include <scalebench/error.hpp>
 

@@ -6,8 +6,8 @@
 
 #include "batch/run_capture.hpp"
 
-#include "batch/printable.hpp"
 #include "batch/scheduler_dialect.hpp"
+#include "scalebench/printable.hpp"
 
 #include <scalebench/error.hpp>
 #include <scalebench/find_program.hpp>

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "scalebench/byte_size.hpp"
+
 namespace sb::results::detail {
 
 /// "1.234 s", "12.3 ms", "45.6 us", "-" for NaN.
@@ -25,8 +27,7 @@ std::string html_escape(const std::string& s);
 std::string xml_escape(const std::string& s);
 std::string markdown_cell(const std::string& s);
 
-/// "25.3 GiB", "512 MiB", "32 KiB", "17 B" (binary prefixes); "-" for NaN.
-std::string human_bytes(double bytes);
+// Sizes: sb::human_bytes (scalebench/byte_size.hpp).
 /// "2.40 GHz", "900 MHz" of a frequency in MHz; "-" for NaN.
 std::string human_mhz(double mhz);
 

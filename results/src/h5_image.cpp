@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
-#include "h5_tree.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/h5_tree.hpp"
 
 namespace sb::results::h5 {
 namespace {

@@ -1,4 +1,4 @@
-#include "h5_tree.hpp"
+#include "scalebench/h5_tree.hpp"
 
 #include <algorithm>
 #include <array>

@@ -23,7 +23,7 @@
 #include "history_sql.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/history.hpp"
-#include "scalebench/job_plan.hpp"
+#include "scalebench/utc_time.hpp"
 
 namespace sb::results {
 namespace {

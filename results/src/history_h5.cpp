@@ -17,12 +17,13 @@
 #include <fmt/format.h>
 
 #include "h5_image.hpp"
-#include "h5_tree.hpp"
 #include "history_h5.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/h5_tree.hpp"
 #include "scalebench/history.hpp"
 #include "scalebench/stats.hpp"
 #include "scalebench/system_identity.hpp"
+#include "scalebench/utc_time.hpp"
 #include "summary_util.hpp"
 
 namespace sb::results {

@@ -7,9 +7,9 @@
 #include <tuple>
 
 #include "scalebench/history.hpp"
-#include "scalebench/job_plan.hpp"
 #include "scalebench/stats.hpp"
 #include "scalebench/system_identity.hpp"
+#include "scalebench/utc_time.hpp"
 #include "summary_util.hpp"
 
 namespace sb::results {

@@ -6,7 +6,7 @@
 #include "history_sql.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/history.hpp"
-#include "scalebench/job_plan.hpp"
+#include "scalebench/utc_time.hpp"
 #include "scalebench/version.hpp"
 
 namespace sb::results::history_sql {

@@ -61,13 +61,6 @@ const char* verdict_color(const std::string& v) {
   }
 }
 
-std::string svg_open(const char* kind, double width, double height) {
-  return fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
-      "role=\"img\" class=\"chart\" data-chart=\"{}\">\n",
-      width, height, kind);
-}
-
 /// One signal of a case's timeline.
 struct Signal {
   const char* key;    ///< series column, or repeat-table column for per-repeat signals

@@ -35,13 +35,6 @@ const std::map<std::string, std::string>& phase_colors() {
 
 constexpr double kCharPx = 6.5;  // width of a character at 11px, for the room a label needs
 
-std::string svg_open(const char* kind, double width, double height) {
-  return fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
-      "role=\"img\" class=\"chart\" data-chart=\"{}\">\n",
-      width, height, kind);
-}
-
 struct LogAxis {
   double lo10 = 0, hi10 = 1;
   double x0 = 0, width = 1;
@@ -151,6 +144,13 @@ double quantile(const std::vector<double>& sorted, double q) {
 }
 
 }  // namespace
+
+std::string svg_open(const char* kind, double width, double height, const std::string& more) {
+  return fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
+      "role=\"img\" class=\"chart\" data-chart=\"{}\"{}>\n",
+      width, height, kind, more);
+}
 
 std::string html_legend(const std::string& name, const std::vector<LegendKey>& keys) {
   std::string out = fmt::format("<div class=\"legend\" data-legend=\"{}\">", html_escape(name));

@@ -19,6 +19,9 @@ struct LegendKey {
   std::string text;
   bool line = false;  ///< drawn as a thin bar (a line in the chart) instead of a block
 };
+/// The opening tag of a chart: `<svg ... class="chart" data-chart=KIND MORE>`, `more` being
+/// further attributes (` data-path="..."`).
+std::string svg_open(const char* kind, double width, double height, const std::string& more = "");
 /// `<div class="legend" data-legend=NAME>` with one swatch per key.
 std::string html_legend(const std::string& name, const std::vector<LegendKey>& keys);
 

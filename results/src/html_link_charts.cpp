@@ -95,10 +95,8 @@ std::string sweep_chart(const std::string& path, const std::vector<const json*>&
   const double l0 = std::log2(bmin), l1 = std::log2(bmax);
   auto x_of = [&](double b) { return left + (std::log2(b) - l0) / (l1 - l0) * plot_w; };
   auto y_of = [&](double g) { return top + plot_h - g / ymax * plot_h; };
-  std::string out = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" role=\"img\" "
-      "class=\"chart\" data-chart=\"busbw\" data-path=\"{}\">\n",
-      width, height, html_escape(path));
+  std::string out =
+      svg_open("busbw", width, height, fmt::format(" data-path=\"{}\"", html_escape(path)));
   // Axes: powers of 4 on x, five steps on y.
   for (double e = std::ceil(l0); e <= l1 + 1e-9; e += 1) {
     if (static_cast<long long>(e) % 2 != 0 && l1 - l0 > 12) continue;
@@ -193,10 +191,7 @@ std::string matrix_chart(const json& c, bool* alone) {
   const double left = room, top = 34;
   const double width = std::max(left + cell * static_cast<double>(n) + 10, 330.0);
   const double height = top + cell * static_cast<double>(n) + 24;
-  std::string out = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" role=\"img\" "
-      "class=\"chart\" data-chart=\"pair-matrix\">\n",
-      width, height);
+  std::string out = svg_open("pair-matrix", width, height);
   out += fmt::format("<text x=\"{:.0f}\" y=\"12\" text-anchor=\"middle\">to (receiver)</text>\n",
                      left + cell * static_cast<double>(n) / 2);
   if (numbers)

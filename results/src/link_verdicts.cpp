@@ -10,29 +10,28 @@ namespace sb::results::detail {
 void add_link_verdicts(const nlohmann::json& cases, nlohmann::json& rows) {
   for (const auto& c : cases) {
     if (str(c, "status") != "ok") continue;
-    const nlohmann::json& links = sub(sub(c, "metrics"), "links");
-    if (!links.is_array()) continue;
-    for (const auto& l : links) {
-      if (!l.is_object() || !l.contains("slow")) continue;  // older reports: not judged
-      const std::string link = str(l, "src_name") + " -> " + str(l, "dst_name");
-      const double peer = num(l, "peer_bandwidth_gbps", 0.0);
+    const nlohmann::json& judged = sub(sub(c, "metrics"), "verdicts");
+    if (!judged.is_array()) continue;
+    for (const auto& v : judged) {
+      if (!v.is_object() || !v.contains("subject")) continue;
+      const std::string subject = str(v, "subject");
       nlohmann::json row;
-      row["host"] = str(l, "src_host");
-      row["device"] = static_cast<std::int64_t>(num(l, "src_gpu", -1));
+      row["host"] = str(v, "host");
+      row["device"] = static_cast<std::int64_t>(num(v, "device", -1));
       row["case"] = str(c, "id");
-      row["verdict"] = l.value("slow", false) ? "slow" : "ok";
-      row["value"] = num(l, "bandwidth_gbps") * 1e9;
-      row["expected"] = peer > 0 ? peer * 1e9 : kNaN;
-      row["reason"] = link + ": " + str(l, "health");
-      row["model"] = str(l, "kind");
+      row["verdict"] = str(v, "verdict", "ok");
+      row["value"] = num(v, "value");
+      row["expected"] = num(v, "expected");
+      row["reason"] = subject + ": " + str(v, "reason");
+      row["model"] = str(v, "kind");
       row["path"] = canonical_path(str(c, "path"));
       row["workload"] = str(c, "workload");
       row["record"] = case_label(c);
-      row["peers"] = static_cast<std::int64_t>(num(l, "peers", 0));
+      row["peers"] = static_cast<std::int64_t>(num(v, "peers", 0));
       row["reference_s"] = kNaN;
       row["throttled_repeats"] = 0;
-      row["link"] = link;
-      row["unit"] = "B/s";
+      row["link"] = subject;
+      row["unit"] = str(v, "unit");
       rows.push_back(std::move(row));
     }
   }

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "h5_tree.hpp"
+#include "scalebench/h5_tree.hpp"
 
 namespace sb::results::layout {
 

@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "h5_tree.hpp"
 #include "report_layout.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/h5_tree.hpp"
 #include "scalebench/report.hpp"
 
 namespace sb::results {

@@ -13,9 +13,9 @@
 #include <fmt/format.h>
 
 #include "h5_image.hpp"
-#include "h5_tree.hpp"
 #include "report_layout.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/h5_tree.hpp"
 #include "scalebench/report.hpp"
 
 namespace sb::results {

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "scalebench/json_number.hpp"
+
 namespace sb::detail {
 namespace {
 
@@ -61,8 +63,8 @@ json combine_gpu_processes(const std::vector<WorkerTelemetry>& workers, std::siz
     sm = n % 2 == 1 ? per_repeat[n / 2] : 0.5 * (per_repeat[n / 2 - 1] + per_repeat[n / 2]);
   }
   out["gpu_processes"] = std::move(rows);
-  out["gpu_other_processes"] = std::isfinite(most) ? json(most) : json(nullptr);
-  out["gpu_others_sm_pct"] = std::isfinite(sm) ? json(sm) : json(nullptr);
+  out["gpu_other_processes"] = finite_or_null(most);
+  out["gpu_others_sm_pct"] = finite_or_null(sm);
   if (!unavailable.empty()) out["gpu_processes_unavailable"] = unavailable;
   if (!note.empty()) out["gpu_processes_note"] = note;
   return out;

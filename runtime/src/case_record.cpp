@@ -9,6 +9,7 @@
 #include "host_stall.hpp"
 #include "scalebench/job_plan.hpp"
 #include "scalebench/stats.hpp"
+#include "scalebench/utc_time.hpp"
 
 namespace sb::detail {
 
@@ -149,8 +150,8 @@ void set_work_and_metrics(nlohmann::json& rec, const Work& work, const std::vect
     if (i < reps.size() && reps[i].contains("runtime"))
       kept_runtime.push_back(reps[i]["runtime"].get<double>());
   }
-  const double med = results::median(kept);
-  const double med_compute = results::median(kept_compute);
+  const double med = median(kept);
+  const double med_compute = median(kept_compute);
   rec["metrics"] = {{"median_s", med},
                     {"throughput", work.units / med},
                     {"throughput_unit", work.unit + "/s"},
@@ -162,7 +163,7 @@ void set_work_and_metrics(nlohmann::json& rec, const Work& work, const std::vect
                     {"host_stalled_repeats", stalled},
                     {"left_out_repeats", leave_out ? either : 0}};
   // The runtime's own cost: the repeat outside the busiest worker's phases.
-  if (!kept_runtime.empty()) rec["metrics"]["median_runtime_s"] = results::median(kept_runtime);
+  if (!kept_runtime.empty()) rec["metrics"]["median_runtime_s"] = median(kept_runtime);
 }
 
 }  // namespace sb::detail

@@ -8,6 +8,7 @@
 
 #include "case_energy.hpp"
 #include "case_gpu_processes.hpp"
+#include "scalebench/json_number.hpp"
 #include "scalebench/repeat_telemetry.hpp"
 #include "scalebench/stats.hpp"
 
@@ -19,11 +20,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double finite_median(std::vector<double> v) {
   std::erase_if(v, [](double x) { return !std::isfinite(x); });
-  return results::median(v);
-}
-
-json number(double v) {
-  return std::isfinite(v) ? json(v) : json(nullptr);
+  return median(v);
 }
 
 /// Per node and repeat: others' CPU seconds, capacity (wall x CPUs), cgroup throttling.
@@ -161,13 +158,13 @@ CaseTelemetry combine_telemetry(const std::vector<WorkerTelemetry>& workers,
       worst_throttled =
           std::isfinite(worst_throttled) ? std::max(worst_throttled, throttled) : throttled;
   }
-  out.interference = {{"other_cpu_fraction", number(worst_fraction)},
+  out.interference = {{"other_cpu_fraction", finite_or_null(worst_fraction)},
                       {"cpu_mhz",
-                       {{"min", number(results::min_of(mhz_min))},
-                        {"median", number(results::median(mhz_med))},
-                        {"max", number(results::max_of(mhz_max))}}},
-                      {"cgroup_throttled_s", number(worst_throttled)},
-                      {"vector_probe_s", number(finite_median(probe))}};
+                       {{"min", finite_or_null(min_of(mhz_min))},
+                        {"median", finite_or_null(median(mhz_med))},
+                        {"max", finite_or_null(max_of(mhz_max))}}},
+                      {"cgroup_throttled_s", finite_or_null(worst_throttled)},
+                      {"vector_probe_s", finite_or_null(finite_median(probe))}};
   if (nodes.size() > 1 && !busiest.empty()) out.interference["busiest_host"] = busiest;
   out.interference.update(combine_gpu_processes(workers, repeats));
   out.energy_gpu = combine_energy(workers, true, repeats);
@@ -181,7 +178,7 @@ CaseTelemetry combine_telemetry(const std::vector<WorkerTelemetry>& workers,
     for (const auto& w : why[i]) text += (text.empty() ? "" : "; ") + w;
     out.reasons[i] = text;
   }
-  out.telemetry = {{"period_s", number(period)},
+  out.telemetry = {{"period_s", finite_or_null(period)},
                    {"read_s", std::move(read_s)},
                    {"repeats", drop_empty_columns(std::move(rows))},
                    {"series", std::move(series)}};

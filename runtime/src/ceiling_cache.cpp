@@ -15,6 +15,7 @@
 
 #include "scalebench/job_plan.hpp"
 #include "scalebench/settings.hpp"
+#include "scalebench/utc_time.hpp"
 
 namespace fs = std::filesystem;
 

@@ -15,6 +15,7 @@
 #include "repeat_timing.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/utc_time.hpp"
 #include "scalebench/workload.hpp"
 #include "task_dispatch.hpp"
 

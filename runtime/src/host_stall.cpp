@@ -32,7 +32,7 @@ std::vector<double> slow_submit_excess(const std::vector<double>& per_task,
   for (std::size_t i = 0; i < per_task.size(); ++i)
     if (i < submits.size() && submits[i] > 0) seen.push_back(per_task[i]);
   if (seen.size() < 3) return excess;  // no median to speak of
-  const double med = results::median(seen);
+  const double med = median(seen);
   for (std::size_t i = 0; i < per_task.size(); ++i)
     if (i < submits.size() && submits[i] > 0)
       excess[i] = std::max(0.0, per_task[i] - med) * submits[i];
@@ -62,11 +62,11 @@ std::vector<double> slow_probe_excess(const std::vector<double>& probe,
   for (std::size_t i = 0; i < n; ++i)
     if (probe[i] > 0) seen.push_back(probe[i]);
   if (seen.size() < 3) return excess;
-  const double slow = kSlowProbeFactor * results::fastest_third_mean(seen);
+  const double slow = kSlowProbeFactor * fastest_third_mean(seen);
   std::vector<double> normal;
   for (std::size_t i = 0; i < n; ++i)
     if (!(probe[i] >= slow)) normal.push_back(totals[i]);
-  const double base = results::median(normal.empty() ? totals : normal);
+  const double base = median(normal.empty() ? totals : normal);
   for (std::size_t i = 0; i < n; ++i)
     if (probe[i] > 0 && probe[i] >= slow) excess[i] = std::max(0.0, totals[i] - base);
   return excess;

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "scalebench/byte_size.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/settings.hpp"
 
@@ -94,29 +95,22 @@ NodeWorkers node_workers(MPI_Comm workers, bool has_gpu) {
   return n;
 }
 
-std::string format_bytes(double bytes) {
-  if (bytes >= 1e12) return fmt::format("{:.1f} TB", bytes / 1e12);
-  if (bytes >= 1e9) return fmt::format("{:.1f} GB", bytes / 1e9);
-  if (bytes >= 1e6) return fmt::format("{:.1f} MB", bytes / 1e6);
-  return fmt::format("{:.1f} KB", bytes / 1e3);
-}
-
 void check_memory(const std::string& workload, const MemoryNeed& need, const MemoryBudget& budget) {
   if (budget.gpu_free >= 0 && need.device_bytes > budget.gpu_free)
     throw EnvironmentError(fmt::format(
         "{}: needs {} of GPU memory per worker, GPU {} has {} free; use more GPUs or smaller "
         "sizes",
-        workload, format_bytes(need.device_bytes), budget.gpu, format_bytes(budget.gpu_free)));
+        workload, human_bytes(need.device_bytes), budget.gpu, human_bytes(budget.gpu_free)));
   if (budget.host_available >= 0 && need.host_bytes > budget.host_available) {
     const std::string share =
         budget.host_sharers > 1
             ? fmt::format(" per worker ({} shared by the case's {} workers on it)",
-                          format_bytes(budget.host_total), budget.host_sharers)
+                          human_bytes(budget.host_total), budget.host_sharers)
             : std::string();
     throw EnvironmentError(fmt::format(
         "{}: needs {} of host memory per worker, this node has {} available{}; use more nodes "
         "or smaller sizes",
-        workload, format_bytes(need.host_bytes), format_bytes(budget.host_available), share));
+        workload, human_bytes(need.host_bytes), human_bytes(budget.host_available), share));
   }
 }
 

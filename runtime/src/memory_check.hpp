@@ -27,9 +27,6 @@ struct NodeWorkers {
 /// Collective over `workers` (every worker rank); has_gpu: this worker has a GPU context.
 [[nodiscard]] NodeWorkers node_workers(MPI_Comm workers, bool has_gpu);
 
-/// "81.6 GB", "512.0 MB", "4.0 KB" (decimal units, as memory is sold and nvidia-smi prints).
-[[nodiscard]] std::string format_bytes(double bytes);
-
 /// What the check compares for one worker.
 struct MemoryBudget {
   double host_available = -1;  ///< host bytes this worker may use (<0: unknown, not checked)

@@ -14,8 +14,6 @@
 
 namespace sb::detail {
 
-using protocol::kExitRestart;
-
 struct RankContext {
   MPI_Comm world = MPI_COMM_WORLD;
   int rank = 0;

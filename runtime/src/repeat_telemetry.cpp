@@ -1,5 +1,6 @@
 // Per-repeat telemetry summaries and the throttle rule (repeat_telemetry.hpp).
 #include "scalebench/repeat_telemetry.hpp"
+#include "scalebench/json_number.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -45,10 +46,6 @@ SignalStats levels(std::span<const TelemetrySample> xs, Get get) {
 bool gpu_idle(const TelemetrySample& s) {
   return std::isfinite(s.gpu_reasons) &&
          (static_cast<std::uint64_t>(s.gpu_reasons) & clock_event::kGpuIdle) != 0;
-}
-
-nlohmann::json number(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
 double read_number(const nlohmann::json& j, const char* key) {
@@ -133,30 +130,30 @@ Throttle throttle_of(const RepeatTelemetry& r) {
 nlohmann::json to_json(const RepeatTelemetry& r) {
   nlohmann::json j = {{"repeat", r.repeat},
                       {"samples", r.samples},
-                      {"t_begin", number(r.t_begin)},
-                      {"t_end", number(r.t_end)},
-                      {"wall_s", number(r.wall_s)},
-                      {"node_busy_s", number(r.node_busy_s)},
-                      {"steal_s", number(r.steal_s)},
-                      {"own_cpu_s", number(r.own_cpu_s)},
-                      {"cgroup_throttled_s", number(r.cgroup_throttled_s)},
-                      {"gpu_ecc_corrected", number(r.gpu_ecc_corrected)},
-                      {"gpu_ecc_uncorrected", number(r.gpu_ecc_uncorrected)},
-                      {"gpu_xid", number(r.gpu_xid)},
-                      {"gpu_nvlink_errors", number(r.gpu_nvlink_errors)},
-                      {"cpu_energy_j", number(r.cpu_energy_j)},
-                      {"gpu_energy_j", number(r.gpu_energy_j)},
-                      {"gpu_util_pct", number(r.gpu_util_pct)},
-                      {"gpu_others", number(r.gpu_others)},
-                      {"vector_probe_s", number(r.vector_probe_s)},
-                      {"gpu_power_limit_w", number(r.gpu_power_limit_w)},
-                      {"gpu_app_sm_mhz", number(r.gpu_app_sm_mhz)},
-                      {"gpu_retired_pages", number(r.gpu_retired_pages)},
-                      {"gpu_last_xid", number(r.gpu_last_xid)}};
+                      {"t_begin", finite_or_null(r.t_begin)},
+                      {"t_end", finite_or_null(r.t_end)},
+                      {"wall_s", finite_or_null(r.wall_s)},
+                      {"node_busy_s", finite_or_null(r.node_busy_s)},
+                      {"steal_s", finite_or_null(r.steal_s)},
+                      {"own_cpu_s", finite_or_null(r.own_cpu_s)},
+                      {"cgroup_throttled_s", finite_or_null(r.cgroup_throttled_s)},
+                      {"gpu_ecc_corrected", finite_or_null(r.gpu_ecc_corrected)},
+                      {"gpu_ecc_uncorrected", finite_or_null(r.gpu_ecc_uncorrected)},
+                      {"gpu_xid", finite_or_null(r.gpu_xid)},
+                      {"gpu_nvlink_errors", finite_or_null(r.gpu_nvlink_errors)},
+                      {"cpu_energy_j", finite_or_null(r.cpu_energy_j)},
+                      {"gpu_energy_j", finite_or_null(r.gpu_energy_j)},
+                      {"gpu_util_pct", finite_or_null(r.gpu_util_pct)},
+                      {"gpu_others", finite_or_null(r.gpu_others)},
+                      {"vector_probe_s", finite_or_null(r.vector_probe_s)},
+                      {"gpu_power_limit_w", finite_or_null(r.gpu_power_limit_w)},
+                      {"gpu_app_sm_mhz", finite_or_null(r.gpu_app_sm_mhz)},
+                      {"gpu_retired_pages", finite_or_null(r.gpu_retired_pages)},
+                      {"gpu_last_xid", finite_or_null(r.gpu_last_xid)}};
   auto put = [&](const char* name, const SignalStats& s) {
-    j[std::string(name) + "_min"] = number(s.min);
-    j[std::string(name) + "_median"] = number(s.median);
-    j[std::string(name) + "_max"] = number(s.max);
+    j[std::string(name) + "_min"] = finite_or_null(s.min);
+    j[std::string(name) + "_median"] = finite_or_null(s.median);
+    j[std::string(name) + "_max"] = finite_or_null(s.max);
   };
   put("cpu_mhz", r.cpu_mhz);
   put("gpu_sm_mhz", r.gpu_sm_mhz);

@@ -28,6 +28,7 @@
 #include "scalebench/settings.hpp"
 #include "scalebench/stats.hpp"
 #include "scalebench/system_info.hpp"
+#include "scalebench/utc_time.hpp"
 #include "scalebench/workload.hpp"
 #include "startup_gather.hpp"
 #include "task_dispatch.hpp"
@@ -397,8 +398,7 @@ int run_scheduler(const JobPlan& plan, RankContext& ctx) {
   // this rank exits at once and the MPI starter ends every other rank (a rank that exits
   // without MPI_Finalize ends an OpenMPI or srun --kill-on-bad-exit job). Every finished case
   // is already durable in the record stream, which `scalebench recover` folds into the report.
-  const LifelineWatch lifeline(plan.lifeline_path, 0.5,
-                               [] { std::_Exit(protocol::kExitLauncherGone); });
+  const LifelineWatch lifeline(plan.lifeline_path, 0.5, [] { std::_Exit(kExitLauncherGone); });
   Scheduler s(plan, ctx);
   return s.run();
 }

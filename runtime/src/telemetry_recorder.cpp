@@ -7,13 +7,10 @@
 #include <map>
 
 #include "scalebench/clock.hpp"
+#include "scalebench/json_number.hpp"
 
 namespace sb {
 namespace {
-
-nlohmann::json number(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
 
 /// The energy counters from the case's first reading to its last (in time order): per kind
 /// ("gpu", "cpu") {"joules", "seconds", "t_begin_unix", "t_end_unix", "updates" (readings in
@@ -38,8 +35,8 @@ nlohmann::json energy_span(const std::vector<Reading>& readings) {
     if (first == nullptr || last == first) return;
     out[kind] = {{"joules", std::max(0.0, last->*field - first->*field)},
                  {"seconds", last->t - first->t},
-                 {"t_begin_unix", number(first->t_unix)},
-                 {"t_end_unix", number(last->t_unix)},
+                 {"t_begin_unix", finite_or_null(first->t_unix)},
+                 {"t_end_unix", finite_or_null(last->t_unix)},
                  {"updates", updates}};
   };
   span("gpu", &TelemetrySample::gpu_energy_j);
@@ -191,13 +188,13 @@ nlohmann::json TelemetryRecorder::finish_case(std::size_t max_series) {
     const TelemetrySample& s = readings[i].s;
     series["t"].push_back(s.t - origin);
     series["repeat"].push_back(readings[i].repeat);
-    series["cpu_mhz"].push_back(number(s.cpu_mhz));
+    series["cpu_mhz"].push_back(finite_or_null(s.cpu_mhz));
     if (!gpu) continue;
-    series["gpu_sm_mhz"].push_back(number(s.gpu_sm_mhz));
-    series["gpu_mem_mhz"].push_back(number(s.gpu_mem_mhz));
-    series["gpu_power_w"].push_back(number(s.gpu_power_w));
-    series["gpu_temp_c"].push_back(number(s.gpu_temp_c));
-    series["gpu_clock_event_reasons"].push_back(number(s.gpu_reasons));
+    series["gpu_sm_mhz"].push_back(finite_or_null(s.gpu_sm_mhz));
+    series["gpu_mem_mhz"].push_back(finite_or_null(s.gpu_mem_mhz));
+    series["gpu_power_w"].push_back(finite_or_null(s.gpu_power_w));
+    series["gpu_temp_c"].push_back(finite_or_null(s.gpu_temp_c));
+    series["gpu_clock_event_reasons"].push_back(finite_or_null(s.gpu_reasons));
   }
   // What sampling cost: each source's longest read, its mean and how often it was read.
   nlohmann::json read_s = nlohmann::json::object();

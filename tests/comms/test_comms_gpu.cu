@@ -12,7 +12,6 @@
 
 #include "comms/collective.hpp"
 #include "comms/gpu/device_buffer.cuh"
-#include "comms/gpu/nccl_collectives.cuh"
 #include "comms/gpu/payload.cuh"
 #include "comms/payload.hpp"
 #include "scalebench/gpu_error.cuh"
@@ -54,29 +53,19 @@ TEST(CommsGpu, FillIsBitIdenticalToTheCpuPayload) {
 }
 
 /// The output every collective must produce on rank `me` of `ranks` (CPU, from the payloads).
-std::vector<float> reference_output(Op op, int me, int ranks, const Layout& l) {
+std::vector<float> reference_output(const Collective& op, int me, int ranks, const Layout& l) {
   std::vector<float> o(static_cast<std::size_t>(l.recv), 0.f);
   const auto c = static_cast<std::size_t>(l.count);
   for (int r = 0; r < ranks; ++r) {
     std::vector<float> x(static_cast<std::size_t>(l.send));
     fill_payload(11, r, x.data(), l.send);
-    for (std::size_t k = 0; k < c; ++k) switch (op) {
-        case Op::all_reduce:
-          o[k] += x[k];
-          break;
-        case Op::all_gather:
-          o[r * c + k] = x[k];
-          break;
-        case Op::reduce_scatter:
-          o[k] += x[me * c + k];
-          break;
-        case Op::all_to_all:
-          o[r * c + k] = x[me * c + k];
-          break;
-        case Op::broadcast:
-          if (r == kBroadcastRoot) o[k] = x[k];
-          break;
-      }
+    for (std::size_t k = 0; k < c; ++k) {
+      if (op.name == "all-reduce") o[k] += x[k];
+      if (op.name == "all-gather") o[r * c + k] = x[k];
+      if (op.name == "reduce-scatter") o[k] += x[me * c + k];
+      if (op.name == "all-to-all") o[r * c + k] = x[me * c + k];
+      if (op.name == "broadcast" && r == kRoot) o[k] = x[k];
+    }
   }
   return o;
 }
@@ -88,17 +77,16 @@ TEST(CommsGpu, TheCheckKernelCountsWhatTheCpuCheckCounts) {
   for (const Collective* c : collectives()) {
     const Layout l = c->layout(4 * ranks * 4099, ranks);
     for (const int me : {0, 4}) {
-      auto o = reference_output(c->op, me, ranks, l);
+      auto o = reference_output(*c, me, ranks, l);
       for (const int damage : {0, 1}) {
         if (damage) {
           o[3] += 2.0f;
           o[static_cast<std::size_t>(l.recv - 1)] = std::numeric_limits<float>::quiet_NaN();
         }
         const gpu::DeviceBuffer d = upload(o);
-        const Wrong g = counter.count(static_cast<int>(c->op), 11, me, ranks, l.count,
-                                      kBroadcastRoot, d.get(), l.recv, nullptr);
-        const Wrong h = count_wrong(static_cast<int>(c->op), 11, me, ranks, l.count, kBroadcastRoot,
-                                    o.data(), l.recv);
+        const Wrong g =
+            counter.count(c->expected, 11, me, ranks, l.count, kRoot, d.get(), l.recv, nullptr);
+        const Wrong h = count_wrong(c->expected, 11, me, ranks, l.count, kRoot, o.data(), l.recv);
         EXPECT_EQ(g.count, h.count) << c->name << " rank " << me;
         EXPECT_EQ(g.first, h.first) << c->name << " rank " << me;
         EXPECT_EQ(h.count, damage ? 2 : 0) << c->name;
@@ -133,16 +121,15 @@ TEST(CommsGpu, NcclCollectivesAndPeerCopiesPassTheCpuCheck) {
       }
       SB_NCCL_CHECK(ncclGroupStart());
       for (int d = 0; d < n; ++d)
-        gpu::run_nccl(c->op, send[static_cast<std::size_t>(d)].get(),
-                      recv[static_cast<std::size_t>(d)].get(), l,
-                      comms[static_cast<std::size_t>(d)], streams[static_cast<std::size_t>(d)]);
+        c->run_nccl(send[static_cast<std::size_t>(d)].get(),
+                    recv[static_cast<std::size_t>(d)].get(), l, comms[static_cast<std::size_t>(d)],
+                    streams[static_cast<std::size_t>(d)]);
       SB_NCCL_CHECK(ncclGroupEnd());
       for (int d = 0; d < n; ++d) {
         SB_CUDA_CHECK(cudaSetDevice(d));
         SB_CUDA_CHECK(cudaStreamSynchronize(streams[static_cast<std::size_t>(d)]));
         const auto out = download(recv[static_cast<std::size_t>(d)], l.recv);
-        const Wrong h = count_wrong(static_cast<int>(c->op), 11, d, n, l.count, kBroadcastRoot,
-                                    out.data(), l.recv);
+        const Wrong h = count_wrong(c->expected, 11, d, n, l.count, kRoot, out.data(), l.recv);
         EXPECT_EQ(h.count, 0) << c->name << " " << bytes << " B on GPU " << d;
       }
     }

@@ -51,7 +51,7 @@ TEST(CommsMpi, EveryCollectiveIsExactAndReportsItsSweep) {
     const auto& r = run.results.back();
     EXPECT_EQ(r.at("op"), std::string(c->name));
     EXPECT_EQ(r.at("wrong"), 0);
-    const auto sizes = sb::comms::sweep_sizes(sb::comms::parse_config(p), world_size());
+    const auto sizes = sb::comms::sweep_sizes(sb::comms::parse(p), world_size());
     ASSERT_EQ(r.at("sizes").size(), sizes.size());
     for (std::size_t k = 0; k < sizes.size(); ++k) {
       const auto& row = r.at("sizes")[k];
@@ -74,15 +74,17 @@ TEST(CommsMpi, EveryCollectiveIsExactAndReportsItsSweep) {
 TEST(CommsMpi, ACorruptedResultFailsTheCase) {
   // A real all-reduce whose output one rank then damages: the check finds the element.
   const int n = world_size();
-  const auto& ar = sb::comms::collective(sb::comms::Op::all_reduce);
+  const auto& ar = *sb::comms::find_collective("all-reduce");
   const sb::comms::Layout l = ar.layout(4096, n);
   std::vector<float> send(static_cast<std::size_t>(l.send)), recv(static_cast<std::size_t>(l.recv));
   sb::comms::fill_payload(9, world_rank(), send.data(), l.send);
   ar.run_mpi(send.data(), recv.data(), l, MPI_COMM_WORLD);
-  EXPECT_EQ(sb::comms::count_wrong(0, 9, world_rank(), n, l.count, 0, recv.data(), l.recv).count,
+  EXPECT_EQ(sb::comms::count_wrong(ar.expected, 9, world_rank(), n, l.count, 0, recv.data(), l.recv)
+                .count,
             0);
   if (world_rank() == 1) recv[17] = -recv[17] + 1.0f;
-  const auto w = sb::comms::count_wrong(0, 9, world_rank(), n, l.count, 0, recv.data(), l.recv);
+  const auto w =
+      sb::comms::count_wrong(ar.expected, 9, world_rank(), n, l.count, 0, recv.data(), l.recv);
   EXPECT_EQ(w.count, world_rank() == 1 ? 1 : 0);
   if (world_rank() == 1) EXPECT_EQ(w.first, 17);
 

@@ -4,8 +4,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <set>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -53,7 +55,7 @@ TEST(CommsConfig, PresetsExpandToEveryCollectiveAndThePairMatrix) {
   }
   Params large = w.preset("large");
   large.set("op", "all-reduce");
-  const Config c = parse_config(large);
+  const Config c = parse(large);
   EXPECT_EQ(c.nominal_sizes().front(), 8);
   EXPECT_EQ(c.nominal_sizes().back(), std::int64_t{1} << 30);
   EXPECT_EQ(c.nominal_sizes().size(), 28u);  // 8 B .. 1 GiB, x2
@@ -136,24 +138,46 @@ TEST(TransportAxis, SvdAndGroupbyTakeCommAndNameItInTheCaseId) {
   EXPECT_THROW((void)plan_cases(r), UsageError);
 }
 
+// A collective is one file of collectives/ and one entry of collective_list.cpp: the file holds
+// every part of its descriptor, and the list names each file's descriptor once.
+TEST(CommsCollectives, EachFileOfCollectivesIsOneCompleteEntryOfTheList) {
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(SB_SOURCE_DIR) /
+                                                           "workloads/comms/collectives"))
+    files += e.path().extension() == ".cpp" ? 1 : 0;
+  EXPECT_EQ(collectives().size(), files);
+  std::set<std::string_view> names;
+  for (const Collective* c : collectives()) {
+    EXPECT_TRUE(names.insert(c->name).second) << c->name << " twice";
+    EXPECT_EQ(find_collective(c->name), c);
+    EXPECT_NE(c->layout, nullptr) << c->name;
+    EXPECT_NE(c->bus_factor, nullptr) << c->name;
+    EXPECT_NE(c->run_mpi, nullptr) << c->name;
+#if SCALEBENCH_HAVE_CUDA
+    EXPECT_NE(c->run_nccl, nullptr) << c->name;
+#endif
+  }
+  EXPECT_EQ(find_collective("gather"), nullptr);
+}
+
 TEST(CommsCollectives, CountsAndBusFactorsAreNcclTests) {
   const int n = 8;
   const std::int64_t S = 1 << 20;
-  const auto& ar = collective(Op::all_reduce);
+  const auto& ar = *find_collective("all-reduce");
   EXPECT_EQ(ar.layout(S, n).count, S / 4);
   EXPECT_DOUBLE_EQ(ar.bus_factor(n), 2.0 * 7 / 8);
-  const auto& ag = collective(Op::all_gather);
+  const auto& ag = (*find_collective("all-gather"));
   EXPECT_EQ(ag.layout(S, n).count, S / 4 / n);
   EXPECT_EQ(ag.layout(S, n).recv, S / 4);
   EXPECT_DOUBLE_EQ(ag.bus_factor(n), 7.0 / 8);
-  const auto& rs = collective(Op::reduce_scatter);
+  const auto& rs = (*find_collective("reduce-scatter"));
   EXPECT_EQ(rs.layout(S, n).send, S / 4);
   EXPECT_EQ(rs.layout(S, n).recv, S / 4 / n);
   EXPECT_DOUBLE_EQ(rs.bus_factor(n), 7.0 / 8);
-  const auto& a2a = collective(Op::all_to_all);
+  const auto& a2a = (*find_collective("all-to-all"));
   EXPECT_EQ(a2a.layout(S, n).send, S / 4);
   EXPECT_DOUBLE_EQ(a2a.bus_factor(n), 7.0 / 8);
-  EXPECT_DOUBLE_EQ(collective(Op::broadcast).bus_factor(n), 1.0);
+  EXPECT_DOUBLE_EQ((*find_collective("broadcast")).bus_factor(n), 1.0);
   // algbw = S / t, busbw = algbw * factor.
   const Bandwidth bw = bandwidth(ar, ar.layout(S, n), 1e-3, n);
   EXPECT_DOUBLE_EQ(bw.algbw, S / 1e-3);
@@ -162,7 +186,7 @@ TEST(CommsCollectives, CountsAndBusFactorsAreNcclTests) {
 
 TEST(CommsCollectives, SizesWithoutAnElementPerRankAreLeftOut) {
   Config c;
-  c.op = Op::all_gather;
+  c.collective = find_collective("all-gather");
   c.min_bytes = 8;
   c.max_bytes = 1024;
   c.factor = 2;
@@ -171,7 +195,7 @@ TEST(CommsCollectives, SizesWithoutAnElementPerRankAreLeftOut) {
   EXPECT_EQ(sizes.front().layout.bytes, 16);
   for (std::size_t i = 1; i < sizes.size(); ++i)
     EXPECT_GT(sizes[i].layout.bytes, sizes[i - 1].layout.bytes);
-  c.op = Op::all_reduce;
+  c.collective = find_collective("all-reduce");
   EXPECT_EQ(sweep_sizes(c, 4).front().layout.bytes, 8);
 }
 
@@ -287,7 +311,8 @@ TEST(CommsPayload, ValuesAreSmallIntegersFromPhilox) {
 }
 
 /// The outputs every collective must produce on `ranks` ranks, built from the payloads alone.
-std::vector<std::vector<float>> reference_outputs(Op op, int ranks, const Layout& l) {
+std::vector<std::vector<float>> reference_outputs(const Collective& op, int ranks,
+                                                  const Layout& l) {
   std::vector<std::vector<float>> in(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
     in[static_cast<std::size_t>(r)].resize(static_cast<std::size_t>(l.send));
@@ -300,23 +325,13 @@ std::vector<std::vector<float>> reference_outputs(Op op, int ranks, const Layout
     auto& o = out[static_cast<std::size_t>(me)];
     for (int r = 0; r < ranks; ++r) {
       const auto& x = in[static_cast<std::size_t>(r)];
-      for (std::size_t k = 0; k < c; ++k) switch (op) {
-          case Op::all_reduce:
-            o[k] += x[k];
-            break;
-          case Op::all_gather:
-            o[r * c + k] = x[k];
-            break;
-          case Op::reduce_scatter:
-            o[k] += x[me * c + k];
-            break;
-          case Op::all_to_all:
-            o[r * c + k] = x[me * c + k];
-            break;
-          case Op::broadcast:
-            if (r == kBroadcastRoot) o[k] = x[k];
-            break;
-        }
+      for (std::size_t k = 0; k < c; ++k) {
+        if (op.name == "all-reduce") o[k] += x[k];
+        if (op.name == "all-gather") o[r * c + k] = x[k];
+        if (op.name == "reduce-scatter") o[k] += x[me * c + k];
+        if (op.name == "all-to-all") o[r * c + k] = x[me * c + k];
+        if (op.name == "broadcast" && r == kRoot) o[k] = x[k];
+      }
     }
   }
   return out;
@@ -326,17 +341,15 @@ TEST(CommsPayload, TheCheckAcceptsTheTrueOutputAndCountsEveryCorruption) {
   const int ranks = 5;
   for (const Collective* c : collectives()) {
     const Layout l = c->layout(4 * 5 * 37, ranks);  // 37 elements per rank: odd, unaligned
-    const auto outs = reference_outputs(c->op, ranks, l);
+    const auto outs = reference_outputs(*c, ranks, l);
     for (int me = 0; me < ranks; ++me) {
       auto o = outs[static_cast<std::size_t>(me)];
-      const Wrong ok = count_wrong(static_cast<int>(c->op), 7, me, ranks, l.count, kBroadcastRoot,
-                                   o.data(), l.recv);
+      const Wrong ok = count_wrong(c->expected, 7, me, ranks, l.count, kRoot, o.data(), l.recv);
       EXPECT_EQ(ok.count, 0) << c->name << " rank " << me;
       EXPECT_EQ(ok.first, -1);
       o[static_cast<std::size_t>(l.recv / 2)] += 1.0f;     // one element off by one
       o.back() = std::numeric_limits<float>::quiet_NaN();  // one never written
-      const Wrong bad = count_wrong(static_cast<int>(c->op), 7, me, ranks, l.count, kBroadcastRoot,
-                                    o.data(), l.recv);
+      const Wrong bad = count_wrong(c->expected, 7, me, ranks, l.count, kRoot, o.data(), l.recv);
       EXPECT_EQ(bad.count, 2) << c->name << " rank " << me;
       EXPECT_EQ(bad.first, l.recv / 2) << c->name;
     }

@@ -12,8 +12,8 @@
 #include "scalebench/error.hpp"
 #include "scalebench/input_export.hpp"
 #include "scalebench/philox.hpp"
-#include "subset_mean/subset_mean_cpu.hpp"
-#include "subset_mean/subset_mean_plan.hpp"
+#include "subset_mean/config.hpp"
+#include "subset_mean/worker_cpu.hpp"
 
 namespace {
 
@@ -66,16 +66,16 @@ TEST(Datagen, SubsetMeanMatchesTheReference) {
       EXPECT_NEAR(rows[r * 64 + j], want, 1e-14 * std::fabs(want)) << r << "," << j;
     }
   // The answer folds the reference block sums as the scheduler does.
-  const auto plan = sb::subset_mean::make_plan(p);
+  const auto cfg = sb::subset_mean::parse(p);
   double sub = 0, all = 0;
-  for (std::int64_t t = 0; t < plan.tasks; ++t) {
-    const auto s = sb::subset_mean::reference_block_sums(plan, t);
+  for (std::int64_t t = 0; t < cfg.tasks; ++t) {
+    const auto s = sb::subset_mean::reference_block_sums(cfg, t);
     sub += s.subset;
     all += s.full;
   }
   const auto a = e.answer(1);
-  EXPECT_NEAR(a["answer"].get<double>(), 3.0 + 1.0 + 2.0 * sub / plan.count(), 1e-13);
-  EXPECT_NEAR(a["full_mean"].get<double>(), 3.0 + 2.0 * all / plan.draws(), 1e-13);
+  EXPECT_NEAR(a["answer"].get<double>(), 3.0 + 1.0 + 2.0 * sub / cfg.count(), 1e-13);
+  EXPECT_NEAR(a["full_mean"].get<double>(), 3.0 + 2.0 * all / cfg.draws(), 1e-13);
   EXPECT_EQ(a["count"].get<std::int64_t>(), 32 * 32);
 }
 

@@ -15,8 +15,8 @@
 #include "scalebench/gpu_runtime.hpp"
 #include "scalebench/philox.hpp"
 #include "subset_mean/fused_variants.cuh"
-#include "subset_mean/subset_mean_gpu.hpp"
 #include "subset_mean/subset_mean_kernel.cuh"
+#include "subset_mean/worker_gpu.hpp"
 
 namespace {
 
@@ -171,7 +171,7 @@ TEST_F(SubsetMeanGpu, WorkerRunsTinyPreset) {
   sb::CaseEnv env;
   env.device = sb::Device::gpu;
   env.gpu = ctx_.get();
-  auto worker = sb::make_subset_mean_gpu_worker(spec, env);
+  auto worker = sb::subset_mean::make_gpu_worker(spec, env);
   ASSERT_GE(worker->prefetch(), 4);
   for (int repeat = 0; repeat < 2; ++repeat) {
     worker->begin_repeat();

@@ -88,7 +88,7 @@ gb::Config tiny(gb::Query q, std::uint64_t card = 10'000'000) {
   sb::Params p = gb::preset_params("tiny");
   p.set("query", std::string(gb::to_string(q)));
   p.set("cardinality", std::to_string(card));
-  return gb::parse_config(p);
+  return gb::parse(p);
 }
 
 }  // namespace
@@ -236,11 +236,11 @@ TEST(GroupbyParams, PresetsExpandAndErrors) {
   EXPECT_FALSE(cases[0].has("cardinality"));
   EXPECT_EQ(cases[2].str("query"), "by-key");
   EXPECT_EQ(cases[2].str("cardinality"), "10000000");
-  EXPECT_EQ(gb::parse_config(cases[0]).rows, 2'592'000);
-  EXPECT_EQ(gb::parse_config(cases[0]).num_tasks(), 30);
+  EXPECT_EQ(gb::parse(cases[0]).rows, 2'592'000);
+  EXPECT_EQ(gb::parse(cases[0]).num_tasks(), 30);
   const auto large = w.expand(w.preset("large"));
   ASSERT_EQ(large.size(), 3u);
-  const gb::Config lc = gb::parse_config(large[2]);
+  const gb::Config lc = gb::parse(large[2]);
   EXPECT_EQ(lc.rows, 100'000'000);
   EXPECT_EQ(lc.num_tasks(), 20);
   EXPECT_EQ(lc.cardinality, 10'000'000u);
@@ -252,7 +252,7 @@ TEST(GroupbyParams, PresetsExpandAndErrors) {
   const auto one = w.expand(p);
   ASSERT_EQ(one.size(), 1u);
   EXPECT_FALSE(one[0].has("days"));
-  EXPECT_EQ(gb::parse_config(one[0]).rows, 1000);
+  EXPECT_EQ(gb::parse(one[0]).rows, 1000);
   // Bad values: one clear UsageError each.
   auto bad = [&](const char* k, const char* v) {
     sb::Params b = w.preset("tiny");
@@ -283,16 +283,16 @@ TEST(GroupbyParams, PresetsExpandAndErrors) {
   }
   {
     sb::Params s = w.preset("tiny");
-    EXPECT_EQ(gb::parse_config(w.expand(s)[2]).push_blocks, 0);
-    EXPECT_EQ(gb::parse_config(w.expand(s)[2]).shuffle_chunks, 0);
+    EXPECT_EQ(gb::parse(w.expand(s)[2]).push_blocks, 0);
+    EXPECT_EQ(gb::parse(w.expand(s)[2]).shuffle_chunks, 0);
     s.set("push_blocks", "1024");
     s.set("shuffle_chunks", "8");
     const auto v = w.expand(s);
     ASSERT_EQ(v.size(), 3u);
     EXPECT_FALSE(v[0].has("push_blocks"));
     EXPECT_FALSE(v[1].has("shuffle_chunks"));
-    EXPECT_EQ(gb::parse_config(v[2]).push_blocks, 1024);
-    EXPECT_EQ(gb::parse_config(v[2]).shuffle_chunks, 8);
+    EXPECT_EQ(gb::parse(v[2]).push_blocks, 1024);
+    EXPECT_EQ(gb::parse(v[2]).shuffle_chunks, 8);
     EXPECT_NE(v[2].canonical().find("push_blocks=1024"), std::string::npos);
     EXPECT_NE(v[2].canonical().find("shuffle_chunks=8"), std::string::npos);
   }
@@ -321,10 +321,10 @@ TEST(GroupbyParams, PresetsExpandAndErrors) {
     ASSERT_EQ(v.size(), 3u);
     EXPECT_FALSE(v[0].has("gpu_shuffle"));
     EXPECT_FALSE(v[0].has("gpu_exchange"));
-    EXPECT_EQ(gb::parse_config(v[2]).gpu_shuffle, "rows");
-    EXPECT_EQ(gb::parse_config(v[2]).gpu_exchange, "nccl");
-    EXPECT_EQ(gb::parse_config(v[0]).gpu_shuffle, "auto");
-    EXPECT_EQ(gb::parse_config(v[0]).gpu_exchange, "auto");
+    EXPECT_EQ(gb::parse(v[2]).gpu_shuffle, "rows");
+    EXPECT_EQ(gb::parse(v[2]).gpu_exchange, "nccl");
+    EXPECT_EQ(gb::parse(v[0]).gpu_shuffle, "auto");
+    EXPECT_EQ(gb::parse(v[0]).gpu_exchange, "auto");
   }
   try {
     sb::Params b = w.preset("tiny");
@@ -391,7 +391,7 @@ TEST(GroupbyCase, InProcessSingleCpuValidatesAndCrossChecks) {
 TEST(GroupbyCase, WorkFloorOfTheLargePreset) {
   sb::Params p = gb::preset_params("large");
   p.set("query", "by-key");
-  gb::Config c = gb::parse_config(p);
+  gb::Config c = gb::parse(p);
   sb::Work w = gb::work_floor(c);
   const double groups = gb::expected_groups(c);
   EXPECT_NEAR(groups, 1e7 * (1.0 - std::exp(-10.0)), 1.0);
@@ -399,13 +399,13 @@ TEST(GroupbyCase, WorkFloorOfTheLargePreset) {
   EXPECT_NEAR(w.bytes, 4.0 * 20.0 * 1e8 + 48.0 * groups, 1.0);
   EXPECT_EQ(w.bound, sb::Work::Bound::bytes);
   p.set("cardinality", std::to_string(std::uint64_t{1} << 33));
-  c = gb::parse_config(p);
+  c = gb::parse(p);
   EXPECT_EQ(gb::partition_row_bytes(c), 24);
   EXPECT_GT(gb::work_floor(c).bytes, 4.0 * 24.0 * 1e8);
   p.set("cardinality", "1000");  // 1000 groups: a table that stays on chip
-  EXPECT_NEAR(gb::work_floor(gb::parse_config(p)).bytes, 48.0 * 1000, 1.0);
+  EXPECT_NEAR(gb::work_floor(gb::parse(p)).bytes, 48.0 * 1000, 1.0);
   p.set("query", "by-name");
-  w = gb::work_floor(gb::parse_config(p));
+  w = gb::work_floor(gb::parse(p));
   EXPECT_EQ(w.philox, 1e8);
   EXPECT_EQ(w.bytes, 26.0 * 24);
 }

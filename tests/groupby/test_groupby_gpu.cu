@@ -126,7 +126,7 @@ gb::Config by_key_config(const char* cardinality) {
   sb::Params p = gb::preset_params("tiny");
   p.set("query", "by-key");
   p.set("cardinality", cardinality);
-  return gb::parse_config(p);
+  return gb::parse(p);
 }
 
 /// The first ts.records records of `out` against the CPU's groups: no overflow, as many groups,
@@ -189,7 +189,7 @@ TEST(GroupbyGpu, HashTableWithHotKeysAndOwnerCompaction) {
         std::pair{"3000000", 1}, std::pair{"3000000", 2}, std::pair{"3000000", 3}}) {
     SCOPED_TRACE(std::string(card) + " mode " + std::to_string(mode));
     p.set("cardinality", card);
-    const gb::Config c = gb::parse_config(p);
+    const gb::Config c = gb::parse(p);
     const std::int64_t n = 1'000'000;
     DevCols d(n);
     gb::gpu::generate(c.table(), nullptr, 0, n, c.def.columns, d.ptrs(), s);

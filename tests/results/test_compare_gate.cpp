@@ -76,7 +76,7 @@ TEST(CompareGate, NoCaseInCommonIsIncomplete) {
   EXPECT_EQ(c.compared(), 0u);
   EXPECT_FALSE(c.regressed());
   EXPECT_TRUE(c.incomplete());
-  EXPECT_EQ(comparison_exit_code(c), sb::results::kExitIncomplete);
+  EXPECT_EQ(comparison_exit_code(c), sb::kExitIncomplete);
   EXPECT_NE(table(c).find("INCOMPLETE (exit 4): 4 baseline case(s) missing"), std::string::npos)
       << table(c);
 
@@ -156,7 +156,7 @@ TEST(CompareGate, BusyMachineExplainsASlowdown) {
             std::string::npos)
       << r.detail;
   EXPECT_FALSE(c.regressed());
-  EXPECT_EQ(comparison_exit_code(c), sb::results::kExitInconclusive);
+  EXPECT_EQ(comparison_exit_code(c), sb::kExitInconclusive);
   EXPECT_NE(table(c).find("INCONCLUSIVE (exit 5)"), std::string::npos);
   EXPECT_NE(table(c).find("inconclusive: the run that looks slower"), std::string::npos);
 

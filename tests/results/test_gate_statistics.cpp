@@ -92,11 +92,11 @@ TEST(GateStatistics, WhereTheTimesAloneStopHolding) {
 
 TEST(GateStatistics, FastestThirdIgnoresTheSlowTail) {
   const std::vector<double> x{1.0, 3.0, 1.1, 9.0, 0.9, 1.05};
-  EXPECT_EQ(sb::results::fastest_third_count(6), 2u);
-  EXPECT_EQ(sb::results::fastest_third_count(7), 3u);
-  EXPECT_EQ(sb::results::fastest_third_count(1), 1u);
-  EXPECT_DOUBLE_EQ(sb::results::fastest_third_mean(x), (0.9 + 1.0) / 2);
-  EXPECT_TRUE(std::isnan(sb::results::fastest_third_mean({})));
+  EXPECT_EQ(sb::fastest_third_count(6), 2u);
+  EXPECT_EQ(sb::fastest_third_count(7), 3u);
+  EXPECT_EQ(sb::fastest_third_count(1), 1u);
+  EXPECT_DOUBLE_EQ(sb::fastest_third_mean(x), (0.9 + 1.0) / 2);
+  EXPECT_TRUE(std::isnan(sb::fastest_third_mean({})));
 }
 
 TEST(GateStatistics, BootstrapIntervalIsReproducibleAndCoversTheRatio) {

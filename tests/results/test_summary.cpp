@@ -21,15 +21,15 @@ double at(const json& row, const char* k) {
 
 TEST(Stats, OrderStatistics) {
   const std::vector<double> x{3.0, 1.0, 100.0, 2.0, 4.0};
-  EXPECT_DOUBLE_EQ(sb::results::median(x), 3.0);
-  EXPECT_DOUBLE_EQ(sb::results::median(std::vector<double>{4.0, 1.0, 3.0, 2.0}), 2.5);
-  EXPECT_DOUBLE_EQ(sb::results::min_of(x), 1.0);
-  EXPECT_DOUBLE_EQ(sb::results::max_of(x), 100.0);
-  EXPECT_DOUBLE_EQ(sb::results::mean(x), 22.0);
-  EXPECT_NEAR(sb::results::stddev(std::vector<double>{2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0}),
+  EXPECT_DOUBLE_EQ(sb::median(x), 3.0);
+  EXPECT_DOUBLE_EQ(sb::median(std::vector<double>{4.0, 1.0, 3.0, 2.0}), 2.5);
+  EXPECT_DOUBLE_EQ(sb::min_of(x), 1.0);
+  EXPECT_DOUBLE_EQ(sb::max_of(x), 100.0);
+  EXPECT_DOUBLE_EQ(sb::mean(x), 22.0);
+  EXPECT_NEAR(sb::stddev(std::vector<double>{2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0}),
               2.138089935299395, 1e-12);
-  EXPECT_TRUE(std::isnan(sb::results::median({})));
-  EXPECT_TRUE(std::isnan(sb::results::stddev(std::vector<double>{1.0})));
+  EXPECT_TRUE(std::isnan(sb::median({})));
+  EXPECT_TRUE(std::isnan(sb::stddev(std::vector<double>{1.0})));
 }
 
 TEST(Summary, RowsStatisticsSpeedupsAndEfficiency) {

@@ -355,9 +355,11 @@ TEST(VerdictsReport, TheHeatMapHasACellPerGpuAndTheTimelineShadesThrottledRepeat
 }
 
 /// A comms pair matrix of 4 GPUs on node0 as the workload records it (metrics/links, each link
-/// judged against its kind's peers by workloads/comms/link_health.cpp): GPU 3 -> GPU 1 slow.
+/// judged against its kind's peers by workloads/comms/link_health.cpp, and the judgements in
+/// the contract's generic metrics/verdicts): GPU 3 -> GPU 1 slow.
 json pair_matrix_case() {
   json links = json::array();
+  json verdicts = json::array();
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j) {
       if (i == j) continue;
@@ -379,6 +381,16 @@ json pair_matrix_case() {
            {"peer_bandwidth_gbps", 370.0},
            {"health", slow ? "41.0 GB/s, median of its 11 NVLink peers 370 GB/s"
                            : "370 GB/s, within its 11 NVLink peers (median 370 GB/s)"}});
+      verdicts.push_back({{"subject", fmt::format("GPU {} -> GPU {}", i, j)},
+                          {"host", "node0"},
+                          {"device", i},
+                          {"kind", "NVLink"},
+                          {"value", slow ? 41e9 : 370e9},
+                          {"unit", "B/s"},
+                          {"verdict", slow ? "slow" : "ok"},
+                          {"expected", 370e9},
+                          {"peers", 11},
+                          {"reason", links.back()["health"]}});
     }
   return {{"id", "comms/multi-gpu/op=pairs,seed=42"},
           {"workload", "comms"},
@@ -388,7 +400,7 @@ json pair_matrix_case() {
           {"workers", 4},
           {"status", "ok"},
           {"repeats", sb::results::test::repeats_of({0.17, 0.17, 0.18})},
-          {"metrics", {{"median_s", 0.17}, {"links", links}}}};
+          {"metrics", {{"median_s", 0.17}, {"links", links}, {"verdicts", verdicts}}}};
 }
 
 // Issue #27 item 3: the verdict table gains a row per link, and the slow one is named.
@@ -431,7 +443,7 @@ TEST(VerdictsReport, LinksOfAPairMatrixAreRowsAndTheSlowOneIsNamed) {
        at = html.find("data-verdict=\"", at + 1))
     ++cells;
   EXPECT_EQ(cells, 4u) << "the heat map has the GPUs; links have the pair matrix";
-  m["cases"][4]["metrics"]["links"][10]["slow"] = false;
+  m["cases"][4]["metrics"]["verdicts"][10]["verdict"] = "ok";
   EXPECT_EQ(sb::results::format_verdicts_text(judge_devices(m, ReferenceSet{})),
             "verdicts: all 4 devices, 12 links ok (2 cases)\n");
 }

@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 #include "groupby/memory_estimate.hpp"
 #include "memory_check.hpp"
+#include "scalebench/byte_size.hpp"
 #include "scalebench/error.hpp"
 #include "subset_mean/memory_estimate.hpp"
 #include "svd/memory_estimate.hpp"
@@ -115,7 +117,7 @@ TEST(MemoryCheck, MessagesNameWhatWasNeededAndWhatWasThere) {
     FAIL() << "no error";
   } catch (const sb::EnvironmentError& e) {
     EXPECT_EQ(std::string(e.what()).rfind(
-                  "svd: needs 81.6 GB of GPU memory per worker, GPU 0 has 79.1 GB free", 0),
+                  "svd: needs 76.0 GiB of GPU memory per worker, GPU 0 has 73.7 GiB free", 0),
               0u)
         << e.what();
   }
@@ -129,8 +131,8 @@ TEST(MemoryCheck, MessagesNameWhatWasNeededAndWhatWasThere) {
     sb::detail::check_memory("svd", need, budget);
     FAIL() << "no error";
   } catch (const sb::EnvironmentError& e) {
-    EXPECT_NE(std::string(e.what()).find("svd: needs 945.6 GB of host memory per worker, this "
-                                         "node has 12.2 GB available per worker (24.4 GB shared "
+    EXPECT_NE(std::string(e.what()).find("svd: needs 881 GiB of host memory per worker, this "
+                                         "node has 11.4 GiB available per worker (22.7 GiB shared "
                                          "by the case's 2 workers on it)"),
               std::string::npos)
         << e.what();
@@ -142,11 +144,14 @@ TEST(MemoryCheck, MessagesNameWhatWasNeededAndWhatWasThere) {
   EXPECT_NO_THROW(sb::detail::check_memory("svd", need, sb::detail::MemoryBudget{}));
 }
 
-TEST(MemoryCheck, FormatsBytesInDecimalUnits) {
-  EXPECT_EQ(sb::detail::format_bytes(81.6e9), "81.6 GB");
-  EXPECT_EQ(sb::detail::format_bytes(1.5e12), "1.5 TB");
-  EXPECT_EQ(sb::detail::format_bytes(512e6), "512.0 MB");
-  EXPECT_EQ(sb::detail::format_bytes(4096), "4.1 KB");
+// Sizes take binary prefixes wherever scalebench prints one (scalebench/byte_size.hpp).
+TEST(MemoryCheck, FormatsBytesWithBinaryPrefixes) {
+  EXPECT_EQ(sb::human_bytes(81.6e9), "76.0 GiB");
+  EXPECT_EQ(sb::human_bytes(1.5e12), "1.36 TiB");
+  EXPECT_EQ(sb::human_bytes(512.0 * 1024 * 1024), "512 MiB");
+  EXPECT_EQ(sb::human_bytes(4096), "4.00 KiB");
+  EXPECT_EQ(sb::human_bytes(17), "17 B");
+  EXPECT_EQ(sb::human_bytes(std::numeric_limits<double>::quiet_NaN()), "-");
 }
 
 TEST(MemoryCheck, HostMemoryIsReadAndCanBeOverridden) {

@@ -50,7 +50,7 @@ TEST(Reliability, CaseTooLargeForHostMemoryFailsAloneAndTheRunGoesOn) {
     EXPECT_EQ(cases[i].at("status"), "failed");
     const auto msg = cases[i].at("message").get<std::string>();
     EXPECT_NE(msg.find("svd: needs "), std::string::npos) << msg;
-    EXPECT_NE(msg.find(" GB of host memory per worker, this node has "), std::string::npos) << msg;
+    EXPECT_NE(msg.find("iB of host memory per worker, this node has "), std::string::npos) << msg;
     EXPECT_NE(msg.find(" available"), std::string::npos) << msg;
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   }

@@ -17,10 +17,10 @@
 
 #include "scalebench/error.hpp"
 #include "scalebench/workload.hpp"
+#include "subset_mean/config.hpp"
 #include "subset_mean/philox_simd.hpp"
 #include "subset_mean/subset_mean.hpp"
-#include "subset_mean/subset_mean_cpu.hpp"
-#include "subset_mean/subset_mean_plan.hpp"
+#include "subset_mean/worker_cpu.hpp"
 
 namespace {
 
@@ -34,10 +34,10 @@ sb::Params params(const std::string& n, const std::string& chunk) {
   return p;
 }
 
-/// The one-line message of the sb::UsageError that make_plan throws ("" when none).
+/// The one-line message of the sb::UsageError that parse throws ("" when none).
 std::string usage_error(const sb::Params& p) {
   try {
-    (void)sm::make_plan(p);
+    (void)sm::parse(p);
   } catch (const sb::UsageError& e) {
     return e.what();
   }
@@ -53,7 +53,7 @@ sb::CaseSpec spec_for(const sb::Params& p) {
   return spec;
 }
 
-TEST(Plan, Presets) {
+TEST(SubsetMeanConfig, Presets) {
   const sb::Workload& w = sb::find_workload("subset-mean");
   const struct {
     const char* name;
@@ -65,12 +65,12 @@ TEST(Plan, Presets) {
                   {"large", 500000, 10000}};
   for (const auto& e : expected) {
     const sb::Params p = w.preset(e.name);
-    const sm::Plan plan = sm::make_plan(p);
-    EXPECT_EQ(plan.n, e.n);
-    EXPECT_EQ(plan.chunk, e.chunk);
-    EXPECT_EQ(plan.seed, 42u);
-    EXPECT_EQ(plan.mu, 10.0);
-    EXPECT_EQ(plan.sigma, 1.0);
+    const sm::Config cfg = sm::parse(p);
+    EXPECT_EQ(cfg.n, e.n);
+    EXPECT_EQ(cfg.chunk, e.chunk);
+    EXPECT_EQ(cfg.seed, 42u);
+    EXPECT_EQ(cfg.mu, 10.0);
+    EXPECT_EQ(cfg.sigma, 1.0);
     EXPECT_EQ(p.canonical(),
               "chunk=" + std::to_string(e.chunk) + ",n=" + std::to_string(e.n) + ",seed=42");
   }
@@ -82,7 +82,7 @@ TEST(Plan, Presets) {
   }
 }
 
-TEST(Plan, BadValuesGiveOneClearLine) {
+TEST(SubsetMeanConfig, BadValuesGiveOneClearLine) {
   EXPECT_EQ(usage_error(params("20001", "2000")),
             "subset-mean: n (20001) must be a multiple of chunk (2000)");
   EXPECT_EQ(usage_error(params("2000", "4000")),
@@ -108,11 +108,11 @@ TEST(Plan, BadValuesGiveOneClearLine) {
   EXPECT_THROW(w.expand(params("20001", "2000")), sb::UsageError);
 }
 
-TEST(Plan, SimdIsAnOptionalCapOnTheCpuGenerator) {
+TEST(SubsetMeanConfig, SimdIsAnOptionalCapOnTheCpuGenerator) {
   const sb::Workload& w = sb::find_workload("subset-mean");
   for (const char* name : {"tiny", "small", "seed", "large"}) {
     EXPECT_FALSE(w.preset(name).has("simd")) << name;
-    EXPECT_EQ(sm::make_plan(w.preset(name)).simd, simd::Isa::avx512) << name;  // no cap
+    EXPECT_EQ(sm::parse(w.preset(name)).simd, simd::Isa::avx512) << name;  // no cap
   }
   sb::Params p = params("20", "10");
   for (const auto& [text, isa] :
@@ -120,7 +120,7 @@ TEST(Plan, SimdIsAnOptionalCapOnTheCpuGenerator) {
         std::pair{"avx512", simd::Isa::avx512}}) {
     p.set("simd", text);
     EXPECT_EQ(usage_error(p), "") << text;
-    EXPECT_EQ(sm::make_plan(p).simd, isa) << text;
+    EXPECT_EQ(sm::parse(p).simd, isa) << text;
     // The cap is an upper bound: the variant chosen never exceeds it and is one this CPU runs.
     const simd::Isa chosen = simd::best_isa(isa);
     EXPECT_LE(static_cast<int>(chosen), static_cast<int>(isa)) << text;
@@ -139,22 +139,22 @@ TEST(Plan, SimdIsAnOptionalCapOnTheCpuGenerator) {
   EXPECT_TRUE(listed);
 }
 
-TEST(Plan, GoodValuesAndDefaults) {
+TEST(SubsetMeanConfig, GoodValuesAndDefaults) {
   EXPECT_EQ(usage_error(params("2", "2")), "");
   EXPECT_EQ(usage_error(params("3037000498", "3037000498")), "");  // largest n: n^2 < 2^63
   EXPECT_NE(usage_error(params("3037000500", "3037000500")), "");
   sb::Params p = params("1e3", "10^2");
-  const sm::Plan plan = sm::make_plan(p);
-  EXPECT_EQ(plan.n, 1000);
-  EXPECT_EQ(plan.chunk, 100);
-  EXPECT_EQ(plan.seed, 42u);
-  EXPECT_EQ(plan.tasks, 100);
-  EXPECT_EQ(plan.count(), 250000);
-  EXPECT_EQ(plan.draws(), 1000000);
+  const sm::Config cfg = sm::parse(p);
+  EXPECT_EQ(cfg.n, 1000);
+  EXPECT_EQ(cfg.chunk, 100);
+  EXPECT_EQ(cfg.seed, 42u);
+  EXPECT_EQ(cfg.tasks, 100);
+  EXPECT_EQ(cfg.count(), 250000);
+  EXPECT_EQ(cfg.draws(), 1000000);
   p.set("seed", "7");
   p.set("mu", "-3.5");
   p.set("sigma", "2");
-  const sm::Plan q = sm::make_plan(p);
+  const sm::Config q = sm::parse(p);
   EXPECT_EQ(q.seed, 7u);
   EXPECT_EQ(q.mu, -3.5);
   EXPECT_EQ(q.sigma, 2.0);
@@ -164,15 +164,15 @@ TEST(Plan, GoodValuesAndDefaults) {
   EXPECT_EQ(cases[0], p);
 }
 
-TEST(Plan, TaskLayout) {
-  const sm::Plan plan = sm::make_plan(params("12", "4"));
-  EXPECT_EQ(plan.blocks_per_row, 3);
-  EXPECT_EQ(plan.tasks, 9);
-  EXPECT_EQ(plan.row0(5), 4);
-  EXPECT_EQ(plan.col0(5), 8);
-  EXPECT_EQ(plan.row0(8), 8);
-  EXPECT_EQ(plan.col0(8), 8);
-  EXPECT_EQ(plan.philox_block(5, 8), (5u * 12u + 8u) / 2u);
+TEST(SubsetMeanConfig, TaskLayout) {
+  const sm::Config cfg = sm::parse(params("12", "4"));
+  EXPECT_EQ(cfg.blocks_per_row, 3);
+  EXPECT_EQ(cfg.tasks, 9);
+  EXPECT_EQ(cfg.row0(5), 4);
+  EXPECT_EQ(cfg.col0(5), 8);
+  EXPECT_EQ(cfg.row0(8), 8);
+  EXPECT_EQ(cfg.col0(8), 8);
+  EXPECT_EQ(cfg.philox_block(5, 8), (5u * 12u + 8u) / 2u);
 }
 
 TEST(Workload, RegistryEntry) {
@@ -191,20 +191,20 @@ TEST(Workload, RegistryEntry) {
 
 TEST(BlockSums, FastKernelsMatchTheReferenceOnSmallBlocks) {
   for (std::int64_t chunk : {2, 4, 6, 8, 10, 16, 18, 32, 64}) {
-    sm::Plan plan = sm::make_plan(params(std::to_string(3 * chunk), std::to_string(chunk)));
-    plan.seed = 1000 + static_cast<std::uint64_t>(chunk);
+    sm::Config cfg = sm::parse(params(std::to_string(3 * chunk), std::to_string(chunk)));
+    cfg.seed = 1000 + static_cast<std::uint64_t>(chunk);
     std::vector<double> scratch(static_cast<std::size_t>(2 * chunk));
     for (std::int64_t task : {1, 3, 4, 5, 7, 8}) {
-      const sm::BlockSums ref = sm::reference_block_sums(plan, task);
+      const sm::BlockSums ref = sm::reference_block_sums(cfg, task);
       const double tol = 1e-14 * static_cast<double>(chunk * chunk);
       for (simd::Isa isa : simd::available_isas()) {
         for (simd::Math math : {simd::Math::own, simd::Math::sleef}) {
           const auto& k = simd::kernels(isa, math);
-          const sm::BlockSums one = sm::block_sums(plan, task, k, 1, scratch.data());
+          const sm::BlockSums one = sm::block_sums(cfg, task, k, 1, scratch.data());
           EXPECT_NEAR(one.subset, ref.subset, tol) << "chunk " << chunk << " task " << task;
           EXPECT_NEAR(one.full, ref.full, tol) << "chunk " << chunk << " task " << task;
           for (int threads : {2, 3}) {  // the same bits whatever the thread count
-            const sm::BlockSums many = sm::block_sums(plan, task, k, threads, scratch.data());
+            const sm::BlockSums many = sm::block_sums(cfg, task, k, threads, scratch.data());
             EXPECT_EQ(many.subset, one.subset);
             EXPECT_EQ(many.full, one.full);
           }
@@ -215,28 +215,28 @@ TEST(BlockSums, FastKernelsMatchTheReferenceOnSmallBlocks) {
 }
 
 TEST(BlockSums, ScalarSleefVariantIsTheReferenceUpToSummationOrder) {
-  const sm::Plan plan = sm::make_plan(params("48", "16"));
+  const sm::Config cfg = sm::parse(params("48", "16"));
   std::vector<double> scratch(32);
-  const sm::BlockSums ref = sm::reference_block_sums(plan, 4);
+  const sm::BlockSums ref = sm::reference_block_sums(cfg, 4);
   const sm::BlockSums s = sm::block_sums(
-      plan, 4, simd::kernels(simd::Isa::scalar, simd::Math::sleef), 1, scratch.data());
+      cfg, 4, simd::kernels(simd::Isa::scalar, simd::Math::sleef), 1, scratch.data());
   EXPECT_NEAR(s.subset, ref.subset, 1e-13);
   EXPECT_NEAR(s.full, ref.full, 1e-13);
 }
 
 TEST(BlockSums, BlocksBeyondTwoTo32) {
   // n = 200000: element indices reach 4e10, Philox blocks cross 2^32 (the counter's hi word).
-  sm::Plan plan;
-  plan.n = 200000;
-  plan.chunk = 8;
-  plan.blocks_per_row = plan.n / plan.chunk;
-  plan.tasks = plan.blocks_per_row * plan.blocks_per_row;
+  sm::Config cfg;
+  cfg.n = 200000;
+  cfg.chunk = 8;
+  cfg.blocks_per_row = cfg.n / cfg.chunk;
+  cfg.tasks = cfg.blocks_per_row * cfg.blocks_per_row;
   std::vector<double> scratch(16);
-  for (std::int64_t task : {plan.tasks - 1, plan.tasks / 2 + 3}) {
-    ASSERT_GT(plan.philox_block(plan.row0(task), plan.col0(task)), 0xFFFFFFFFull);
-    const sm::BlockSums ref = sm::reference_block_sums(plan, task);
+  for (std::int64_t task : {cfg.tasks - 1, cfg.tasks / 2 + 3}) {
+    ASSERT_GT(cfg.philox_block(cfg.row0(task), cfg.col0(task)), 0xFFFFFFFFull);
+    const sm::BlockSums ref = sm::reference_block_sums(cfg, task);
     for (simd::Isa isa : simd::available_isas()) {
-      const sm::BlockSums s = sm::block_sums(plan, task, simd::kernels(isa), 2, scratch.data());
+      const sm::BlockSums s = sm::block_sums(cfg, task, simd::kernels(isa), 2, scratch.data());
       EXPECT_NEAR(s.subset, ref.subset, 1e-12);
       EXPECT_NEAR(s.full, ref.full, 1e-12);
     }
@@ -245,11 +245,11 @@ TEST(BlockSums, BlocksBeyondTwoTo32) {
 
 // ---- The scheduler ---------------------------------------------------------------------------
 
-std::vector<sm::BlockSums> all_partials(const sm::Plan& plan) {
-  std::vector<double> scratch(static_cast<std::size_t>(2 * plan.chunk));
+std::vector<sm::BlockSums> all_partials(const sm::Config& cfg) {
+  std::vector<double> scratch(static_cast<std::size_t>(2 * cfg.chunk));
   std::vector<sm::BlockSums> parts;
-  for (std::int64_t t = 0; t < plan.tasks; ++t)
-    parts.push_back(sm::block_sums(plan, t, simd::best_kernels(), 1, scratch.data()));
+  for (std::int64_t t = 0; t < cfg.tasks; ++t)
+    parts.push_back(sm::block_sums(cfg, t, simd::best_kernels(), 1, scratch.data()));
   return parts;
 }
 
@@ -262,8 +262,8 @@ sb::TaskOutcome outcome(std::int64_t task, const sm::BlockSums& s) {
 
 TEST(Scheduler, FoldDoesNotDependOnArrivalOrder) {
   const sb::Params p = params("96", "12");
-  const sm::Plan plan = sm::make_plan(p);
-  const auto parts = all_partials(plan);
+  const sm::Config cfg = sm::parse(p);
+  const auto parts = all_partials(cfg);
   auto sched = sm::make_scheduler(spec_for(p));
   ASSERT_EQ(sched->num_tasks(), 64);
   std::vector<std::int64_t> order(64);
@@ -306,11 +306,11 @@ TEST(Scheduler, MuAndSigmaScaleTheResult) {
   sb::Params p = params("40", "10");
   p.set("mu", "-2");
   p.set("sigma", "3");
-  const sm::Plan plan = sm::make_plan(p);
-  const auto parts = all_partials(plan);
+  const sm::Config cfg = sm::parse(p);
+  const auto parts = all_partials(cfg);
   auto sched = sm::make_scheduler(spec_for(p));
   sched->begin_repeat();
-  for (std::int64_t t = 0; t < plan.tasks; ++t)
+  for (std::int64_t t = 0; t < cfg.tasks; ++t)
     sched->on_task(outcome(t, parts[static_cast<std::size_t>(t)]));
   const nlohmann::json j = sched->end_repeat();
   EXPECT_DOUBLE_EQ(j["answer"].get<double>(),
@@ -321,11 +321,11 @@ TEST(Scheduler, MuAndSigmaScaleTheResult) {
 
 TEST(Scheduler, MissingTaskFailsValidation) {
   const sb::Params p = params("40", "10");
-  const sm::Plan plan = sm::make_plan(p);
-  const auto parts = all_partials(plan);
+  const sm::Config cfg = sm::parse(p);
+  const auto parts = all_partials(cfg);
   auto sched = sm::make_scheduler(spec_for(p));
   sched->begin_repeat();
-  for (std::int64_t t = 1; t < plan.tasks; ++t)
+  for (std::int64_t t = 1; t < cfg.tasks; ++t)
     sched->on_task(outcome(t, parts[static_cast<std::size_t>(t)]));
   (void)sched->end_repeat();
   bool found = false;
@@ -352,7 +352,7 @@ TEST(Scheduler, WorkAndFingerprint) {
   EXPECT_EQ(w.bytes, 8.0 * 1600);
   EXPECT_EQ(w.flops, 0.0);
   EXPECT_EQ(w.bound, sb::Work::Bound::bytes);
-  const auto parts = all_partials(sm::make_plan(p));
+  const auto parts = all_partials(sm::parse(p));
   sched->begin_repeat();
   for (std::int64_t t = 0; t < 16; ++t)
     sched->on_task(outcome(t, parts[static_cast<std::size_t>(t)]));
@@ -431,11 +431,11 @@ TEST(Validation, TinyPresetThroughTheCpuWorker) {
   }
   EXPECT_EQ(names, (std::set<std::string>{"answer", "full_mean", "tasks", "repeats_agree"}));
   // The same numbers from philox.hpp, element by element (4e6 reference normals).
-  const sm::Plan plan = sm::make_plan(p);
+  const sm::Config cfg = sm::parse(p);
   double s_sub = 0;
   double s_all = 0;
-  for (std::int64_t t = 0; t < plan.tasks; ++t) {
-    const sm::BlockSums r = sm::reference_block_sums(plan, t);
+  for (std::int64_t t = 0; t < cfg.tasks; ++t) {
+    const sm::BlockSums r = sm::reference_block_sums(cfg, t);
     s_sub += r.subset;
     s_all += r.full;
   }

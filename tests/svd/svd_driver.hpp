@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scalebench/workload.hpp"
-#include "svd/svd_config.hpp"
+#include "svd/config.hpp"
 
 namespace sb::svd::test {
 

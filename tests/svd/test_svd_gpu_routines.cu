@@ -10,8 +10,8 @@
 
 #include "scalebench/gpu_context.cuh"
 #include "scalebench/gpu_runtime.hpp"
+#include "svd/config.hpp"
 #include "svd/svd.hpp"
-#include "svd/svd_config.hpp"
 #include "svd/tsqr_gpu.cuh"
 #include "svd_driver.hpp"
 #include "svd_gpu_fixture.cuh"

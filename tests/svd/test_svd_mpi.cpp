@@ -14,10 +14,10 @@
 #include <map>
 #include <string>
 
+#include "svd/config.hpp"
 #include "svd/routines.hpp"
+#include "svd/scheduler.hpp"
 #include "svd/svd.hpp"
-#include "svd/svd_config.hpp"
-#include "svd/svd_scheduler.hpp"
 #include "svd_driver.hpp"
 
 namespace sb::svd {

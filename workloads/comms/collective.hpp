@@ -1,9 +1,10 @@
 #pragma once
 /// @file collective.hpp
-/// The collectives of the sweep, one descriptor each (as nccl-tests' struct testColl): element
-/// counts of a nominal size, the bus-bandwidth factor, and the MPI call. One file per
-/// collective in collectives/; the list in collective_list.cpp; the NCCL calls in
-/// gpu/nccl_collectives.cu.
+/// The collectives of the sweep, one file each in collectives/ (as nccl-tests' src/*.cu): all
+/// that is particular to a collective is there, in one Collective descriptor — the element
+/// counts of a nominal size, the bus-bandwidth factor, what every output element must hold,
+/// and its MPI and NCCL calls. collective_list.cpp lists them in sweep order; adding a
+/// collective is one file in collectives/ and one entry in that list.
 ///
 /// Sizes follow nccl-tests (doc/PERFORMANCE.md): S is the per-rank buffer for all-reduce and
 /// broadcast, the gathered total for all-gather, the reduced input for reduce-scatter, and a
@@ -11,15 +12,18 @@
 
 #include <mpi.h>
 
+#if SCALEBENCH_HAVE_CUDA
+#include <cuda_runtime.h>
+#include <nccl.h>
+#endif
+
 #include <cstdint>
-#include <optional>
 #include <string_view>
 #include <vector>
 
-namespace sb::comms {
+#include "comms/expected.hpp"
 
-/// The collectives, in sweep order (op=all).
-enum class Op : int { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast };
+namespace sb::comms {
 
 /// Element counts (float32) of one size on n ranks.
 struct Layout {
@@ -29,25 +33,31 @@ struct Layout {
   std::int64_t bytes = 0;  ///< S, the size bandwidths are computed from (4 bytes per element)
 };
 
-/// The rank the broadcast starts from.
-inline constexpr int kBroadcastRoot = 0;
+/// The rank a rooted collective (broadcast) starts from.
+inline constexpr int kRoot = 0;
 
 struct Collective {
-  Op op;
   std::string_view name;  ///< the `op` parameter's value
   /// Counts for a nominal size of `bytes` on `ranks` ranks; count 0 when the size holds no
   /// element per rank (that size is left out of the sweep).
   Layout (*layout)(std::int64_t bytes, int ranks);
   /// busbw / algbw (nccl-tests doc/PERFORMANCE.md).
   double (*bus_factor)(int ranks);
+  /// What every output element must hold (expected.hpp); a rooted collective starts at kRoot.
+  Expected expected;
   /// The collective over MPI (float sum), out of place.
   void (*run_mpi)(const float* send, float* recv, const Layout& layout, MPI_Comm comm);
+#if SCALEBENCH_HAVE_CUDA
+  /// The collective over NCCL (float sum), out of place, queued on `stream`.
+  void (*run_nccl)(const float* send, float* recv, const Layout& layout, ncclComm_t comm,
+                   cudaStream_t stream);
+#endif
 };
 
-/// Every collective, in sweep order.
+/// Every collective, in sweep order (collective_list.cpp).
 [[nodiscard]] const std::vector<const Collective*>& collectives();
-[[nodiscard]] const Collective& collective(Op op);
-[[nodiscard]] std::optional<Op> parse_op(std::string_view name);
+/// The collective named `name` ("all-reduce"), or nullptr.
+[[nodiscard]] const Collective* find_collective(std::string_view name);
 
 /// The per-rank share of S bytes split over `ranks` ranks, in elements.
 [[nodiscard]] inline std::int64_t per_rank_elements(std::int64_t bytes, int ranks) {

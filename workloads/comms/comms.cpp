@@ -1,4 +1,4 @@
-// comms: the workload's registry entry (comms.hpp).
+// comms: the workload's description and its registration (comms.hpp).
 #include "comms/comms.hpp"
 
 #include <fmt/format.h>
@@ -12,7 +12,7 @@
 #include "scalebench/workload_registration.hpp"
 
 #if SCALEBENCH_HAVE_CUDA
-#include "comms/gpu/worker.hpp"
+#include "comms/worker_gpu.hpp"
 #endif
 
 namespace sb {
@@ -49,34 +49,22 @@ Workload comms_workload() {
   w.keys = comms::config_keys();
   w.preset = [](const std::string& preset) { return comms::preset_params(preset); };
   w.expand = [](const Params& p) { return comms::expand_params(p); };
-  w.make_scheduler = [](const CaseSpec& spec) {
-    const comms::Config cfg = comms::parse_config(spec.params);
-    return cfg.measure == comms::Measure::pairs
-               ? comms::make_pairs_scheduler(cfg, spec.workers, spec.warmup)
-               : comms::make_sweep_scheduler(cfg, spec.workers, spec.warmup);
-  };
+  w.make_scheduler = comms::make_scheduler;
   w.make_worker = [](const CaseSpec& spec, const CaseEnv& env) -> std::unique_ptr<WorkerCase> {
-    const comms::Config cfg = comms::parse_config(spec.params);
     if (env.size > comms::kMaxExactRanks)
       throw UsageError(fmt::format("comms: at most {} workers (sums stay exact in float32)",
                                    comms::kMaxExactRanks));
     if (env.device == Device::gpu) {
 #if SCALEBENCH_HAVE_CUDA
-      return cfg.measure == comms::Measure::pairs ? comms::make_pairs_worker_gpu(cfg, env)
-                                                  : comms::make_sweep_worker_gpu(cfg, env);
+      return comms::make_gpu_worker(spec, env);
 #else
       throw EnvironmentError("comms: this scalebench was built without CUDA");
 #endif
     }
-    return cfg.measure == comms::Measure::pairs ? comms::make_pairs_worker_cpu(cfg, env)
-                                                : comms::make_sweep_worker_cpu(cfg, env);
+    return comms::make_cpu_worker(spec, env);
   };
-  w.cross_check = [](const Fingerprint& a, const Fingerprint& b) {
-    return comms::cross_check(a, b);
-  };
-  w.memory_needed = [](const CaseSpec& spec, const CaseEnv& env) {
-    return comms::memory_needed(spec, env);
-  };
+  w.cross_check = comms::cross_check;
+  w.memory_needed = comms::memory_needed;
   // each-node: every node's fabric at once, its workers the node's (one per GPU, or one per
   // node without GPUs: such a node is skipped), each node judged against the others.
   w.paths = {ExecPath::multi_cpu, ExecPath::multi_gpu, ExecPath::each_node};

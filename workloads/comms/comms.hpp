@@ -8,10 +8,19 @@
 /// kind, the slow ones named). Multi-cpu (MPI) and multi-gpu (NCCL; CUDA IPC copies inside a
 /// node) only, on two workers or more. docs/workloads.md has the formulas.
 
+#include <vector>
+
 #include "scalebench/workload.hpp"
 
 namespace sb {
 
 Workload comms_workload();
 
+namespace comms {
+
+/// Cross-path check: both cases' outputs were exact (the figures themselves differ by path).
+[[nodiscard]] std::vector<Check> cross_check(const Fingerprint& reference,
+                                             const Fingerprint& other);
+
+}  // namespace comms
 }  // namespace sb

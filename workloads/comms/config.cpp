@@ -11,9 +11,12 @@ namespace sb::comms {
 
 namespace {
 
-const char* const kOpHelp =
-    "all-reduce | all-gather | reduce-scatter | all-to-all | broadcast | pairs | all (default "
-    "all: one case each)";
+/// "all-reduce | all-gather | ... | pairs | all (default all: one case each)", from the list.
+std::string op_help() {
+  std::string names;
+  for (const Collective* c : collectives()) names += std::string(c->name) + " | ";
+  return names + "pairs | all (default all: one case each)";
+}
 
 std::int64_t bytes_key(const Params& p, const char* key, std::int64_t fallback) {
   if (!p.has(key)) return fallback;
@@ -57,7 +60,7 @@ std::int64_t parse_bytes(const std::string& text, const std::string& what) {
 
 std::vector<std::pair<std::string, std::string>> config_keys() {
   return {
-      {"op", kOpHelp},
+      {"op", op_help()},
       {"min_bytes", "smallest message of a collective's sweep (nccl-tests -b; K, M, G suffixes)"},
       {"max_bytes", "largest message of a collective's sweep, at most 4G (nccl-tests -e)"},
       {"factor", "each size of the sweep is the previous times factor, >= 2 (nccl-tests -f)"},
@@ -103,15 +106,15 @@ Params preset_params(const std::string& preset) {
   return p;
 }
 
-Config parse_config(const Params& p) {
+Config parse(const Params& p) {
   Config c;
   const std::string op = p.has("op") ? p.str("op") : std::string("all-reduce");
   if (op == "pairs") {
     c.measure = Measure::pairs;
-  } else if (const auto o = parse_op(op)) {
-    c.op = *o;
+  } else if (const Collective* coll = find_collective(op)) {
+    c.collective = coll;
   } else {
-    throw UsageError(fmt::format("comms: parameter 'op' must be {} (got '{}')", kOpHelp, op));
+    throw UsageError(fmt::format("comms: parameter 'op' must be {} (got '{}')", op_help(), op));
   }
   c.min_bytes = bytes_key(p, "min_bytes", c.min_bytes);
   c.max_bytes = bytes_key(p, "max_bytes", c.max_bytes);
@@ -152,7 +155,7 @@ std::vector<Params> expand_params(const Params& p) {
   {
     Params every = p;  // every key is checked, also those the variants below leave out
     every.set("op", "pairs");
-    (void)parse_config(every);
+    (void)parse(every);
   }
   std::vector<std::string> ops;
   if (op == "all") {
@@ -172,7 +175,7 @@ std::vector<Params> expand_params(const Params& p) {
       v.set(k, val);
     }
     v.set("op", o);
-    (void)parse_config(v);  // one clear line on the first bad value
+    (void)parse(v);  // one clear line on the first bad value
     out.push_back(std::move(v));
   }
   return out;

@@ -22,7 +22,7 @@ enum class Schedule { serial, rounds };
 
 struct Config {
   Measure measure = Measure::collective;
-  Op op = Op::all_reduce;  ///< Measure::collective only
+  const Collective* collective = nullptr;  ///< Measure::collective only (collective.hpp)
   std::int64_t min_bytes = 8;
   std::int64_t max_bytes = 1 << 20;
   std::int64_t factor = 2;
@@ -48,8 +48,8 @@ inline constexpr std::int64_t kLatencyBytes = 8;
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> config_keys();
 /// Parameters of a preset (tiny, small, seed, large).
 [[nodiscard]] Params preset_params(const std::string& preset);
-/// The case's settings; throws sb::UsageError with one line on a bad value.
-[[nodiscard]] Config parse_config(const Params& p);
+/// The case's settings from its parameters; throws sb::UsageError with one line on a bad value.
+[[nodiscard]] Config parse(const Params& p);
 /// One case per measurement (`op=all`: every collective and the pair matrix), each keeping only
 /// the keys it uses.
 [[nodiscard]] std::vector<Params> expand_params(const Params& p);

@@ -1,8 +1,9 @@
 #pragma once
 /// @file expected.hpp
 /// What each output element of a collective must hold, as a function of the payloads: the
-/// ranks whose payload element `index` it is (one rank, or the sum over all of them). Plain
-/// integer code, the same on the CPU (payload.cpp) and in the GPU's check kernel
+/// ranks whose payload element `index` it is (one rank, or the sum over all of them). Each
+/// collective states its rule as data (Expected, in its file of collectives/), which this plain
+/// integer code reads the same way on the CPU (payload.cpp) and in the GPU's check kernel
 /// (gpu/payload.cu), so both check the same thing.
 
 #include <cstdint>
@@ -22,31 +23,37 @@ struct Source {
   std::int64_t index = 0;
 };
 
-/// The op codes of collective.hpp's Op, plus a pair transfer (`root` is the sender).
-enum ExpectOp : int {
-  kExpectAllReduce = 0,
-  kExpectAllGather = 1,
-  kExpectReduceScatter = 2,
-  kExpectAllToAll = 3,
-  kExpectBroadcast = 4,
-  kExpectCopy = 5,
+/// A collective's rule for output element i of rank `me` (the output is `ranks` blocks of
+/// `count` elements where the collective gathers, one block or one buffer otherwise):
+///   from            the ranks summed: `every` rank; the one whose block i is in (`block`:
+///                   i / count); or `root` (a broadcast's root, a pair transfer's sender);
+///   at_own_block    the element is taken from this rank's block of each source's buffer
+///                   (index + me * count), as a reduce-scatter or an all-to-all delivers it;
+/// and within a block the index is i % count.
+struct Expected {
+  enum class From : int { every, block, root };
+  From from = From::every;
+  bool at_own_block = false;
 };
+
+/// A pair transfer: the receiver holds the sender's (`root`'s) payload, element for element.
+inline constexpr Expected kExpectCopy{Expected::From::root, false};
 
 /// The source of output element i on rank `me` of `ranks`; `count` is Layout::count and
 /// `root` the broadcast's root or the copy's sender.
-SB_COMMS_HD inline Source source_of(int op, int me, int ranks, std::int64_t count, int root,
+SB_COMMS_HD inline Source source_of(Expected rule, int me, int ranks, std::int64_t count, int root,
                                     std::int64_t i) {
-  switch (op) {
-    case kExpectAllReduce:
-      return {0, ranks - 1, i};
-    case kExpectAllGather:
-      return {static_cast<int>(i / count), static_cast<int>(i / count), i % count};
-    case kExpectReduceScatter:
-      return {0, ranks - 1, me * count + i};
-    case kExpectAllToAll:
-      return {static_cast<int>(i / count), static_cast<int>(i / count), me * count + i % count};
-    default:  // broadcast, copy
-      return {root, root, i};
+  const bool blocks = rule.from == Expected::From::block;
+  const std::int64_t index = (rule.at_own_block ? me * count : 0) + (blocks ? i % count : i);
+  switch (rule.from) {
+    case Expected::From::every:
+      return {0, ranks - 1, index};
+    case Expected::From::block: {
+      const int r = static_cast<int>(i / count);
+      return {r, r, index};
+    }
+    default:
+      return {root, root, index};
   }
 }
 

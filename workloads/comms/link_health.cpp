@@ -39,8 +39,8 @@ std::vector<LinkHealth> judge_links(const std::vector<LinkFigure>& links) {
                              h.peers == 1 ? "" : "s");
       continue;
     }
-    h.peer_bandwidth = results::median(bw);
-    h.peer_latency_s = results::median(lat);
+    h.peer_bandwidth = median(bw);
+    h.peer_latency_s = median(lat);
     if (l.bandwidth < kSlowBandwidthFraction * h.peer_bandwidth) {
       h.slow = true;
       h.reason = fmt::format("{}, median of its {} {} peers {}", rate_text(l.bandwidth), h.peers,

@@ -8,7 +8,7 @@
 namespace sb::comms {
 
 MemoryNeed memory_needed(const CaseSpec& spec, const CaseEnv& env) {
-  const Config cfg = parse_config(spec.params);
+  const Config cfg = parse(spec.params);
   double bytes = 0;
   if (cfg.measure == Measure::pairs) {
     bytes = 2.0 * static_cast<double>(cfg.pair_bytes / 4 * 4);

@@ -4,6 +4,7 @@
 // timed repeats, and each link is compared with the others of its kind (link_health.hpp).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -164,8 +165,8 @@ class PairsScheduler final : public SchedulerCase {
       nlohmann::json bw_row = nlohmann::json::array(), lat_row = nlohmann::json::array();
       for (int j = 0; j < n_; ++j) {
         const auto& b = bw_[at(i, j)];
-        const double mb = b.empty() ? 0.0 : results::median(b);
-        const double ml = b.empty() ? 0.0 : results::median(lat_[at(i, j)]);
+        const double mb = b.empty() ? 0.0 : median(b);
+        const double ml = b.empty() ? 0.0 : median(lat_[at(i, j)]);
         bw_row.push_back(mb / 1e9);
         lat_row.push_back(ml * 1e6);
         if (i == j || b.empty()) continue;
@@ -192,14 +193,28 @@ class PairsScheduler final : public SchedulerCase {
       lat.push_back(std::move(lat_row));
     }
     if (figures.empty()) return m;
-    // Each link against its peers of the same kind: the verdict table's link rows
-    // (results/include/scalebench/verdicts.hpp).
+    // Each link against its peers of the same kind, also as the contract's `verdicts` (one row
+    // of the report's verdict table per link: SchedulerCase::metrics(), workload.hpp).
     const std::vector<LinkHealth> health = judge_links(figures);
+    nlohmann::json verdicts = nlohmann::json::array();
     for (std::size_t k = 0; k < health.size(); ++k) {
       table[k]["slow"] = health[k].slow;
       table[k]["peers"] = health[k].peers;
       table[k]["peer_bandwidth_gbps"] = health[k].peer_bandwidth / 1e9;
       table[k]["health"] = health[k].reason;
+      nlohmann::json v = {
+          {"subject", figures[k].src + " -> " + figures[k].dst},
+          {"host", table[k]["src_host"]},
+          {"device", table[k]["src_gpu"]},
+          {"kind", table[k]["kind"]},
+          {"value", figures[k].bandwidth},
+          {"unit", "B/s"},
+          {"verdict", health[k].slow ? "slow" : "ok"},
+          {"expected", health[k].peer_bandwidth > 0 ? health[k].peer_bandwidth
+                                                    : std::numeric_limits<double>::quiet_NaN()},
+          {"peers", health[k].peers},
+          {"reason", health[k].reason}};
+      verdicts.push_back(std::move(v));
     }
     const auto slowest =
         std::min_element(figures.begin(), figures.end(),
@@ -210,7 +225,8 @@ class PairsScheduler final : public SchedulerCase {
     m["bandwidth_gbps"] = bw;
     m["latency_us"] = lat;
     m["links"] = table;
-    m["median_link_gbps"] = results::median(all) / 1e9;
+    m["verdicts"] = verdicts;
+    m["median_link_gbps"] = median(all) / 1e9;
     m["slowest_link_gbps"] = slowest->bandwidth / 1e9;
     m["slowest_link"] = slowest->src + " -> " + slowest->dst;
     m["notes"] = slow_link_notes(figures);

@@ -26,8 +26,8 @@ void fill_payload(std::uint64_t seed, int rank, float* out, std::int64_t n) {
   }
 }
 
-Wrong count_wrong(int op, std::uint64_t seed, int me, int ranks, std::int64_t count, int root,
-                  const float* out, std::int64_t n) {
+Wrong count_wrong(Expected rule, std::uint64_t seed, int me, int ranks, std::int64_t count,
+                  int root, const float* out, std::int64_t n) {
   // Runs of outputs whose sources are consecutive elements of one Philox block take one
   // Philox call per rank for up to 4 outputs (an all-reduce of n ranks: n calls per 4 outputs).
   constexpr std::int64_t kChunk = 1 << 14;
@@ -38,11 +38,11 @@ Wrong count_wrong(int op, std::uint64_t seed, int me, int ranks, std::int64_t co
   for (std::int64_t c = 0; c < chunks; ++c) {
     const std::int64_t end = std::min(n, (c + 1) * kChunk);
     for (std::int64_t i = c * kChunk; i < end;) {
-      const Source s = source_of(op, me, ranks, count, root, i);
+      const Source s = source_of(rule, me, ranks, count, root, i);
       const std::int64_t k0 = s.index % 4;
       std::int64_t len = std::min<std::int64_t>(4 - k0, end - i);
       for (std::int64_t j = 1; j < len; ++j) {
-        const Source t = source_of(op, me, ranks, count, root, i + j);
+        const Source t = source_of(rule, me, ranks, count, root, i + j);
         if (t.first != s.first || t.last != s.last || t.index != s.index + j) {
           len = j;
           break;

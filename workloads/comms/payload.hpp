@@ -22,8 +22,8 @@ struct Wrong {
   std::int64_t first = -1;
 };
 
-/// Checks out[0..n) of rank `me` against source_of(op, me, ranks, count, root, i) (OpenMP).
-[[nodiscard]] Wrong count_wrong(int op, std::uint64_t seed, int me, int ranks, std::int64_t count,
-                                int root, const float* out, std::int64_t n);
+/// Checks out[0..n) of rank `me` against source_of(rule, me, ranks, count, root, i) (OpenMP).
+[[nodiscard]] Wrong count_wrong(Expected rule, std::uint64_t seed, int me, int ranks,
+                                std::int64_t count, int root, const float* out, std::int64_t n);
 
 }  // namespace sb::comms

@@ -11,14 +11,13 @@
 
 namespace sb::comms {
 
+/// The case's scheduler side (scheduler.cpp).
+[[nodiscard]] std::unique_ptr<SchedulerCase> make_scheduler(const CaseSpec& spec);
+
 /// `warmup`: the case's untimed repeats, which come first (their outputs are checked too).
 [[nodiscard]] std::unique_ptr<SchedulerCase> make_sweep_scheduler(const Config& cfg, int workers,
                                                                   int warmup);
 [[nodiscard]] std::unique_ptr<SchedulerCase> make_pairs_scheduler(const Config& cfg, int workers,
                                                                   int warmup);
-
-/// Cross-path check: both cases' outputs were exact (the figures themselves differ by path).
-[[nodiscard]] std::vector<Check> cross_check(const Fingerprint& reference,
-                                             const Fingerprint& other);
 
 }  // namespace sb::comms

@@ -5,7 +5,7 @@
 namespace sb::comms {
 
 std::vector<SweepSize> sweep_sizes(const Config& cfg, int ranks) {
-  const Collective& c = collective(cfg.op);
+  const Collective& c = *cfg.collective;
   std::vector<SweepSize> out;
   for (const std::int64_t nominal : cfg.nominal_sizes()) {
     const Layout l = c.layout(nominal, ranks);

@@ -17,7 +17,7 @@ namespace {
 class SweepWorkerCpu final : public RepeatWorker {
  public:
   SweepWorkerCpu(const Config& cfg, const CaseEnv& env)
-      : cfg_(cfg), env_(env), coll_(collective(cfg.op)), sizes_(sweep_sizes(cfg, env.size)) {
+      : cfg_(cfg), env_(env), coll_(*cfg.collective), sizes_(sweep_sizes(cfg, env.size)) {
     const BufferSizes b = buffer_sizes(sizes_);
     send_.resize(static_cast<std::size_t>(b.send));
     recv_.resize(static_cast<std::size_t>(b.recv));
@@ -40,8 +40,8 @@ class SweepWorkerCpu final : public RepeatWorker {
       }
       {
         ScopedPhase check(times_, Phase::compute);
-        wrong = count_wrong(static_cast<int>(cfg_.op), cfg_.seed, env_.rank, env_.size, l.count,
-                            kBroadcastRoot, recv_.data(), l.recv);
+        wrong = count_wrong(coll_.expected, cfg_.seed, env_.rank, env_.size, l.count, kRoot,
+                            recv_.data(), l.recv);
       }
       double seconds = 0;
       {

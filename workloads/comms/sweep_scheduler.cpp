@@ -22,7 +22,7 @@ class SweepScheduler final : public SchedulerCase {
       : cfg_(cfg),
         warmup_(warmup),
         n_(std::max(1, workers)),
-        coll_(collective(cfg.op)),
+        coll_(*cfg.collective),
         sizes_(sweep_sizes(cfg, n_)),
         times_(sizes_.size()) {}
 
@@ -129,7 +129,7 @@ class SweepScheduler final : public SchedulerCase {
     double first_time = NAN;
     for (std::size_t k = 0; k < sizes_.size(); ++k) {
       if (times_[k].empty()) continue;
-      const double t = results::median(times_[k]);
+      const double t = median(times_[k]);
       const Bandwidth bw = bandwidth(coll_, sizes_[k].layout, t, n_);
       if (std::isnan(first_time)) first_time = t;
       last = bw;

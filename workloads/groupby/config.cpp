@@ -95,7 +95,7 @@ Params preset_params(const std::string& preset) {
   return p;
 }
 
-Config parse_config(const Params& p) {
+Config parse(const Params& p) {
   Config c;
   const auto q = parse_query(p.has("query") ? p.str("query") : std::string("by-name"));
   if (!q)
@@ -169,7 +169,7 @@ std::vector<Params> expand_params(const Params& p) {
       v.set(k, val);
     }
     v.set("query", q);
-    (void)parse_config(v);  // validates every value, one clear line on the first bad one
+    (void)parse(v);  // validates every value, one clear line on the first bad one
     out.push_back(std::move(v));
   }
   return out;

@@ -82,7 +82,7 @@ struct Config {
 };
 
 /// Parses one case's parameters (as expand() returns them). Throws sb::UsageError.
-[[nodiscard]] Config parse_config(const Params& p);
+[[nodiscard]] Config parse(const Params& p);
 
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> config_keys();
 [[nodiscard]] Params preset_params(const std::string& preset);

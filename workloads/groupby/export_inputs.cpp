@@ -76,7 +76,7 @@ nlohmann::json query_answer(const Config& c, int threads) {
 InputExport export_inputs(const std::vector<Params>& variants) {
   SB_EXPECTS(!variants.empty(), "groupby: datagen expects at least one case");
   std::vector<Config> configs;
-  for (const Params& p : variants) configs.push_back(parse_config(p));
+  for (const Params& p : variants) configs.push_back(parse(p));
   // The key column depends on the cardinality, which only the by-key variant carries.
   Config c = configs.front();
   for (std::size_t i = 0; i < variants.size(); ++i)

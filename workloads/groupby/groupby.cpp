@@ -1,3 +1,4 @@
+// groupby: the workload's description and its registration (groupby.hpp).
 #include "groupby/groupby.hpp"
 
 #include <algorithm>
@@ -8,143 +9,20 @@
 #include "groupby/config.hpp"
 #include "groupby/export_inputs.hpp"
 #include "groupby/memory_estimate.hpp"
-#include "groupby/protocol.hpp"
+#include "groupby/scheduler.hpp"
 #include "groupby/validation.hpp"
-#include "groupby/work_floor.hpp"
 #include "groupby/worker_cpu.hpp"
 #include "groupby/worker_plan.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/workload_registration.hpp"
 
 #if SCALEBENCH_HAVE_CUDA
-#include "groupby/gpu/worker.hpp"
+#include "groupby/worker_gpu.hpp"
 #endif
 
 namespace sb {
 
-namespace {
-
 using namespace sb::groupby;
-
-class GroupbyScheduler final : public SchedulerCase {
- public:
-  explicit GroupbyScheduler(const CaseSpec& spec)
-      : cfg_(parse_config(spec.params)), workers_(spec.workers < 1 ? 1 : spec.workers) {}
-
-  [[nodiscard]] std::int64_t num_tasks() const override { return cfg_.num_tasks(); }
-
-  void begin_repeat() override {
-    task_rows_.assign(static_cast<std::size_t>(cfg_.num_tasks()), 0.0);
-    parts_.assign(static_cast<std::size_t>(workers_), {});
-  }
-
-  void on_task(const TaskOutcome& o) override {
-    if (o.task >= 0 && o.task < cfg_.num_tasks() && !o.partial.empty())
-      task_rows_[static_cast<std::size_t>(o.task)] = o.partial[0];
-  }
-
-  void on_worker_done(int rank, const std::vector<double>& partial) override {
-    if (rank >= static_cast<int>(parts_.size())) parts_.resize(static_cast<std::size_t>(rank) + 1);
-    parts_[static_cast<std::size_t>(rank)] = partial;
-  }
-
-  nlohmann::json end_repeat() override {
-    const QueryDef& q = cfg_.def;
-    const int w = record_width(q.fields);
-    Summary sum;
-    double shuffle = 0, send_total = 0, seconds = 0;
-    std::vector<double> records;
-    for (const auto& p : parts_) {
-      if (p.size() < kHeaderWords) continue;
-      sum.groups += p[kGroups];
-      sum.sum_count += p[kSumCount];
-      sum.sum_x += p[kSumSumX];
-      sum.sum_y += p[kSumSumY];
-      sum.sum_min_x += p[kSumMinX];
-      sum.sum_max_x += p[kSumMaxX];
-      shuffle += p[kShuffleBytes];
-      send_total += p[kSendBytes];
-      seconds = std::max(seconds, p[kCommSeconds]);
-      const auto n = static_cast<std::size_t>(p[kRecords]);
-      if (p.size() == kHeaderWords + n * w)
-        records.insert(records.end(), p.begin() + kHeaderWords, p.end());
-    }
-    last_ = sum;
-    double rows = 0;
-    for (double r : task_rows_) rows += r;
-
-    nlohmann::json j;
-    j["query"] = std::string(to_string(q.query));
-    j["rows"] = rows;
-    j["groups"] = sum.groups;
-    j["sum_count"] = sum.sum_count;
-    j["sum_x"] = sum.sum_x;
-    if (q.fields & kSumY) j["sum_y"] = sum.sum_y;
-    if (q.fields & kMinX) j["sum_min_x"] = sum.sum_min_x;
-    if (q.fields & kMaxX) j["sum_max_x"] = sum.sum_max_x;
-    j["mean_x"] = sum.sum_count > 0 ? sum.sum_x / sum.sum_count : 0.0;
-    if (!records.empty()) {
-      // Low cardinality: the whole (small) result, with labels.
-      nlohmann::json labels = nlohmann::json::array();
-      std::vector<nlohmann::json> cols(q.outputs.size(), nlohmann::json::array());
-      for (std::size_t i = 0; i + w <= records.size(); i += w) {
-        std::int64_t key = 0;
-        GroupState s;
-        unpack_report_record(&records[i], q.fields, key, s);
-        if (q.key_column == kColName && key >= 0 && key < kNumNames) {
-          labels.push_back(std::string(kNames[static_cast<std::size_t>(key)]));
-        } else {
-          labels.push_back(key);
-        }
-        for (std::size_t c = 0; c < q.outputs.size(); ++c)
-          cols[c].push_back(aggregate(s, q.outputs[c].agg, q.outputs[c].column));
-      }
-      j["table"][q.key_name] = labels;
-      for (std::size_t c = 0; c < q.outputs.size(); ++c) j["table"][q.outputs[c].name] = cols[c];
-    }
-    if (workers_ > 1) {
-      // nccl-tests' convention for alltoall: algbw = per-rank send size / time,
-      // busbw = algbw * (n - 1) / n.
-      const double n = workers_;
-      const double algbw = seconds > 0 ? (send_total / n) / seconds : 0.0;
-      nlohmann::json s;
-      s["kind"] = q.high_cardinality ? "alltoall" : "reduce";
-      s["bytes"] = shuffle;
-      s["send_bytes"] = send_total;
-      s["seconds"] = seconds;
-      s["algbw_gbps"] = algbw / 1e9;
-      s["busbw_gbps"] = q.high_cardinality ? algbw * (n - 1) / n / 1e9 : algbw / 1e9;
-      j["shuffle"] = s;
-    }
-    fp_.values = nlohmann::json::object();
-    fp_.values["rows"] = static_cast<double>(cfg_.rows);
-    fp_.values["fields"] = q.fields;
-    fp_.values["groups"] = sum.groups;
-    fp_.values["sum_count"] = sum.sum_count;
-    fp_.values["sum_x"] = sum.sum_x;
-    if (q.fields & kSumY) fp_.values["sum_y"] = sum.sum_y;
-    return j;
-  }
-
-  std::vector<Check> validate(const std::vector<std::vector<double>>& worker_parts) override {
-    fp_.data.clear();
-    return check_parts(cfg_, last_, worker_parts, &fp_.data);
-  }
-
-  [[nodiscard]] Fingerprint fingerprint() const override { return fp_; }
-
-  [[nodiscard]] Work work() const override { return work_floor(cfg_); }
-
- private:
-  Config cfg_;
-  int workers_;
-  std::vector<double> task_rows_;
-  std::vector<std::vector<double>> parts_;
-  Summary last_;
-  Fingerprint fp_;
-};
-
-}  // namespace
 
 Workload groupby_workload() {
   Workload w;
@@ -155,14 +33,12 @@ Workload groupby_workload() {
   w.keys = config_keys();
   w.preset = [](const std::string& preset) { return preset_params(preset); };
   w.expand = [](const Params& p) { return expand_params(p); };
-  w.make_scheduler = [](const CaseSpec& spec) -> std::unique_ptr<SchedulerCase> {
-    return std::make_unique<GroupbyScheduler>(spec);
-  };
+  w.make_scheduler = groupby::make_scheduler;
   w.plan_workers = [](const CaseSpec& spec, int available) {
-    return sb::groupby::plan_workers(parse_config(spec.params), device_of(spec.path), available);
+    return sb::groupby::plan_workers(parse(spec.params), device_of(spec.path), available);
   };
   w.make_worker = [](const CaseSpec& spec, const CaseEnv& env) -> std::unique_ptr<WorkerCase> {
-    const Config c = parse_config(spec.params);
+    const Config c = parse(spec.params);
     if (env.device == Device::gpu) {
 #if SCALEBENCH_HAVE_CUDA
       return make_gpu_worker(c, env);
@@ -175,12 +51,8 @@ Workload groupby_workload() {
   w.cross_check = [](const Fingerprint& a, const Fingerprint& b) {
     return cross_check_fingerprints(a, b);
   };
-  w.memory_needed = [](const CaseSpec& spec, const CaseEnv& env) {
-    return groupby::memory_needed(spec, env);
-  };
-  w.export_inputs = [](const std::vector<Params>& variants) {
-    return groupby::export_inputs(variants);
-  };
+  w.memory_needed = groupby::memory_needed;
+  w.export_inputs = groupby::export_inputs;
   return w;
 }
 

@@ -3,7 +3,7 @@
 /// The groupby workload (docs/specification.md §4.3): a dask.datasets.timeseries-like table
 /// generated on the workers, aggregated by name (26 groups), by id (~600 groups) or by a
 /// high-cardinality key (10^7 groups) on all four paths. See config.hpp (parameters), table.hpp
-/// (data), worker_cpu.hpp / gpu/worker.hpp (workers) and validation.hpp.
+/// (data), worker_cpu.hpp / worker_gpu.hpp (workers) and validation.hpp.
 
 #include "scalebench/workload.hpp"
 

@@ -1,4 +1,4 @@
-// groupby's memory per worker, from what worker_cpu.cpp and gpu/worker.cu allocate: one task's
+// groupby's memory per worker, from what worker_cpu.cpp and worker_gpu.cu allocate: one task's
 // columns on the CPU (partition rows; the GPU generates its rows inside its kernels), the hash
 // tables of the groups (CPU: one table per thread plus the
 // merged result, 64-byte slots at most 70% full; GPU: one table of record_width words per slot
@@ -42,7 +42,7 @@ double gpu_slots(std::int64_t groups) {
 }  // namespace
 
 MemoryNeed memory_needed(const CaseSpec& spec, const CaseEnv& env) {
-  const Config c = parse_config(spec.params);
+  const Config c = parse(spec.params);
   const int size = std::max(1, env.size);
   const int threads = std::max(1, env.threads);
   const double rows_per_task = static_cast<double>(std::min(c.partition, c.rows));

@@ -2,7 +2,7 @@
 /// @file fused_kernel.cuh
 /// The fused subset-mean kernel's device code (internal): one template per Box-Muller variant
 /// (GpuMath), block alignment and unroll. A translation unit that includes it instantiates the
-/// variants it names through make_variant: subset_mean_gpu.cu the one the workload runs
+/// variants it names through make_variant: worker_gpu.cu the one the workload runs
 /// (workload_variant), fused_variants.cuh every variant, for the benchmarks and tests only.
 ///
 /// Cost per task (chunk = 10^4): 5e7 Philox calls and 5e7 Box-Muller pairs; no memory traffic
@@ -28,6 +28,7 @@
 #include <cstdint>
 
 #include "scalebench/box_muller_tables.cuh"
+#include "scalebench/gpu_device.cuh"
 #include "scalebench/gpu_error.cuh"
 #include "scalebench/philox.cuh"
 #include "subset_mean/subset_mean_kernel.cuh"
@@ -350,9 +351,7 @@ int max_grid(int device) {
   int per_sm = 0;
   SB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &per_sm, fused_subset_mean<M, kAligned, kUnroll>, kThreads, 0));
-  int sms = 0;
-  SB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return std::max(1, per_sm) * sms;
+  return std::max(1, per_sm) * sb::gpu::sm_count(device);
 }
 
 /// The variant (M, unroll U) for aligned and unaligned blocks.

@@ -8,6 +8,8 @@
 /// of the standard normals are folded per task in task order with Neumaier compensation (so the
 /// result does not depend on which worker ran which task, nor when).
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -20,8 +22,14 @@ Workload subset_mean_workload();
 
 namespace subset_mean {
 
-/// The scheduler side of one case (also reachable through subset_mean_workload().make_scheduler).
+/// The scheduler side of one case (scheduler.cpp).
 std::unique_ptr<SchedulerCase> make_scheduler(const CaseSpec& spec);
+
+/// |a - reference| / |reference| (0 when equal): how far a repeat or a path is from another.
+inline double relative_difference(double a, double reference) {
+  if (a == reference) return 0;
+  return std::fabs(a - reference) / std::max(std::fabs(reference), 1e-300);
+}
 
 /// Checks of a case's fingerprint against the reference case's: relative difference <= 1e-12
 /// on "answer" and "full_mean".

@@ -1,6 +1,6 @@
 #pragma once
 /// @file subset_mean_kernel.cuh
-/// The fused subset-mean kernel (subset_mean_gpu.cu): generates every normal of one
+/// The fused subset-mean kernel (worker_gpu.cu): generates every normal of one
 /// rows x cols block of the n x n matrix and reduces it in the same pass, writing nothing but
 /// the block's two sums. Used by the GPU worker, its tests and bench_subset_mean_gpu (device
 /// code in fused_kernel.cuh).

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "scalebench/error.hpp"
-#include "svd/svd_config.hpp"
+#include "svd/config.hpp"
+#include "svd/scheduler.hpp"
 #include "svd/svd_data.hpp"
-#include "svd/svd_scheduler.hpp"
 
 namespace sb::svd {
 

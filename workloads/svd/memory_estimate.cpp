@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "svd/config.hpp"
 #include "svd/sketch.hpp"
-#include "svd/svd_config.hpp"
 #include "svd/tree.hpp"
 
 namespace sb::svd {

@@ -2,15 +2,15 @@
 
 #include "scalebench/error.hpp"
 #include "scalebench/workload_registration.hpp"
+#include "svd/config.hpp"
 #include "svd/export_inputs.hpp"
 #include "svd/memory_estimate.hpp"
-#include "svd/svd_config.hpp"
-#include "svd/svd_scheduler.hpp"
-#include "svd/svd_worker_cpu.hpp"
+#include "svd/scheduler.hpp"
+#include "svd/worker_cpu.hpp"
 #include "svd/worker_plan.hpp"
 
 #if SCALEBENCH_HAVE_CUDA
-#include "svd/svd_worker_gpu.hpp"
+#include "svd/worker_gpu.hpp"
 #endif
 
 namespace sb {

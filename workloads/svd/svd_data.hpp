@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "svd/svd_config.hpp"
+#include "svd/config.hpp"
 
 namespace sb::svd {
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "scalebench/error.hpp"
+#include "scalebench/gpu_device.cuh"
 #include "scalebench/gpu_error.cuh"
 #include "scalebench/philox.cuh"
 #include "svd/sketch.hpp"
@@ -125,16 +126,6 @@ __global__ void identity_kernel(double* __restrict__ x, std::int64_t ldx, std::i
   if (r < n) x[r + j * ldx] = r == j ? 1.0 : 0.0;
 }
 
-int sm_count() {
-  static const int count = [] {
-    int dev = 0, c = 0;
-    SB_CUDA_CHECK(cudaGetDevice(&dev));
-    SB_CUDA_CHECK(cudaDeviceGetAttribute(&c, cudaDevAttrMultiProcessorCount, dev));
-    return std::max(c, 1);
-  }();
-  return count;
-}
-
 __global__ void sum_matrices_kernel(double* __restrict__ dst, const double* __restrict__ src,
                                     int count, std::int64_t elems) {
   const std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
@@ -213,7 +204,7 @@ void sketch_rows(const double* a, std::int64_t lda, std::int64_t row0, std::int6
   (void)opted_in;
   // Enough blocks for two per SM: row segments first, then columns split among them.
   const std::int64_t gx = (rows + kSketchSegment - 1) / kSketchSegment;
-  const std::int64_t want = 2 * sm_count();
+  const std::int64_t want = 2 * sb::gpu::sm_count();
   const std::int64_t gy0 = std::clamp<std::int64_t>((want + gx - 1) / gx, 1, n);
   const std::int64_t cols = (n + gy0 - 1) / gy0;
   const std::int64_t gy = (n + cols - 1) / cols;

@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "scalebench/workload.hpp"
-#include "svd/svd_config.hpp"
+#include "svd/config.hpp"
 #include "svd/thread_pool.hpp"
 
 namespace sb::svd {

@@ -59,7 +59,7 @@
 #include "scalebench/gpu_context.cuh"
 #include "scalebench/gpu_transport.cuh"
 #include "scalebench/workload.hpp"
-#include "svd/svd_config.hpp"
+#include "svd/config.hpp"
 #include "svd/tree.hpp"
 
 namespace sb::svd {

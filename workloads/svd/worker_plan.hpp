@@ -4,7 +4,7 @@
 
 #include "scalebench/exec_path.hpp"
 #include "scalebench/workload.hpp"
-#include "svd/svd_config.hpp"
+#include "svd/config.hpp"
 
 namespace sb::svd {
 

@@ -36,14 +36,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scalebench/error.hpp"
 #include "scalebench/system_identity.hpp"
 
 namespace sb::results {
-
-/// `compare` found no regression but a baseline case is missing, or nothing was compared.
-inline constexpr int kExitIncomplete = 4;
-/// `compare` could not decide: a case is noisy or inconclusive (--on-noisy warn).
-inline constexpr int kExitInconclusive = 5;
 
 enum class Verdict {
   faster,

@@ -28,7 +28,7 @@ namespace sb::results {
 
 /// A vector probe this much slower than another run's (or its peers') says the cores' vector
 /// units were shared or slower: 10%, where quiet runs' probes stay within 3% of each other
-/// (8.9-9.2 us on a 2-core EPYC virtual machine, docs/performance.md R84).
+/// (docs/performance.md, "Node acceptance": one vector reading).
 inline constexpr double kSlowVectorProbe = 0.10;
 
 /// The interference record of one case, read leniently (missing members are NaN).

@@ -10,13 +10,27 @@
 
 namespace sb {
 
-/// Exit codes of every scalebench command (docs/specification.md §7.7).
+/// Exit codes of every scalebench program, all of them (docs/specification.md §7.7).
 enum ExitCode : int {
   kExitOk = 0,
-  kExitFailed = 1,       ///< a case failed validation, or `compare` found a regression
-  kExitUsage = 2,        ///< bad usage or bad input file
-  kExitEnvironment = 3,  ///< no MPI launcher, GPU path forced without a GPU, ...
+  kExitFailed = 1,        ///< a case failed validation, or `compare` found a regression
+  kExitUsage = 2,         ///< bad usage or bad input file
+  kExitEnvironment = 3,   ///< no MPI launcher, GPU path forced without a GPU, ...
+  kExitIncomplete = 4,    ///< `compare`: no regression, but a baseline case is missing, or none
+  kExitInconclusive = 5,  ///< `compare`: a case is noisy or inconclusive (--on-noisy warn)
+  /// scalebench-rank to the launcher (rank_protocol.hpp): the scheduler ended the job on
+  /// purpose (a case failed in a way that may leave workers stuck in collectives, or timed out).
+  kExitRestart = 42,
+  /// scalebench-rank to the launcher: the scheduler found the launcher gone (its lifeline
+  /// broke) and ended the job, keeping every finished case in the record stream.
+  kExitLauncherGone = 43,
+  kExitSignalBase = 128,  ///< ended by signal n: 128 + n, as a shell reports it
 };
+
+/// The exit code of a program ended by signal `sig`: 128 + sig (130 for SIGINT).
+[[nodiscard]] constexpr int exit_code_of_signal(int sig) noexcept {
+  return kExitSignalBase + sig;
+}
 
 /// Base of every scalebench error. what() is one line meant for a person.
 class Error : public std::runtime_error {

@@ -82,7 +82,7 @@ struct InputExport {
 /// The export of the registered workload named `workload` for its expanded case parameters (as
 /// plan_cases gives them; the variants must share their data parameters): its
 /// Workload::export_inputs. Throws sb::UsageError for an unknown workload or one without an
-/// exporter, and on bad parameters. Defined by scalebench (workloads/registry.cpp).
+/// exporter, and on bad parameters. Defined by scalebench (runtime/src/registry.cpp).
 [[nodiscard]] InputExport export_inputs(const std::string& workload,
                                         const std::vector<Params>& variants);
 

@@ -59,7 +59,4 @@ class StreamWriter {
   double seconds_writing_ = 0;
 };
 
-/// Current UTC time as ISO 8601 ("2026-11-22T10:00:00.123Z").
-[[nodiscard]] std::string utc_now();
-
 }  // namespace sb

@@ -3,7 +3,7 @@
 /// Loading workload plugins (runtime side, not installed): `scalebench run --plugin LIB.so`
 /// loads each library in the launcher, which checks it before anything starts, and the job
 /// plan carries the paths so that every rank loads them before it plans (rank_main.cpp).
-/// Defined in workloads/plugin_loader.cpp; the registry (workloads/registry.cpp) holds what
+/// Defined in runtime/src/plugin_loader.cpp; the registry (registry.cpp beside it) holds what
 /// they register.
 
 #include <string>

@@ -11,7 +11,8 @@
 ///                 launcher's lifeline (lifeline.hpp)
 ///   exit status   0 the job ran its plan; kExitRestart the scheduler ended the job on purpose
 ///                 (start a fresh job for the remaining cases); kExitLauncherGone the scheduler
-///                 found the launcher dead and ended the job (nothing is left running).
+///                 found the launcher dead and ended the job (nothing is left running); both
+///                 in error.hpp with every other exit code.
 
 #include <string_view>
 
@@ -19,14 +20,6 @@ namespace sb::protocol {
 
 /// The environment variable that carries the placement of every rank.
 inline constexpr std::string_view kPlacementVariable = "SCALEBENCH_PLACEMENT";
-
-/// Exit status of scalebench-rank when the scheduler ended the job on purpose: a case failed in
-/// a way that may leave workers stuck in collectives, or timed out.
-inline constexpr int kExitRestart = 42;
-
-/// Exit status of scalebench-rank when the scheduler found the launcher gone (its lifeline
-/// broke): the job ends itself, keeping every finished case in the record stream.
-inline constexpr int kExitLauncherGone = 43;
 
 /// This process's world rank as the MPI starter announces it before MPI_Init (OpenMPI's
 /// mpiexec, PMIx, SLURM's srun, PMI starters), or -1 when none does or the value is malformed.

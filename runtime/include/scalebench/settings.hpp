@@ -25,12 +25,18 @@ enum class Type { boolean, integer, real, text, path, choice };
 
 /// One row of the table.
 struct Setting {
-  std::string_view name;          ///< "SCALEBENCH_MPI_TUNING"
-  Type type;                      ///< how the value is parsed
-  std::string_view default_text;  ///< the value when unset, as a person reads it
+  std::string_view name;  ///< "SCALEBENCH_MPI_TUNING"
+  Type type;              ///< how the value is parsed
+  /// The value the getter uses when the variable is unset or empty ("" where the getter's
+  /// caller works the value out, as `default_note` says).
+  std::string_view default_value;
+  std::string_view default_note;  ///< what an unset variable means, when the value alone does not
   std::string_view accepts;       ///< what a value may be ("0 or 1", "a program name or path")
   std::string_view meaning;       ///< one line for the docs and `scalebench info`
 };
+
+/// The default as docs/settings.md shows it: the value, its note, or both ("0 (measured)").
+[[nodiscard]] std::string default_text(const Setting& s);
 
 /// The whole table, in the order docs/settings.md lists it.
 [[nodiscard]] const std::vector<Setting>& all();

@@ -204,7 +204,11 @@ class SchedulerCase {
   /// `metrics` over the runtime's (per-size bandwidths of a sweep, named outliers). A workload
   /// whose repeat time is not its headline states it here: `throughput` and `throughput_unit`,
   /// `efficiency` with `ceiling`, `ceiling_value`, `ceiling_unit`; `notes` (strings, each
-  /// "WHAT (FIGURE): WHY") join the summary's notes.
+  /// "WHAT (FIGURE): WHY") join the summary's notes. Parts of the case the workload judged
+  /// against their peers (comms: each link of a pair matrix) go in `verdicts`, each a row of the
+  /// report's verdict table: {`subject` ("GPU 3 -> GPU 5"), `host`, `device` (GPU index, -1:
+  /// none), `kind`, `value`, `expected` (NaN: unknown), `unit`, `verdict` ("ok" or "slow"),
+  /// `peers`, `reason`}. The reports read these generic fields only, never a workload's own.
   [[nodiscard]] virtual nlohmann::json metrics() const { return nlohmann::json::object(); }
 };
 

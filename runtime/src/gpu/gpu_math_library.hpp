@@ -1,8 +1,8 @@
 #pragma once
 /// @file gpu_math_library.hpp
 /// (runtime internals) cuBLAS and cuSOLVER, loaded with dlopen when first needed instead of at
-/// program start. Linked the usual way, their initializers (cuBLASLt's alone 47-59 ms on an H100
-/// node) run before main() and so before the CUDA context can start (docs/performance.md,
+/// program start. Linked the usual way, their initializers (cuBLASLt's alone tens of
+/// milliseconds) run before main() and so before the CUDA context can start (docs/performance.md,
 /// "Start-up"); loaded here, they load on a thread beside the context (start_gpu_context_early).
 /// cublas_entry_points.cpp and cusolver_entry_points.cpp define the library functions scalebench
 /// calls, each forwarding to the loaded library; programs that call more of the libraries (the

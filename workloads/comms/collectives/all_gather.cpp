@@ -3,6 +3,10 @@
 #include "comms/collective.hpp"
 #include "scalebench/error.hpp"
 
+#if SCALEBENCH_HAVE_CUDA
+#include "scalebench/gpu_error.cuh"
+#endif
+
 namespace sb::comms {
 namespace {
 
@@ -20,8 +24,26 @@ void run_mpi(const float* send, float* recv, const Layout& l, MPI_Comm comm) {
   SB_MPI_CHECK(MPI_Allgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm));
 }
 
+#if SCALEBENCH_HAVE_CUDA
+void run_nccl(const float* send, float* recv, const Layout& l, ncclComm_t comm,
+              cudaStream_t stream) {
+  SB_NCCL_CHECK(
+      ncclAllGather(send, recv, static_cast<std::size_t>(l.count), ncclFloat32, comm, stream));
+}
+#endif
+
 }  // namespace
 
-extern const Collective kAllGather = {Op::all_gather, "all-gather", layout, bus_factor, run_mpi};
+// Element i: element i % count of rank i / count.
+extern const Collective kAllGather = {
+    .name = "all-gather",
+    .layout = layout,
+    .bus_factor = bus_factor,
+    .expected = {.from = Expected::From::block, .at_own_block = false},
+    .run_mpi = run_mpi,
+#if SCALEBENCH_HAVE_CUDA
+    .run_nccl = run_nccl,
+#endif
+};
 
 }  // namespace sb::comms

@@ -3,6 +3,10 @@
 #include "comms/collective.hpp"
 #include "scalebench/error.hpp"
 
+#if SCALEBENCH_HAVE_CUDA
+#include "scalebench/gpu_error.cuh"
+#endif
+
 namespace sb::comms {
 namespace {
 
@@ -19,8 +23,26 @@ void run_mpi(const float* send, float* recv, const Layout& l, MPI_Comm comm) {
   SB_MPI_CHECK(MPI_Allreduce(send, recv, static_cast<int>(l.count), MPI_FLOAT, MPI_SUM, comm));
 }
 
+#if SCALEBENCH_HAVE_CUDA
+void run_nccl(const float* send, float* recv, const Layout& l, ncclComm_t comm,
+              cudaStream_t stream) {
+  SB_NCCL_CHECK(ncclAllReduce(send, recv, static_cast<std::size_t>(l.count), ncclFloat32, ncclSum,
+                              comm, stream));
+}
+#endif
+
 }  // namespace
 
-extern const Collective kAllReduce = {Op::all_reduce, "all-reduce", layout, bus_factor, run_mpi};
+// Element i of every rank: the sum over every rank of its element i.
+extern const Collective kAllReduce = {
+    .name = "all-reduce",
+    .layout = layout,
+    .bus_factor = bus_factor,
+    .expected = {.from = Expected::From::every, .at_own_block = false},
+    .run_mpi = run_mpi,
+#if SCALEBENCH_HAVE_CUDA
+    .run_nccl = run_nccl,
+#endif
+};
 
 }  // namespace sb::comms

@@ -3,6 +3,10 @@
 #include "comms/collective.hpp"
 #include "scalebench/error.hpp"
 
+#if SCALEBENCH_HAVE_CUDA
+#include "scalebench/gpu_error.cuh"
+#endif
+
 namespace sb::comms {
 namespace {
 
@@ -20,8 +24,34 @@ void run_mpi(const float* send, float* recv, const Layout& l, MPI_Comm comm) {
   SB_MPI_CHECK(MPI_Alltoall(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, comm));
 }
 
+#if SCALEBENCH_HAVE_CUDA
+// NCCL has no all-to-all call: one grouped send and receive per peer (nccl-tests' way).
+void run_nccl(const float* send, float* recv, const Layout& l, ncclComm_t comm,
+              cudaStream_t stream) {
+  const auto n = static_cast<std::size_t>(l.count);
+  int ranks = 0;
+  SB_NCCL_CHECK(ncclCommCount(comm, &ranks));
+  SB_NCCL_CHECK(ncclGroupStart());
+  for (int p = 0; p < ranks; ++p) {
+    SB_NCCL_CHECK(ncclSend(send + p * n, n, ncclFloat32, p, comm, stream));
+    SB_NCCL_CHECK(ncclRecv(recv + p * n, n, ncclFloat32, p, comm, stream));
+  }
+  SB_NCCL_CHECK(ncclGroupEnd());
+}
+#endif
+
 }  // namespace
 
-extern const Collective kAllToAll = {Op::all_to_all, "all-to-all", layout, bus_factor, run_mpi};
+// Element i of rank me: element me * count + i % count of rank i / count.
+extern const Collective kAllToAll = {
+    .name = "all-to-all",
+    .layout = layout,
+    .bus_factor = bus_factor,
+    .expected = {.from = Expected::From::block, .at_own_block = true},
+    .run_mpi = run_mpi,
+#if SCALEBENCH_HAVE_CUDA
+    .run_nccl = run_nccl,
+#endif
+};
 
 }  // namespace sb::comms

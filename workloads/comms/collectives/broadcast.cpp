@@ -5,6 +5,10 @@
 #include "comms/collective.hpp"
 #include "scalebench/error.hpp"
 
+#if SCALEBENCH_HAVE_CUDA
+#include "scalebench/gpu_error.cuh"
+#endif
+
 namespace sb::comms {
 namespace {
 
@@ -21,12 +25,30 @@ void run_mpi(const float* send, float* recv, const Layout& l, MPI_Comm comm) {
   // Out of place as NCCL's: the root's payload is copied into its own receive buffer first.
   int rank = 0;
   SB_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  if (rank == kBroadcastRoot) std::copy(send, send + l.count, recv);
-  SB_MPI_CHECK(MPI_Bcast(recv, static_cast<int>(l.count), MPI_FLOAT, kBroadcastRoot, comm));
+  if (rank == kRoot) std::copy(send, send + l.count, recv);
+  SB_MPI_CHECK(MPI_Bcast(recv, static_cast<int>(l.count), MPI_FLOAT, kRoot, comm));
 }
+
+#if SCALEBENCH_HAVE_CUDA
+void run_nccl(const float* send, float* recv, const Layout& l, ncclComm_t comm,
+              cudaStream_t stream) {
+  SB_NCCL_CHECK(ncclBroadcast(send, recv, static_cast<std::size_t>(l.count), ncclFloat32, kRoot,
+                              comm, stream));
+}
+#endif
 
 }  // namespace
 
-extern const Collective kBroadcast = {Op::broadcast, "broadcast", layout, bus_factor, run_mpi};
+// Element i of every rank: the root's element i.
+extern const Collective kBroadcast = {
+    .name = "broadcast",
+    .layout = layout,
+    .bus_factor = bus_factor,
+    .expected = {.from = Expected::From::root, .at_own_block = false},
+    .run_mpi = run_mpi,
+#if SCALEBENCH_HAVE_CUDA
+    .run_nccl = run_nccl,
+#endif
+};
 
 }  // namespace sb::comms

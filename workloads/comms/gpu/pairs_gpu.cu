@@ -13,11 +13,11 @@
 #include "comms/gpu/device_buffer.cuh"
 #include "comms/gpu/identity.hpp"
 #include "comms/gpu/payload.cuh"
-#include "comms/gpu/worker.hpp"
 #include "comms/link_discovery.hpp"
 #include "comms/pair_partial.hpp"
 #include "comms/pair_schedule.hpp"
 #include "comms/repeat_worker.hpp"
+#include "comms/worker_gpu.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/gpu_context.cuh"
 

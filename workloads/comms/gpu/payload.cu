@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "scalebench/gpu_device.cuh"
 #include "scalebench/gpu_error.cuh"
 
 namespace sb::comms::gpu {
@@ -11,12 +12,7 @@ namespace {
 constexpr int kThreads = 256;
 
 int grid_for(std::int64_t n) {
-  static const int sms = [] {
-    int dev = 0, v = 0;
-    SB_CUDA_CHECK(cudaGetDevice(&dev));
-    SB_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev));
-    return v;
-  }();
+  const int sms = sb::gpu::sm_count();
   return static_cast<int>(
       std::max<std::int64_t>(1, std::min<std::int64_t>((n + kThreads - 1) / kThreads, sms * 32)));
 }
@@ -28,15 +24,15 @@ __global__ void fill_kernel(std::uint64_t seed, int rank, float* out, std::int64
     out[e] = payload(seed, rank, e);
 }
 
-__global__ void check_kernel(int op, std::uint64_t seed, int me, int ranks, std::int64_t count,
-                             int root, const float* __restrict__ out, std::int64_t n,
-                             unsigned long long* result) {
+__global__ void check_kernel(Expected rule, std::uint64_t seed, int me, int ranks,
+                             std::int64_t count, int root, const float* __restrict__ out,
+                             std::int64_t n, unsigned long long* result) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   unsigned long long wrong = 0;
   unsigned long long first = ~0ull;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride) {
-    const Source s = source_of(op, me, ranks, count, root, i);
+    const Source s = source_of(rule, me, ranks, count, root, i);
     float want = 0;
     for (int r = s.first; r <= s.last; ++r) want += payload(seed, r, s.index);
     // Bitwise, as the CPU's: a NaN never overwritten is wrong.
@@ -69,7 +65,7 @@ WrongCounter::~WrongCounter() {
   if (host_ != nullptr) (void)cudaFreeHost(host_);
 }
 
-Wrong WrongCounter::count(int op, std::uint64_t seed, int me, int ranks, std::int64_t count,
+Wrong WrongCounter::count(Expected rule, std::uint64_t seed, int me, int ranks, std::int64_t count,
                           int root, const float* out, std::int64_t n, cudaStream_t stream) {
   const unsigned long long init[2] = {0, ~0ull};
   host_[0] = init[0];
@@ -77,7 +73,7 @@ Wrong WrongCounter::count(int op, std::uint64_t seed, int me, int ranks, std::in
   SB_CUDA_CHECK(cudaMemcpyAsync(device_, host_, 2 * sizeof(unsigned long long),
                                 cudaMemcpyHostToDevice, stream));
   if (n > 0) {
-    check_kernel<<<grid_for(n), kThreads, 0, stream>>>(op, seed, me, ranks, count, root, out, n,
+    check_kernel<<<grid_for(n), kThreads, 0, stream>>>(rule, seed, me, ranks, count, root, out, n,
                                                        device_);
     SB_CUDA_CHECK_LAUNCH();
   }

@@ -32,8 +32,9 @@ class WrongCounter {
   WrongCounter(const WrongCounter&) = delete;
   WrongCounter& operator=(const WrongCounter&) = delete;
   /// Checks out[0..n) of rank `me` as payload.hpp's count_wrong does; waits for the stream.
-  [[nodiscard]] Wrong count(int op, std::uint64_t seed, int me, int ranks, std::int64_t count,
-                            int root, const float* out, std::int64_t n, cudaStream_t stream);
+  [[nodiscard]] Wrong count(Expected rule, std::uint64_t seed, int me, int ranks,
+                            std::int64_t count, int root, const float* out, std::int64_t n,
+                            cudaStream_t stream);
 
  private:
   unsigned long long* device_ = nullptr;  ///< [0] wrong, [1] first wrong index

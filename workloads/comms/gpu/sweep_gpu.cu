@@ -10,12 +10,11 @@
 
 #include "comms/gpu/device_buffer.cuh"
 #include "comms/gpu/identity.hpp"
-#include "comms/gpu/nccl_collectives.cuh"
 #include "comms/gpu/payload.cuh"
-#include "comms/gpu/worker.hpp"
 #include "comms/link_discovery.hpp"
 #include "comms/repeat_worker.hpp"
 #include "comms/sweep.hpp"
+#include "comms/worker_gpu.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/gpu_context.cuh"
 
@@ -25,7 +24,7 @@ namespace {
 class SweepWorkerGpu final : public RepeatWorker {
  public:
   SweepWorkerGpu(const Config& cfg, const CaseEnv& env)
-      : cfg_(cfg), env_(env), ctx_(*env.gpu), coll_(collective(cfg.op)) {
+      : cfg_(cfg), env_(env), ctx_(*env.gpu), coll_(*cfg.collective) {
     if (ctx_.nccl == nullptr || ctx_.nccl_size != env.size)
       throw Error("comms: the case has " + std::to_string(env.size) +
                   " GPU workers and the NCCL communicator " +
@@ -50,9 +49,9 @@ class SweepWorkerGpu final : public RepeatWorker {
         ScopedPhase check(times_, Phase::compute);
         SB_CUDA_CHECK(
             cudaMemsetAsync(recv_.get(), 0xFF, static_cast<std::size_t>(l.recv) * 4, stream));
-        gpu::run_nccl(cfg_.op, send_.get(), recv_.get(), l, ctx_.nccl, stream);
-        wrong = counter_.count(static_cast<int>(cfg_.op), cfg_.seed, ctx_.nccl_rank, ctx_.nccl_size,
-                               l.count, kBroadcastRoot, recv_.get(), l.recv, stream);
+        coll_.run_nccl(send_.get(), recv_.get(), l, ctx_.nccl, stream);
+        wrong = counter_.count(coll_.expected, cfg_.seed, ctx_.nccl_rank, ctx_.nccl_size, l.count,
+                               kRoot, recv_.get(), l.recv, stream);
       }
       double seconds = 0;
       {
@@ -60,7 +59,7 @@ class SweepWorkerGpu final : public RepeatWorker {
         SB_MPI_CHECK(MPI_Barrier(env_.comm));
         const double t0 = now();
         for (int it = 0; it < cfg_.iters; ++it)
-          gpu::run_nccl(cfg_.op, send_.get(), recv_.get(), l, ctx_.nccl, stream);
+          coll_.run_nccl(send_.get(), recv_.get(), l, ctx_.nccl, stream);
         SB_CUDA_CHECK(cudaStreamSynchronize(stream));
         seconds = (now() - t0) / cfg_.iters;
       }

@@ -1,0 +1,47 @@
+// One-line rendering of text from outside (printable.hpp).
+#include "scalebench/printable.hpp"
+
+namespace sb {
+namespace {
+
+void escape_into(std::string& out, std::string_view text, bool escape_backslash) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\\' && escape_backslash) {
+      out += "\\\\";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    } else {
+      out += c;
+    }
+  }
+}
+
+}  // namespace
+
+std::string printable(std::string_view text, std::size_t max_chars) {
+  const std::string_view shown = text.substr(0, max_chars);
+  std::string out;
+  out.reserve(shown.size() + 16);
+  escape_into(out, shown, true);
+  if (text.size() > shown.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
+std::string one_line(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  escape_into(out, text, false);
+  return out;
+}
+
+}  // namespace sb
