@@ -98,6 +98,12 @@ RatioInterval bootstrap_fast_ratio(std::span<const double> baseline,
   const double tail = std::clamp((1.0 - level) / 2.0, 0.0, 0.5);
   r.low = std::exp(quantile_sorted(logs, tail));
   r.high = std::exp(quantile_sorted(logs, 1.0 - tail));
+  double mean = 0;
+  for (double x : logs) mean += x;
+  mean /= static_cast<double>(logs.size());
+  double ss = 0;
+  for (double x : logs) ss += (x - mean) * (x - mean);
+  r.log_sd = logs.size() > 1 ? std::sqrt(ss / static_cast<double>(logs.size() - 1)) : 0.0;
   return r;
 }
 

@@ -17,6 +17,8 @@ struct RatioInterval {
   double ratio = std::numeric_limits<double>::quiet_NaN();  ///< of the samples themselves
   double low = std::numeric_limits<double>::quiet_NaN();    ///< lower end of the interval
   double high = std::numeric_limits<double>::quiet_NaN();   ///< upper end of the interval
+  /// Standard deviation of the bootstrap log ratios: the ratio's standard error, relative.
+  double log_sd = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// Interval of fastest_third_mean(current) / fastest_third_mean(baseline) at confidence
