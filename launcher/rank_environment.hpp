@@ -3,7 +3,9 @@
 /// What the launcher adds to the ranks' environment besides the placement (batch/allocation.hpp
 /// makes the launch command; job_runner.cpp applies this to it).
 
+#include <map>
 #include <span>
+#include <string>
 
 #include "batch/allocation.hpp"
 
@@ -30,5 +32,9 @@ struct RankDefault {
 /// Adds every rank default the user has not set to the plan's environment. An mpiexec plan that
 /// names its variables with -x (other nodes) gets them named too; srun passes the environment on.
 void add_rank_defaults(batch::LaunchPlan& plan);
+
+/// Adds an A/B side's environment (ab_request.hpp, env:NAME=VALUE) to the plan's, named with
+/// -x as the defaults are where the plan forwards variables that way.
+void add_side_environment(batch::LaunchPlan& plan, const std::map<std::string, std::string>& env);
 
 }  // namespace sb

@@ -96,6 +96,16 @@ std::unique_ptr<sb::WorkerCase> make_cpu_worker(const sb::CaseSpec& spec, const 
 std::unique_ptr<sb::WorkerCase> make_gpu_worker(const sb::CaseSpec& spec, const sb::CaseEnv& env);
 #endif
 
+#ifndef TILED_DGEMM_EXTRA_WORK_PERCENT
+#define TILED_DGEMM_EXTRA_WORK_PERCENT 0
+#endif
+/// Rows of a task's panel that a build made with -DTILED_DGEMM_EXTRA_WORK_PERCENT=p multiplies
+/// a second time (to the same values): p% more work per task, as a slower commit of the kernel
+/// would do, for trying an A/B run of two builds (docs/ci.md). 0 in a normal build.
+inline std::int64_t extra_rows(std::int64_t rows) {
+  return rows * TILED_DGEMM_EXTRA_WORK_PERCENT / 100;
+}
+
 /// The scheduler side (scheduler.cpp).
 std::unique_ptr<sb::SchedulerCase> make_scheduler(const sb::CaseSpec& spec);
 

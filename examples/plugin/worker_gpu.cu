@@ -165,6 +165,12 @@ class GpuWorker final : public sb::WorkerCase {
     dgemm_tiled<<<grid, dim3(kTile, kTile), 0, stream_>>>(
         s.a, b_, s.c, rows, static_cast<int>(c_.n), static_cast<int>(c_.k));
     SB_CUDA_CHECK_LAUNCH();
+    if (const int again = static_cast<int>(extra_rows(rows)); again > 0) {
+      const dim3 extra(grid.x, static_cast<unsigned>((again + kTile - 1) / kTile));
+      dgemm_tiled<<<extra, dim3(kTile, kTile), 0, stream_>>>(
+          s.a, b_, s.c, again, static_cast<int>(c_.n), static_cast<int>(c_.k));
+      SB_CUDA_CHECK_LAUNCH();
+    }
     sums_partial<<<kSumBlocks, kSumThreads, 0, stream_>>>(s.c, rows * c_.n, s.partial);
     SB_CUDA_CHECK_LAUNCH();
     sums_final<<<1, 1, 0, stream_>>>(s.partial, s.sums, s.c, offsets, samples_ + task * kSamples);
