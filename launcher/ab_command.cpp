@@ -54,7 +54,14 @@ RunRequest with_side_params(const RunRequest& req, const std::vector<std::string
 std::vector<CaseSpec> side_cases(const RunRequest& req, const std::vector<CaseSpec>& planned,
                                  const AbSide& side) {
   if (side.params.empty()) return planned;
-  std::vector<CaseSpec> mine = plan_cases(with_side_params(req, side.params));
+  std::vector<CaseSpec> mine;
+  try {
+    mine = plan_cases(with_side_params(req, side.params));
+  } catch (const UsageError& e) {
+    std::string why = e.what();
+    if (why.rfind("--param ", 0) == 0) why = "param:" + why.substr(8);
+    throw UsageError(fmt::format("--{} {}", side.name, why));
+  }
   bool same = mine.size() == planned.size();
   for (std::size_t i = 0; same && i < mine.size(); ++i)
     same = mine[i].workload == planned[i].workload && mine[i].path == planned[i].path &&

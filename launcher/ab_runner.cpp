@@ -411,6 +411,7 @@ class AbRunner {
                     {"rounds", rounds_},
                     {"block", block()},
                     {"turns_s", turn_s_}};
+    if (reason != "alone") say_decision(k, reason);
     for (SideJob& j : side_)
       if (holds(j, index)) (void)command(j, fmt::format("end {}", index));
     wait_until([&] {
@@ -418,6 +419,22 @@ class AbRunner {
                          [&](const SideJob& j) { return !j.proc || j.done.count(index) != 0; });
     });
     for (SideJob& j : side_) j.began = -1;
+  }
+
+  /// What the turns of case `k` showed, on stderr as they end (the report's comparison, which
+  /// leaves throttled repeats out, has the last word).
+  void say_decision(std::size_t k, const std::string& reason) const {
+    const results::CaseComparison r = results::compare_samples(totals_[0], totals_[1], o_.compare);
+    std::string what(results::to_string(r.verdict));
+    if (std::isfinite(r.change)) what += fmt::format(" {:+.1f}%", 100.0 * r.change);
+    if (std::isfinite(r.change_low))
+      what += fmt::format(" [{:+.1f}%, {:+.1f}%]", 100.0 * r.change_low, 100.0 * r.change_high);
+    if (std::isfinite(r.mde)) what += fmt::format(", MDE {:.1f}%", 100.0 * r.mde);
+    sayf(stderr, "scalebench: [{}/{}] A/B {}: {} after {} round(s) of {} repeat(s) a side ({})\n",
+         k + 1, side_[0].cases.size(), side_[1].cases[k].id, what, rounds_, block(),
+         reason == "decided" ? "decided"
+         : reason == "count" ? "--repeats"
+                             : reason);
   }
 
   /// Both sides hold the case: a warm-up turn each, then rounds in random order.
