@@ -308,7 +308,7 @@ class AbRunner {
 
   /// One turn of side `s`: `repeats` timed repeats (0: the warm-up). False when the side's case
   /// ended instead (it failed, or its job died).
-  bool turn(int s, int index, int repeats) {
+  bool turn(int s, int index, int repeats, int round = -1) {
     SideJob& j = side_[s];
     if (!holds(j, index)) return false;
     const int seq = static_cast<int>(result_.turns.size());
@@ -317,6 +317,7 @@ class AbRunner {
                 {"side", j.name},
                 {"repeats", repeats},
                 {"first_repeat", static_cast<int>(totals_[s].size())},
+                {"round", round},
                 {"start_s", now() - t0_}};
     const double t = now();
     j.reply.reset();
@@ -330,6 +331,11 @@ class AbRunner {
     if (repeats == 0) warmup_s_[s] = j.reply->value("warmup_last_s", 0.0);
     for (const auto& v : j.reply->value("totals", json::array())) {
       totals_[s].push_back(v.get<double>());
+      if (round >= 0) {
+        if (rounds_of_[s].size() <= static_cast<std::size_t>(round))
+          rounds_of_[s].resize(static_cast<std::size_t>(round) + 1);
+        rounds_of_[s][static_cast<std::size_t>(round)].push_back(v.get<double>());
+      }
       j.running.emplace_back(v.get<double>(), seq);
     }
     if (repeats > 0) turn_s_ += now() - t;
@@ -352,14 +358,17 @@ class AbRunner {
   }
 
   /// Why the case has its repeats, or "" when it needs more.
-  [[nodiscard]] std::string stop_reason() const {
+  [[nodiscard]] std::string stop_reason() {
     const auto n0 = static_cast<int>(totals_[0].size());
     const auto n1 = static_cast<int>(totals_[1].size());
     if (!o_.auto_repeats) return n0 >= o_.repeats && n1 >= o_.repeats ? "count" : "";
     const bool minimum = n0 >= o_.min_repeats && n1 >= o_.min_repeats;
-    if (minimum &&
-        is_decided(results::compare_samples(totals_[0], totals_[1], o_.compare), o_.compare))
-      return "decided";
+    // The rule is looked at after rounds growing by half each time (8, 12, 18, 27, ...): each
+    // look is a chance for chance to decide, so a few looks keep unchanged code from `slower`.
+    if (minimum && rounds_ >= next_look_) {
+      next_look_ = std::max(next_look_ + 1, (3 * rounds_ + 1) / 2);
+      if (is_decided(compare(), o_.compare)) return "decided";
+    }
     if (n0 >= o_.max_repeats && n1 >= o_.max_repeats) return "max-repeats";
     if (minimum && turn_s_ >= o_.max_time_s) return "max-time";
     return "";
@@ -378,6 +387,8 @@ class AbRunner {
   void run_case(std::size_t k) {
     const int index = side_[0].cases[k].index;
     totals_ = {};
+    rounds_of_ = {};
+    next_look_ = kAbMinRounds;
     warmup_s_ = {0, 0};
     turn_s_ = 0;
     for (SideJob& j : side_) {
@@ -421,10 +432,18 @@ class AbRunner {
     for (SideJob& j : side_) j.began = -1;
   }
 
+  /// The gate's rule on the case's rounds so far (compare.hpp, compare_rounds).
+  [[nodiscard]] results::CaseComparison compare() const {
+    const std::size_t n = std::min(rounds_of_[0].size(), rounds_of_[1].size());
+    const std::vector<std::vector<double>> b(rounds_of_[0].begin(), rounds_of_[0].begin() + n);
+    const std::vector<std::vector<double>> c(rounds_of_[1].begin(), rounds_of_[1].begin() + n);
+    return results::compare_rounds(b, c, o_.compare);
+  }
+
   /// What the turns of case `k` showed, on stderr as they end (the report's comparison, which
   /// leaves throttled repeats out, has the last word).
   void say_decision(std::size_t k, const std::string& reason) const {
-    const results::CaseComparison r = results::compare_samples(totals_[0], totals_[1], o_.compare);
+    const results::CaseComparison r = compare();
     std::string what(results::to_string(r.verdict));
     if (std::isfinite(r.change)) what += fmt::format(" {:+.1f}%", 100.0 * r.change);
     if (std::isfinite(r.change_low))
@@ -446,7 +465,7 @@ class AbRunner {
       first = coin(rng_) ? 1 : 0;
       for (const int s : {first, 1 - first}) {
         const int r = want(s);
-        if (r > 0 && !turn(s, index, r)) return "alone";
+        if (r > 0 && !turn(s, index, r, rounds_)) return "alone";
       }
       ++rounds_;
       if (std::string why = stop_reason(); !why.empty()) return why;
@@ -489,9 +508,11 @@ class AbRunner {
   AbRunResult result_;
   std::map<int, json> stop_;  ///< each case's repeat_stop, set before its records arrive
   std::array<std::vector<double>, 2> totals_;
+  std::array<std::vector<std::vector<double>>, 2> rounds_of_;  ///< each side's totals by round
   std::array<double, 2> warmup_s_{0, 0};
-  double turn_s_ = 0;  ///< wall time of the case's timed turns, both sides
-  int rounds_ = 0;     ///< the case's rounds of timed turns
+  double turn_s_ = 0;             ///< wall time of the case's timed turns, both sides
+  int rounds_ = 0;                ///< the case's rounds of timed turns
+  int next_look_ = kAbMinRounds;  ///< the round after which the rule is looked at next
   double t0_ = 0;
   bool stop_after_case_ = false;
 };

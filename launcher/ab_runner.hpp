@@ -5,9 +5,10 @@
 /// environment. Case by case, both set the case up, then the launcher hands out turns: a
 /// warm-up turn each, then rounds of one turn per side in random order, each turn `block`
 /// timed repeats while the other side's ranks sleep (ab_protocol.hpp). A fixed --repeats N
-/// ends a case when both sides have N; --repeats auto when the gate's rule has decided the
-/// change (compare.hpp, is_decided) or the budget (--max-repeats per side, --max-time of both
-/// sides' turns) is spent. A side whose job dies is recorded as in any run (the running case
+/// ends a case when both sides have N; --repeats auto when the gate's rule on the rounds so far
+/// has decided the change (compare.hpp: compare_rounds, is_decided; from --min-repeats per side
+/// and kAbMinRounds rounds) or the budget (--max-repeats per side, --max-time of both sides'
+/// turns) is spent. A side whose job dies is recorded as in any run (the running case
 /// failed, with the repeats it took), the other side finishes that case on its own, and the
 /// dead side's next job runs the cases left.
 
@@ -32,6 +33,10 @@ inline constexpr int kAbMaxBlock = 100;
 /// `--repeats auto` in an A/B run: the fewest timed repeats per side before a decision, and the
 /// seconds of both sides' turns a case may take (when the command line gives none).
 inline constexpr int kAbMinRepeats = 10;
+/// The fewest rounds a decision is made on: the interval resamples rounds, and a handful of
+/// them cannot show how much the machine's moments differ. Later looks come after half as many
+/// rounds again each time.
+inline constexpr int kAbMinRounds = 8;
 inline constexpr double kAbMaxTime = 60.0;
 
 struct AbRunOptions {

@@ -125,12 +125,68 @@ void apply_interference(CaseComparison& r, const json& b, const json& c, const T
   }
 }
 
-CaseComparison compare_pair(const json& b, const json& c, const CompareOptions& o, bool same_job) {
+/// Both sides of an A/B case on a machine so busy that either side's fastest repeats are luck
+/// (interference.hpp, busy_in_both): a change within what that load explains is `inconclusive`.
+void apply_shared_load(CaseComparison& r, const json& b, const json& c, const Timed& bt,
+                       const Timed& ct) {
+  if (!is_compared(r.verdict) || r.verdict == Verdict::same || !std::isfinite(r.change)) return;
+  const Busier busy = busy_in_both(read_interference(b, bt.sum()), read_interference(c, ct.sum()));
+  if (!busy.busy) return;
+  const double size = r.change > 0 ? r.change : 1.0 / (1.0 + r.change) - 1.0;
+  if (size > busy.explains) return;
+  r.verdict = Verdict::inconclusive;
+  r.detail = fmt::format(
+      "the machine was busy ({}), which explains up to {:+.0f}% on either side by chance; {}",
+      busy.reason, busy.explains * 100.0, r.detail);
+}
+
+/// An A/B record's repeats by round (`rounds` maps their turns to rounds); those marked
+/// throttled or host-stalled left out unless `keep_marked` (as timed_repeats does when every
+/// repeat was). Empty when a repeat names no turn of a round.
+std::vector<std::vector<double>> by_round(const json& c, const TurnRounds& rounds,
+                                          bool keep_marked) {
+  std::vector<std::vector<double>> out;
+  const json& reps = sub(c, "repeats");
+  if (!reps.is_array()) return {};
+  for (const auto& r : reps) {
+    const double v = detail::num(r, "total");
+    if (!std::isfinite(v) || (!keep_marked && detail::marked_repeat(r))) continue;
+    const json& t = sub(r, "turn");
+    const auto it = t.is_number_integer() ? rounds.find(t.get<int>()) : rounds.end();
+    if (it == rounds.end()) return {};
+    if (out.size() <= static_cast<std::size_t>(it->second))
+      out.resize(static_cast<std::size_t>(it->second) + 1);
+    out[static_cast<std::size_t>(it->second)].push_back(v);
+  }
+  return out;
+}
+
+CaseComparison compare_pair(const json& b, const json& c, const CompareOptions& o,
+                            const TurnRounds* rounds) {
   const Timed bt = timed_repeats(b);
   const Timed ct = timed_repeats(c);
+  if (rounds != nullptr) {
+    // Side by side in one job: the interval resamples rounds (bootstrap.hpp).
+    const auto br = by_round(b, *rounds, bt.marked == 0);
+    const auto cr = by_round(c, *rounds, ct.marked == 0);
+    if (!br.empty() && br.size() == cr.size()) {
+      CaseComparison r = compare_rounds(br, cr, o);
+      r.marked_left_out = bt.marked + ct.marked;
+      apply_shared_load(r, b, c, bt, ct);
+      if (r.marked_left_out > 0)
+        r.detail += fmt::format(
+            "; {} throttled or host-stalled repeat(s) left out ({} baseline, {} current)",
+            r.marked_left_out, bt.marked, ct.marked);
+      return r;
+    }
+  }
   CaseComparison r = compare_samples(bt.totals, ct.totals, o);
   r.marked_left_out = bt.marked + ct.marked;
-  if (!same_job) apply_interference(r, b, c, bt, ct, o.threshold);
+  if (rounds == nullptr) {
+    apply_interference(r, b, c, bt, ct, o.threshold);
+  } else {
+    apply_shared_load(r, b, c, bt, ct);
+  }
   if (r.marked_left_out > 0)
     r.detail +=
         fmt::format("; {} throttled or host-stalled repeat(s) left out ({} baseline, {} current)",
@@ -168,10 +224,11 @@ void judge_current(CaseComparison& r, const json& c, const json* b) {
 
 }  // namespace
 
-CaseComparison compare_case(const json* b, const json& c, const CompareOptions& o, bool same_job) {
+CaseComparison compare_case(const json* b, const json& c, const CompareOptions& o,
+                            const TurnRounds* rounds) {
   CaseComparison r;
   if (b != nullptr) {
-    r = compare_pair(*b, c, o, same_job);
+    r = compare_pair(*b, c, o, rounds);
   } else {
     const Timed ct = timed_repeats(c);
     r.current_repeats = ct.totals.size();
@@ -315,7 +372,7 @@ Comparison compare_reports(const json& baseline, const json& current, const Comp
     seen[key] = true;
     const auto it = base.find(key);
     const json* b = it != base.end() ? it->second : nullptr;
-    out.cases.push_back(compare_case(b, c, o, false));
+    out.cases.push_back(compare_case(b, c, o, nullptr));
   }
   if (bcases.is_array()) {
     for (const auto& b : bcases) {

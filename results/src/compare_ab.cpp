@@ -87,6 +87,13 @@ Comparison compare_ab_report(const json& model, const CompareOptions& o) {
   if (const json& seed = sub(ab, "seed"); seed.is_number_integer())
     sides.seed = seed.get<std::uint64_t>();
 
+  TurnRounds rounds;  // the turns of timed rounds: the interval resamples rounds
+  for (const auto& t : sub(ab, "turns")) {
+    const json& round = sub(t, "round");
+    const json& turn = sub(t, "turn");
+    if (round.is_number_integer() && round.get<int>() >= 0 && turn.is_number_integer())
+      rounds[turn.get<int>()] = round.get<int>();
+  }
   std::map<std::string, const json*> base;
   for (const auto& b : baseline["cases"]) base.emplace(slot_of(b), &b);
   std::map<std::string, bool> seen;
@@ -97,7 +104,7 @@ Comparison compare_ab_report(const json& model, const CompareOptions& o) {
     seen[slot] = true;
     const auto it = base.find(slot);
     const json* b = it != base.end() ? it->second : nullptr;
-    CaseComparison r = compare_case(b, c, o, true);
+    CaseComparison r = compare_case(b, c, o, &rounds);
     sides.timed_repeats += r.baseline_repeats + r.current_repeats;
     if (b != nullptr && sub(*b, "params") != sub(c, "params"))
       r.detail += fmt::format("; baseline ran {}", params_text(sub(*b, "params")));

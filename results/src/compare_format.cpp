@@ -98,11 +98,17 @@ std::vector<std::string> legend(const Comparison& c) {
         "noisy: the fastest third moved by more than the threshold but its {} interval includes "
         "no change; more repeats decide it; {}",
         level, policy));
-  if (c.count(Verdict::inconclusive) > 0)
+  if (c.count(Verdict::inconclusive) > 0 && c.ab)
+    out.push_back(
+        "inconclusive: other processes took so much of the machine in both sides' turns that "
+        "either side's fastest repeats were luck, and the change is within what that explains; "
+        "rerun on a quieter machine; " +
+        policy);
+  else if (c.count(Verdict::inconclusive) > 0)
     out.push_back(
         "inconclusive: the run that looks slower measured while other processes, the cgroup "
         "quota, a lower clock or slower vector units took enough of the machine to explain the "
-        "change; rerun on a quiet machine; " +
+        "change (or the baseline did, enough to hide a slowdown); rerun on a quiet machine; " +
         policy);
   if (c.count(Verdict::missing) > 0)
     out.push_back("missing: in the baseline (or ok there) but not measured in current; " +
@@ -116,7 +122,7 @@ std::vector<std::string> legend(const Comparison& c) {
 std::vector<std::string> ab_lines(const Comparison& c) {
   if (!c.ab) return {};
   return {fmt::format("A/B: both sides in one job, {} turns in random order (seed {}), {} timed "
-                      "repeats; the busy-machine rule does not apply",
+                      "repeats; the interval resamples rounds of a turn per side",
                       c.ab->turns, c.ab->seed, c.ab->timed_repeats),
           "baseline " + c.ab->baseline, "current " + c.ab->current};
 }

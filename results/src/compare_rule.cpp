@@ -1,6 +1,7 @@
 // compare_samples: the gate's decision rule for one pair of timing samples (compare.hpp).
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -36,8 +37,12 @@ double minimum_detectable_effect(double log_sd, double threshold, double alpha) 
   return std::max(threshold, z * log_sd) + normal_quantile(kMdePower) * log_sd;
 }
 
-CaseComparison compare_samples(std::span<const double> baseline, std::span<const double> current,
-                               const CompareOptions& o) {
+namespace {
+
+/// The rule on two samples whose interval `interval` computes (after the repeat counts pass).
+template <class Interval>
+CaseComparison judge(std::span<const double> baseline, std::span<const double> current,
+                     const CompareOptions& o, Interval interval) {
   CaseComparison r;
   r.baseline_repeats = baseline.size();
   r.current_repeats = current.size();
@@ -53,7 +58,7 @@ CaseComparison compare_samples(std::span<const double> baseline, std::span<const
                            baseline.size(), current.size(), o.min_repeats);
     return r;
   }
-  const RatioInterval ci = bootstrap_fast_ratio(baseline, current, 1.0 - o.alpha);
+  const RatioInterval ci = interval();
   r.change_low = ci.low - 1.0;
   r.change_high = ci.high - 1.0;
   r.mde = minimum_detectable_effect(ci.log_sd, o.threshold, o.alpha);
@@ -73,6 +78,31 @@ CaseComparison compare_samples(std::span<const double> baseline, std::span<const
   if (r.verdict == Verdict::noisy)
     r.detail += fmt::format("; the {:g}% interval includes no change", 100.0 * (1.0 - o.alpha));
   if (std::isfinite(r.mde)) r.detail += fmt::format("; MDE {:.1f}%", r.mde * 100.0);
+  return r;
+}
+
+std::vector<double> flat(const std::vector<std::vector<double>>& rounds) {
+  std::vector<double> out;
+  for (const auto& r : rounds) out.insert(out.end(), r.begin(), r.end());
+  return out;
+}
+
+}  // namespace
+
+CaseComparison compare_samples(std::span<const double> baseline, std::span<const double> current,
+                               const CompareOptions& o) {
+  return judge(baseline, current, o,
+               [&] { return bootstrap_fast_ratio(baseline, current, 1.0 - o.alpha); });
+}
+
+CaseComparison compare_rounds(const std::vector<std::vector<double>>& baseline,
+                              const std::vector<std::vector<double>>& current,
+                              const CompareOptions& o) {
+  const std::vector<double> b = flat(baseline);
+  const std::vector<double> c = flat(current);
+  CaseComparison r =
+      judge(b, c, o, [&] { return bootstrap_fast_ratio_rounds(baseline, current, 1.0 - o.alpha); });
+  r.rounds = std::min(baseline.size(), current.size());
   return r;
 }
 

@@ -29,7 +29,7 @@ const std::vector<Column>& side_columns() {
 const std::vector<Column>& turn_columns() {
   static const std::vector<Column> c{{"turn", Kind::Int},         {"index", Kind::Int},
                                      {"side", Kind::Str},         {"repeats", Kind::Int},
-                                     {"first_repeat", Kind::Int}, {"start_s", Kind::Float},
+                                     {"first_repeat", Kind::Int}, {"round", Kind::Int}, {"start_s", Kind::Float},
                                      {"wall_s", Kind::Float}};
   return c;
 }

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "scalebench/bootstrap.hpp"
 #include "scalebench/compare.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/report.hpp"
@@ -88,6 +89,46 @@ TEST(Decided, SlowerFasterOrAnIntervalWithinTheThreshold) {
   EXPECT_FALSE(is_decided(noisy_one, o));
 }
 
+TEST(AbRounds, RepeatsThatSharedAMomentCountOnce) {
+  // Four rounds of turns of 8 repeats: in rounds 0 and 2 the current side's turn fell on a
+  // quiet moment of the machine (10% faster than all else), the baseline's did not. Pooled
+  // repeat by repeat, that looks like a decided 9% speed-up; resampling rounds, four of them
+  // cannot tell a speed-up from two lucky moments.
+  std::vector<std::vector<double>> base, cur;
+  for (int round = 0; round < 4; ++round) {
+    const double quiet = round % 2 == 0 ? 1.0 / 1.1 : 1.0;
+    base.push_back(noisy(1.1, 0.005, 8, 100 + round));
+    cur.push_back(noisy(1.1 * quiet, 0.005, 8, 200 + round));
+  }
+  std::vector<double> b, c;
+  for (int i = 0; i < 4; ++i) {
+    b.insert(b.end(), base[i].begin(), base[i].end());
+    c.insert(c.end(), cur[i].begin(), cur[i].end());
+  }
+  const CaseComparison pooled = compare_samples(b, c);
+  EXPECT_EQ(pooled.verdict, Verdict::faster);
+  const CaseComparison rounds = sb::results::compare_rounds(base, cur);
+  EXPECT_EQ(rounds.rounds, 4u);
+  EXPECT_NEAR(rounds.change, pooled.change, 1e-12);  // the same fastest thirds
+  EXPECT_EQ(rounds.verdict, Verdict::noisy);
+  EXPECT_GT(rounds.change_high, 0.0);
+  EXPECT_GT(rounds.mde, pooled.mde);
+  // Sixteen rounds of a real 9% speed-up, every turn alike: decided either way.
+  base.clear();
+  cur.clear();
+  for (int round = 0; round < 16; ++round) {
+    base.push_back(noisy(1.1, 0.005, 8, 300 + round));
+    cur.push_back(noisy(1.0, 0.005, 8, 400 + round));
+  }
+  EXPECT_EQ(sb::results::compare_rounds(base, cur).verdict, Verdict::faster);
+  // Reproducible, as the gate's interval is.
+  const auto i1 = sb::results::bootstrap_fast_ratio_rounds(base, cur, 0.99);
+  const auto i2 = sb::results::bootstrap_fast_ratio_rounds(base, cur, 0.99);
+  EXPECT_EQ(i1.low, i2.low);
+  EXPECT_EQ(i1.high, i2.high);
+  EXPECT_TRUE(std::isnan(sb::results::bootstrap_fast_ratio_rounds({}, {}, 0.99).low));
+}
+
 json model_of(std::vector<json> cases) {
   json m;
   m["attrs"] = {{"schema_version", 1}};
@@ -144,6 +185,7 @@ json ab_model(std::vector<json> base, std::vector<json> cur) {
                      {"side", t % 2 == 0 ? "baseline" : "current"},
                      {"repeats", t < 2 ? 0 : 2},
                      {"first_repeat", t < 2 ? 0 : 2 * (t / 2 - 1)},
+                     {"round", t < 2 ? -1 : t / 2 - 1},
                      {"start_s", 0.1 * t},
                      {"wall_s", 0.1}});
   m["ab"] = {
@@ -265,6 +307,25 @@ TEST(AbReport, NoBusyMachineRuleBetweenSidesOfOneJob) {
   json base = model_of({m["ab"]["baseline"]["cases"][0]});
   json cur = model_of({m["cases"][0]});
   EXPECT_EQ(compare_reports(base, cur).cases[0].verdict, Verdict::inconclusive);
+}
+
+TEST(AbReport, AMachineBusyInBothSidesTurnsIsInconclusive) {
+  // Other processes held 60% and 65% of the cores in the two sides' turns: a side's fastest
+  // repeats are then those that met a quiet moment, and +20% is within what that explains.
+  const json m = ab_model({with_load(case_at(0, noisy(1.0, 0.005, 15, 61)), 0.60, 9e-6)},
+                          {with_load(case_at(0, noisy(1.2, 0.005, 15, 62)), 0.65, 9e-6)});
+  const auto c = compare_ab_report(m);
+  EXPECT_EQ(c.cases[0].verdict, Verdict::inconclusive);
+  EXPECT_NE(c.cases[0].detail.find("60% and 65% of the cores taken by other processes in the "
+                                   "baseline's and the current side's turns"),
+            std::string::npos)
+      << c.cases[0].detail;
+  EXPECT_NE(format_comparison(c, "table").find("either side's fastest repeats were luck"),
+            std::string::npos);
+  // 20% of the cores: judged on the times.
+  const json quiet = ab_model({with_load(case_at(0, noisy(1.0, 0.005, 15, 61)), 0.20, 9e-6)},
+                              {with_load(case_at(0, noisy(1.2, 0.005, 15, 62)), 0.20, 9e-6)});
+  EXPECT_EQ(compare_ab_report(quiet).cases[0].verdict, Verdict::slower);
 }
 
 TEST(AbReport, UndecidedAtTheBudgetSaysSo) {

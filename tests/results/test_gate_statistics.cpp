@@ -147,21 +147,24 @@ struct AbOutcome {
   std::size_t repeats = 0;  ///< per side
 };
 
-/// One A/B run as ab_runner.cpp takes it: turns of `block` repeats per side each round, from
-/// `min` repeats per side a decision ends it (is_decided), or `max` per side.
+/// One A/B run as ab_runner.cpp takes it: rounds of a turn of `block` repeats per side; the
+/// rule looked at from `min` repeats per side after 8, 12, 18, 27, ... rounds, a decision ends
+/// it (compare_rounds, is_decided), or `max` repeats per side.
 AbOutcome ab_run(std::mt19937_64& rng, double factor, const NoiseModel& m, std::size_t block = 2,
                  std::size_t min = 10, std::size_t max = 100) {
   Machine machine{m};
-  std::vector<double> a, b;
+  std::vector<std::vector<double>> a, b;
+  std::size_t n = 0, next = 8;
   const sb::results::CompareOptions o;
   while (true) {
     machine.step(rng);
-    for (double t : noisy_repeats(rng, block, machine.factor(), m)) a.push_back(t);
-    for (double t : noisy_repeats(rng, block, factor * machine.factor(), m)) b.push_back(t);
-    if (a.size() >= min) {
-      const auto r = compare_samples(a, b, o);
-      if (is_decided(r, o) || a.size() >= max) return {r.verdict, a.size()};
-    }
+    a.push_back(noisy_repeats(rng, block, machine.factor(), m));
+    b.push_back(noisy_repeats(rng, block, factor * machine.factor(), m));
+    n += block;
+    const bool look = n >= min && a.size() >= next;
+    if (look) next = std::max(next + 1, (3 * a.size() + 1) / 2);
+    if ((look && is_decided(sb::results::compare_rounds(a, b, o), o)) || n >= max)
+      return {sb::results::compare_rounds(a, b, o).verdict, n};
   }
 }
 

@@ -57,6 +57,7 @@ void check_turns(const json& model, int index, int repeats, int block) {
   EXPECT_EQ(warm, (std::set<std::string>{"baseline", "current"}));
   EXPECT_EQ(turns[0].at("repeats"), 0);
   EXPECT_EQ(turns[1].at("repeats"), 0);
+  EXPECT_EQ(turns[0].at("round"), -1);
   std::map<std::string, std::set<int>> turn_of_side;
   std::map<std::string, int> timed;
   for (std::size_t i = 2; i < turns.size(); i += 2) {
@@ -64,6 +65,7 @@ void check_turns(const json& model, int index, int repeats, int block) {
     EXPECT_NE(turns[i].at("side"), turns[i + 1].at("side")) << "a round holds both sides";
     for (const auto* t : {&turns[i], &turns[i + 1]}) {
       EXPECT_LE(t->at("repeats").get<int>(), block);
+      EXPECT_EQ(t->at("round"), static_cast<int>((i - 2) / 2));
       EXPECT_EQ(t->at("first_repeat"), timed[t->at("side")]);
       timed[t->at("side")] += t->at("repeats").get<int>();
       turn_of_side[t->at("side")].insert(t->at("turn").get<int>());

@@ -26,8 +26,12 @@
 ///
 /// An A/B report (`scalebench run --baseline ...`, docs/ci.md) holds both sides, measured turn
 /// by turn in one job: compare_ab_report pairs its sides' cases by position and judges them by
-/// the same rule, without the busy-machine explanation (both sides shared every moment of the
-/// machine, so a busier side is chance, not another machine).
+/// the same rule, its interval resampling whole rounds (a turn of each side: repeats that shared
+/// a moment of the machine are one piece of evidence, compare_rounds). The busy-machine rule
+/// takes another form there: both sides shared every moment of the machine, so one side being
+/// busier is chance, not another machine; but when other processes took a quarter of the cores
+/// or more in both sides' turns, a change within what that load explains is `inconclusive`
+/// (interference.hpp, busy_in_both).
 ///
 /// A case that failed (validation, error or timeout) in CURRENT is `failed`, a regression.
 /// Cases only in CURRENT are `new` (also when the baseline case did not finish ok). A baseline
@@ -126,6 +130,7 @@ struct CaseComparison {
   double median_change = kNaN;  ///< current/baseline median - 1
   double p_value = kNaN;        ///< U test, two-sided
   double mde = kNaN;            ///< minimum detectable effect (relative, > 0; see above)
+  std::size_t rounds = 0;       ///< an A/B run's rounds the interval resampled (0: repeats)
   std::string detail;           ///< one line for people
 };
 
@@ -159,6 +164,12 @@ struct Comparison {
 [[nodiscard]] CaseComparison compare_samples(std::span<const double> baseline,
                                              std::span<const double> current,
                                              const CompareOptions& options = {});
+
+/// The same rule on an A/B run's repeats in rounds (round i: baseline[i] and current[i], a turn
+/// of each side, bootstrap.hpp): whole rounds are resampled for the interval and the MDE.
+[[nodiscard]] CaseComparison compare_rounds(const std::vector<std::vector<double>>& baseline,
+                                            const std::vector<std::vector<double>>& current,
+                                            const CompareOptions& options = {});
 
 /// Whether a case's change is decided: slower or faster, or its interval within +-threshold
 /// (an A/B run with `--repeats auto` takes repeats until it is).
