@@ -162,18 +162,21 @@ class AbRunner {
 
   /// A record of side `j` made here (a case that did not run or did not finish).
   void record(SideJob& j, const CaseSpec& c, const std::string& status, const std::string& msg) {
-    json rec = not_run_record(c, status, msg);
-    if (!j.running.empty() && j.began == c.index) {
-      // The timed repeats it took before its job died are kept with the failure.
-      for (const auto& [total, turn] : j.running)
-        rec["repeats"].push_back({{"total", total}, {"turn", turn}});
-    }
-    take_case(j, std::move(rec));
+    take_case(j, not_run_record(c, status, msg));
   }
 
   void take_case(SideJob& j, json rec) {
     rec["type"] = "case";
     const int index = rec.value("index", -1);
+    const json& reps = rec.contains("repeats") ? rec["repeats"] : json();
+    if (!j.running.empty() && j.began == index && (!reps.is_array() || reps.empty()) &&
+        rec.value("status", "") != "ok") {
+      // The timed repeats its turns took before it failed (or its job died) are kept with the
+      // failure.
+      rec["repeats"] = json::array();
+      for (const auto& [total, turn] : j.running)
+        rec["repeats"].push_back({{"total", total}, {"turn", turn}});
+    }
     if (const auto it = stop_.find(index);
         it != stop_.end() && rec.value("status", "") != "skipped")
       rec["repeat_stop"] = it->second;

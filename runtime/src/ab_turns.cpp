@@ -78,8 +78,10 @@ nlohmann::json AbTurns::run_case(const CaseSpec& spec, double setup_s, const AbC
   while (true) {
     const AbCommand c = next();
     if (c.kind == AbCommand::Kind::stop) {
+      // Only the end of the launcher's commands comes mid-case: it is stopping the run (or
+      // gone), and the case did not finish.
       stopping_ = true;
-      break;
+      throw Error("interrupted: the launcher's commands ended while the case ran");
     }
     if (c.index != spec.index || c.kind == AbCommand::Kind::begin)
       throw Error(fmt::format("A/B: the launcher named case {} while case {} ({}) is set up",

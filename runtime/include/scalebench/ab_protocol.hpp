@@ -20,7 +20,7 @@
 ///                end I      case I has all its repeats: validate it, write its record, then
 ///                           set up the next case
 ///                stop       end the job instead of beginning another case (end of input
-///                           means the same)
+///                           means the same; mid-case it fails the case: interrupted)
 ///   records    (scheduler -> launcher, in the stream; each fsync'ed: the launcher may read it
 ///              from another host)
 ///                {"type":"ab_ready", "index", "id", "setup_s"}   case set up, workers parked
