@@ -75,36 +75,44 @@ verdict_of() {  # the verdict, change and MDE of the table printed in file $1
 
 busiest=0
 failures=0
-row() {  # row FLOW SCENARIO TRIAL RC FILE SHARE REPEATS
+row() {  # row FLOW SCENARIO TRIAL RC FILE SHARE REPEATS SECONDS
   read -r v c m <<<"$(verdict_of "$5")"
-  printf '| %-9s | %-11s | %d | %d | %-12s | %-7s | %-6s | %-7s | %d%% |\n' "$1" "$2" "$3" "$4" \
-    "${v:--}" "${c:--}" "${m:--}" "$7" "$6" | tee -a "$dir/rows.md"
-  echo "$1 $2 $4 ${v:--}" >>"$dir/results.txt"
+  printf '| %-9s | %-12s | %d | %d | %-12s | %-7s | %-6s | %-7s | %5s | %d%% |\n' "$1" "$2" "$3" "$4" \
+    "${v:--}" "${c:--}" "${m:--}" "$7" "$8" "$6" | tee -a "$dir/rows.md"
+  echo "$1 $2 $4 ${v:--} $8" >>"$dir/results.txt"
+}
+
+elapsed() {  # whole seconds since the mark $1 (an $EPOCHREALTIME)
+  awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.0f", b - a}'
 }
 
 run_ab() {  # run_ab SCENARIO KIND HOGS TRIAL
-  local out="$dir/ab-$1-$4.h5" mark rc share reps
+  local out="$dir/ab-$1-$4.h5" mark rc share reps t0 secs
   start_hogs "$3" "$4"
   mark=$(cpu_ticks)
+  t0=$EPOCHREALTIME
   # shellcheck disable=SC2086
   "$sb" run "${base[@]}" --baseline label=baseline ${work[$2]} --repeats auto --out "$out" \
     >"$dir/ab-$1-$4.out" 2>>"$log"
   rc=$?
+  secs=$(elapsed "$t0")
   stop_hogs
   share=$(others_share "$mark")
   [ "$share" -gt "$busiest" ] && busiest=$share
   "$sb" compare "$out" >"$dir/ab-$1-$4.cmp" 2>>"$log"
   reps=$(awk '/subset-mean\/multi-cpu/ {for (i = 1; i <= NF; ++i) if ($i ~ /^[0-9]+\/[0-9]+$/) {print $i; exit}}' "$dir/ab-$1-$4.cmp")
-  row ab "$1" "$4" "$rc" "$dir/ab-$1-$4.cmp" "$share" "${reps:--}"
+  row ab "$1" "$4" "$rc" "$dir/ab-$1-$4.cmp" "$share" "${reps:--}" "$secs"
 }
 
 run_separated() {  # run_separated SCENARIO KIND HOGS TRIAL
-  local b="$dir/sep-$1-$4-base.h5" c="$dir/sep-$1-$4-cur.h5" mark rc share
+  local b="$dir/sep-$1-$4-base.h5" c="$dir/sep-$1-$4-cur.h5" mark rc share t0 secs
   start_hogs "$3" "$4"
   mark=$(cpu_ticks)
+  t0=$EPOCHREALTIME
   "$sb" run "${base[@]}" --repeats 15 --out "$b" >>"$log" 2>&1
   # shellcheck disable=SC2086
   "$sb" run "${base[@]}" ${relabel[$2]} --repeats 15 --out "$c" >>"$log" 2>&1
+  secs=$(elapsed "$t0")
   stop_hogs
   share=$(others_share "$mark")
   [ "$share" -gt "$busiest" ] && busiest=$share
@@ -120,14 +128,14 @@ with h5py.File(sys.argv[1], "r") as b, h5py.File(sys.argv[2], "r+") as c:
 PY
   "$sb" compare "$b" "$c" >"$dir/sep-$1-$4.out" 2>>"$log"
   rc=$?
-  row separated "$1" "$4" "$rc" "$dir/sep-$1-$4.out" "$share" "15/15"
+  row separated "$1" "$4" "$rc" "$dir/sep-$1-$4.out" "$share" "15/15" "$secs"
 }
 
 echo "load before the trials: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$log"
 : >"$dir/results.txt"
 : >"$dir/rows.md"
-echo "| flow      | scenario    | trial | exit | verdict      | change  | MDE    | repeats | others |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| flow      | scenario     | trial | exit | verdict      | change  | MDE    | repeats | s     | others |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for ((t = 1; t <= trials; ++t)); do
   for flow in ${flows//,/ }; do
     "run_$flow" light-aa aa 1 "$t"
@@ -139,12 +147,21 @@ done
 echo "load after the trials: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$log"
 
 # The targets, for each flow.
+count() {  # count FLOW SCENARIO WHAT: runs of that flow and scenario whose exit code or verdict is WHAT
+  awk -v f="$1" -v s="$2" -v what="$3" '$1 == f && $2 == s && ($3 == what || $4 == what) {n++} END {print n + 0}' "$dir/results.txt"
+}
+seconds() {  # seconds FLOW: "median s (at most max s)" of that flow's runs
+  awk -v f="$1" '$1 == f {t[n++] = $5} END {
+    if (!n) {print "not run"; exit}
+    for (i = 1; i < n; ++i) for (k = i; k > 0 && t[k - 1] > t[k]; --k) {x = t[k]; t[k] = t[k - 1]; t[k - 1] = x}
+    m = n % 2 ? t[(n - 1) / 2] : (t[n / 2 - 1] + t[n / 2]) / 2
+    printf "%.0f s (at most %.0f s)", m, t[n - 1]}' "$dir/results.txt"
+}
 for flow in ${flows//,/ }; do
-  count() { awk -v f="$flow" -v s="$1" -v what="$2" '$1 == f && $2 == s && ($3 == what || $4 == what) {n++} END {print n + 0}' "$dir/results.txt"; }
-  aa1=$(( $(count light-aa 1) + $(count heavy-aa 1) ))
-  p1=$(count light-plus10 1)
-  psame=$(count light-plus10 same)
-  t1=$(count heavy-twice 1)
+  aa1=$(( $(count "$flow" light-aa 1) + $(count "$flow" heavy-aa 1) ))
+  p1=$(count "$flow" light-plus10 1)
+  psame=$(count "$flow" light-plus10 same)
+  t1=$(count "$flow" heavy-twice 1)
   echo "$flow: A/A exit 1 in $aa1 of $((2 * trials)); +10% exit 1 in $p1 of $trials, same in $psame; 2x exit 1 in $t1 of $trials"
   if [ "$flow" = ab ]; then
     [ "$aa1" -eq 0 ] || { echo "FAIL: an A/A run of the A/B gate exited 1"; failures=1; }
@@ -154,6 +171,31 @@ for flow in ${flows//,/ }; do
       { echo "FAIL: +10% caught in fewer than 4 of 5 trials"; failures=1; }
   fi
 done
+
+# docs/ci.md's table "Measured error rates: A/B gate and nightly flow", row for row.
+cell() {  # cell FLOW SCENARIO WHAT
+  case ",$flows," in *",$1,"*) echo "$(count "$1" "$2" "$3") of $trials" ;; *) echo "not run" ;; esac
+}
+table_row() {  # table_row SCENARIO WHAT TEXT TARGET
+  printf '| %s | %s | %s | %s |\n' "$3" "$4" "$(cell ab "$1" "$2")" "$(cell separated "$1" "$2")"
+}
+echo
+echo "| $trials trials of each scenario | the A/B gate must | A/B gate | nightly flow |"
+echo "|---|---|---|---|"
+table_row light-aa 1 "light hog, A/A: exit 1 (false alarm)" "never"
+table_row light-aa 5 "light hog, A/A: exit 5 (undecided)" "-"
+table_row light-plus10 1 "light hog, +10%: exit 1 (caught)" "4 of 5 or more"
+table_row light-plus10 5 "light hog, +10%: exit 5 (undecided)" "-"
+table_row light-plus10 same "light hog, +10%: \`same\` (missed)" "never"
+table_row heavy-aa 1 "heavy hogs, A/A: exit 1 (false alarm)" "never"
+table_row heavy-aa 5 "heavy hogs, A/A: exit 5 (undecided)" "-"
+table_row heavy-twice 1 "heavy hogs, 2x: exit 1 (caught)" "every time"
+sep_time="not run"
+case ",$flows," in *,separated,*) sep_time=$(seconds separated) ;; esac
+ab_time="not run"
+case ",$flows," in *,ab,*) ab_time=$(seconds ab) ;; esac
+printf '| %s | %s | %s | %s |\n' "time of one gate (median)" "-" "$ab_time" "$sep_time"
+echo
 echo "busiest run: other processes took $busiest% of the machine"
 if [ "$busiest" -gt 25 ]; then
   echo "SKIP: the machine was busy with other work ($busiest% of its CPU time) during a run"
