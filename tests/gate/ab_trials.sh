@@ -69,7 +69,8 @@ trap stop_hogs EXIT
 
 verdict_of() {  # the verdict, change and MDE of the table printed in file $1
   awk '/subset-mean\/multi-cpu/ && $2 ~ /^(same|slower|faster|noisy|inconclusive|failed)$/ {
-         v = $2; c = $5; m = "-"; if (match($0, /MDE [0-9.]+%/)) m = substr($0, RSTART + 4, RLENGTH - 4)
+         v = $2; c = "-"; m = "-"; if (match($0, /MDE [0-9.]+%/)) m = substr($0, RSTART + 4, RLENGTH - 4)
+         for (i = 3; i <= NF; ++i) if ($i ~ /^[-+][0-9.]+%$/) { c = $i; break }
          print v, c, m; exit }' "$1"
 }
 
