@@ -85,6 +85,7 @@ struct SideJob {
   std::vector<std::pair<double, int>> running;  ///< (total, turn)
   double last_activity = 0;
   bool owes = false;  ///< a command sent, its answer (ready, turn or case record) not yet in
+  bool input_closed = false;  ///< its commands ended here (`stop`, then the end of input)
 };
 
 class AbRunner {
@@ -149,6 +150,7 @@ class AbRunner {
     j.log = std::make_unique<FileTail>(log);
     j.log_tail.clear();
     j.started = false;
+    j.input_closed = false;
     j.began = j.ready = -1;
     j.reply.reset();
     j.last_activity = now();
@@ -238,6 +240,12 @@ class AbRunner {
         // The scheduler numbers cases within its job; its records carry the run's index.
         for (const auto& c : j.cases)
           if (c.id == rec.value("id", "")) rec["index"] = c.index;
+        // Its commands ended mid-case, and not from here: mpiexec closed the scheduler's input
+        // as the job ended around it (a rank killed); the job's end says why (job_ended).
+        if (!stopping() && !j.input_closed && rec.value("index", -1) == j.began &&
+            rec.value("status", "") == "failed" &&
+            rec.value("message", "").find(ab::kInterrupted) != std::string::npos)
+          continue;
         take_case(j, std::move(rec));
       } else if (type == "progress") {
         if (o_.on_record) o_.on_record(j.side, rec);
@@ -482,6 +490,7 @@ class AbRunner {
       if (j.proc) {
         j.proc->send("stop");
         j.proc->close_input();
+        j.input_closed = true;
       }
     const double t = now();
     wait_until([&] {

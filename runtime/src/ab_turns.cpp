@@ -81,7 +81,7 @@ nlohmann::json AbTurns::run_case(const CaseSpec& spec, double setup_s, const AbC
       // Only the end of the launcher's commands comes mid-case: it is stopping the run (or
       // gone), and the case did not finish.
       stopping_ = true;
-      throw Error("interrupted: the launcher's commands ended while the case ran");
+      throw Error(std::string(ab::kInterrupted));
     }
     if (c.index != spec.index || c.kind == AbCommand::Kind::begin)
       throw Error(fmt::format("A/B: the launcher named case {} while case {} ({}) is set up",

@@ -41,6 +41,11 @@ inline constexpr std::string_view kCurrent = "current";
 inline constexpr std::string_view kRecordReady = "ab_ready";
 inline constexpr std::string_view kRecordTurn = "ab_turn";
 
+/// The failure of a case whose commands ended before its `end` (the launcher stopping the run, or
+/// the MPI job ending around the scheduler).
+inline constexpr std::string_view kInterrupted =
+    "interrupted: the launcher's commands ended while the case ran";
+
 /// The first argument of scalebench-rank that asks for the probe.
 inline constexpr std::string_view kProbeFlag = "--probe";
 
