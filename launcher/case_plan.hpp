@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ab_request.hpp"
 #include "scalebench/workload.hpp"
 
 namespace sb {
@@ -35,10 +36,16 @@ struct RunRequest {
   int max_repeats = kAutoMaxRepeats;
   double max_time_s = kAutoMaxTime;
   double target_spread = kAutoTargetSpread;
+  /// Which of the limits were given (an A/B run has its own defaults, ab_runner.hpp).
+  bool min_repeats_set = false;
+  bool max_time_set = false;
+  bool target_spread_set = false;
   std::vector<CaseRequest> cases;  ///< a suite file's [[case]] tables, after `workloads`
   /// A suite file's `plugins` (relative paths made relative to the suite file's folder); the
   /// launcher loads them before it plans (plugin_options.hpp).
   std::vector<std::string> plugins;
+  /// An A/B run's sides and settings (a suite file's [baseline], [current] and [ab]).
+  AbRequest ab;
 };
 
 /// Limits of a run's settings, checked before anything starts.

@@ -20,12 +20,24 @@ extern char** environ;
 
 namespace sb {
 
-JobProcess::JobProcess(const batch::LaunchPlan& plan, const std::string& log_path) {
+JobProcess::JobProcess(const batch::LaunchPlan& plan, const std::string& log_path, bool commands) {
   if (plan.argv.empty()) throw EnvironmentError("empty MPI launch command");
   const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log < 0)
     throw EnvironmentError(fmt::format("cannot create {}: {}", log_path, std::strerror(errno)));
-  const int null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int null_in = -1;
+  if (commands) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+      const int err = errno;
+      ::close(log);
+      throw EnvironmentError(fmt::format("pipe: {}", std::strerror(err)));
+    }
+    null_in = fds[0];
+    input_ = fds[1];
+  } else {
+    null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  }
   std::vector<std::string> envs;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string kv(*e);
@@ -44,6 +56,7 @@ JobProcess::JobProcess(const batch::LaunchPlan& plan, const std::string& log_pat
     const int err = errno;
     ::close(log);
     if (null_in >= 0) ::close(null_in);
+    close_input();
     throw EnvironmentError(fmt::format("fork: {}", std::strerror(err)));
   }
   if (pid == 0) {
@@ -65,6 +78,25 @@ JobProcess::JobProcess(const batch::LaunchPlan& plan, const std::string& log_pat
 
 JobProcess::~JobProcess() {
   end(10.0);
+  close_input();
+}
+
+bool JobProcess::send(const std::string& line) noexcept {
+  if (input_ < 0) return false;
+  const std::string text = line + "\n";
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t w = ::write(input_, text.data() + done, text.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;  // EPIPE (SIGPIPE is ignored): the job is gone
+    done += static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+void JobProcess::close_input() noexcept {
+  if (input_ >= 0) ::close(input_);
+  input_ = -1;
 }
 
 bool JobProcess::running() {

@@ -18,7 +18,9 @@ namespace sb {
 class JobProcess {
  public:
   /// Starts `plan.argv` with `plan.env` added. Throws sb::EnvironmentError when it cannot.
-  JobProcess(const batch::LaunchPlan& plan, const std::string& log_path);
+  /// `commands`: the job's standard input is a pipe that send() writes to (an A/B side's
+  /// scheduler reads its turns there, ab_protocol.hpp); otherwise /dev/null.
+  JobProcess(const batch::LaunchPlan& plan, const std::string& log_path, bool commands = false);
   ~JobProcess();
   JobProcess(const JobProcess&) = delete;
   JobProcess& operator=(const JobProcess&) = delete;
@@ -26,6 +28,11 @@ class JobProcess {
   /// False once the job's leader (mpiexec/srun) has exited; its wait status is then status().
   bool running();
   [[nodiscard]] int status() const noexcept { return status_; }
+  /// Writes `line` and a newline to the job's standard input (a `commands` job); false when
+  /// the job no longer reads it.
+  bool send(const std::string& line) noexcept;
+  /// Closes the job's standard input: its scheduler reads the end of its commands.
+  void close_input() noexcept;
   /// SIGTERM to the whole group (once); terminate_age() is the seconds since.
   void terminate();
   [[nodiscard]] double terminate_age() const;
@@ -37,6 +44,7 @@ class JobProcess {
 
  private:
   pid_t pid_ = -1;
+  int input_ = -1;  ///< the write end of the job's standard input (commands), or -1
   bool exited_ = false;
   int status_ = 0;
   double term_sent_ = 0;

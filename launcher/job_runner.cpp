@@ -26,7 +26,6 @@
 #include "stop_signals.hpp"
 
 namespace sb {
-namespace {
 
 nlohmann::json not_run_record(const CaseSpec& s, const std::string& status,
                               const std::string& msg) {
@@ -61,15 +60,16 @@ struct JobEnd {
   }
 };
 
-/// The job's end in words: its exit status and the most telling line of its output.
-std::string diagnose(const JobEnd& end) {
+}  // namespace
+
+std::string diagnose_job_end(int status, const std::deque<std::string>& log_tail) {
   std::string d;
-  if (WIFEXITED(end.status)) {
-    d = fmt::format("MPI job exited with status {}", WEXITSTATUS(end.status));
-  } else if (WIFSIGNALED(end.status)) {
-    d = fmt::format("MPI job killed by signal {}", WTERMSIG(end.status));
+  if (WIFEXITED(status)) {
+    d = fmt::format("MPI job exited with status {}", WEXITSTATUS(status));
+  } else if (WIFSIGNALED(status)) {
+    d = fmt::format("MPI job killed by signal {}", WTERMSIG(status));
   }
-  for (const auto& line : end.log_tail) {
+  for (const auto& line : log_tail) {
     if (line.find("exited on signal") != std::string::npos ||
         line.find("noticed that process rank") != std::string::npos ||
         line.find("scalebench-rank") != std::string::npos ||
@@ -82,7 +82,15 @@ std::string diagnose(const JobEnd& end) {
   return d;
 }
 
-/// Writes the job's plan file and returns its launch plan.
+namespace {
+
+/// The job's end in words: its exit status and the most telling line of its output.
+std::string diagnose(const JobEnd& end) {
+  return diagnose_job_end(end.status, end.log_tail);
+}
+
+}  // namespace
+
 batch::LaunchPlan prepare_job(int job, const std::vector<CaseSpec>& remaining,
                               const JobRunnerOptions& opt, JobPlan& plan) {
   plan.cases = remaining;
@@ -96,6 +104,7 @@ batch::LaunchPlan prepare_job(int job, const std::vector<CaseSpec>& remaining,
   plan.keep_throttled = opt.keep_throttled;
   plan.lifeline_path = opt.lifeline_path;
   plan.plugins = opt.plugins;
+  plan.ab_side = opt.ab_side;
   plan.stream_path = fmt::format("{}/stream-{}.jsonl", opt.workdir, job);
   plan.stop_path = fmt::format("{}/stop", opt.workdir);
   const std::string plan_path = fmt::format("{}/plan-{}.json", opt.workdir, job);
@@ -109,10 +118,13 @@ batch::LaunchPlan prepare_job(int job, const std::vector<CaseSpec>& remaining,
   }
   batch::LaunchPlan lp = batch::plan_launch(opt.allocation, opt.placement, opt.rank_executable,
                                             {"--plan", plan_path}, opt.launch);
+  add_side_environment(lp, opt.env);  // before the defaults: what a side sets, it keeps
   add_rank_environment(lp, opt.placement, opt.launch.extra);
   batch::write_launch_files(lp);  // host lists too long for a command line (thousands of ranks)
   return lp;
 }
+
+namespace {
 
 /// Runs one job to its end: follows its records and output, passes stop signals on, ends a
 /// stuck job. `done` receives every case record (by run index; each-* cases one per device).

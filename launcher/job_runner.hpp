@@ -5,13 +5,16 @@
 /// job dies (a rank killed, a case timed out) records the running case as failed with the cause
 /// and starts a fresh job for the cases still to run.
 
+#include <deque>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "batch/allocation.hpp"
+#include "scalebench/job_plan.hpp"
 #include "scalebench/workload.hpp"
 
 namespace sb {
@@ -33,6 +36,10 @@ struct JobRunnerOptions {
   bool keep_throttled = false;        ///< `run --keep-throttled`
   /// Workload plugins every rank loads (plugins.hpp).
   std::vector<std::string> plugins;
+  /// Environment variables the ranks get on top of the launcher's (an A/B side's env:).
+  std::map<std::string, std::string> env;
+  /// An A/B run's side ("baseline" or "current"): its job takes turns (ab_runner.hpp).
+  std::string ab_side;
   /// Called for every record (start, progress, case) as it arrives, on the launcher's thread.
   /// An exception it throws (a report that cannot be written) ends the job and propagates.
   std::function<void(const nlohmann::json&)> on_record;
@@ -46,6 +53,18 @@ struct JobRunResult {
   int stop_signal = 0;                  ///< the signal that stopped the run, or 0
   std::vector<std::string> lost_nodes;  ///< nodes the batch system reported lost mid-run
 };
+
+/// The record of a case that did not run (or did not finish): `status` and `msg`.
+[[nodiscard]] nlohmann::json not_run_record(const CaseSpec& s, const std::string& status,
+                                            const std::string& msg);
+
+/// Writes job `job`'s plan file (the `remaining` cases) into opt.workdir and returns its launch
+/// plan; `plan` receives what was written.
+[[nodiscard]] batch::LaunchPlan prepare_job(int job, const std::vector<CaseSpec>& remaining,
+                                            const JobRunnerOptions& opt, JobPlan& plan);
+
+/// A job's end in words: its wait status and the most telling of its last output lines.
+[[nodiscard]] std::string diagnose_job_end(int status, const std::deque<std::string>& log_tail);
 
 /// Runs every case; never throws for a failed job (its cases are recorded as failed). Throws
 /// sb::EnvironmentError when the MPI launcher cannot be started at all. When a job ends badly

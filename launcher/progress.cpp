@@ -102,10 +102,15 @@ void Progress::on_record(const nlohmann::json& rec) {
       figures = fmt::format("  median {}  {:.3g} {}", seconds(m.value("median_s", 0.0)),
                             m.value("throughput", 0.0), m.value("throughput_unit", ""));
     if (const auto st = rec.find("repeat_stop");
-        st != rec.end() && st->is_object() && st->value("reason", "count") != "count")
-      figures += fmt::format("  ({} repeats, stopped by {}; median within +-{:.1f}%)",
-                             st->value("repeats", 0), st->value("reason", ""),
-                             100.0 * st->value("spread", 0.0));
+        st != rec.end() && st->is_object() && st->value("reason", "count") != "count") {
+      if (st->contains("rounds"))  // an A/B run: its decision is the line before
+        figures +=
+            fmt::format("  ({} repeats, {})", st->value("repeats", 0), st->value("reason", ""));
+      else
+        figures += fmt::format("  ({} repeats, stopped by {}; median within +-{:.1f}%)",
+                               st->value("repeats", 0), st->value("reason", ""),
+                               100.0 * st->value("spread", 0.0));
+    }
     const std::string status = rec.value("status", "?");
     const std::string msg = rec.value("message", "");
     sayf(out_, "scalebench: [{}/{}] {:<7} {}{}{}\n", finished_, total_, status,

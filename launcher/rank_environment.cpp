@@ -47,6 +47,15 @@ void tune_single_node_job(batch::LaunchPlan& plan,
         "hwloc_opencl,hwloc_gl,hwloc_cuda,hwloc_nvml,hwloc_rsmi,hwloc_levelzero";
 }
 
+/// Names `name` with -x where the plan forwards variables that way (mpiexec to other nodes).
+void forward(batch::LaunchPlan& plan, const std::string& name) {
+  for (std::size_t i = 0; i + 1 < plan.argv.size(); ++i)
+    if (plan.argv[i] == "-x") {
+      plan.argv.insert(plan.argv.begin() + static_cast<std::ptrdiff_t>(i), {"-x", name});
+      break;
+    }
+}
+
 }  // namespace
 
 std::span<const RankDefault> rank_defaults() {
@@ -71,11 +80,14 @@ void add_rank_defaults(batch::LaunchPlan& plan) {
   for (const RankDefault& d : rank_defaults()) {
     if (user_set(plan, d.name)) continue;
     plan.env[d.name] = d.value;
-    for (std::size_t i = 0; i + 1 < plan.argv.size(); ++i)
-      if (plan.argv[i] == "-x") {
-        plan.argv.insert(plan.argv.begin() + static_cast<std::ptrdiff_t>(i), {"-x", d.name});
-        break;
-      }
+    forward(plan, d.name);
+  }
+}
+
+void add_side_environment(batch::LaunchPlan& plan, const std::map<std::string, std::string>& env) {
+  for (const auto& [name, value] : env) {
+    if (plan.env.count(name) == 0) forward(plan, name);
+    plan.env[name] = value;
   }
 }
 

@@ -5,6 +5,7 @@
 /// variable only when the user has not set it (docs/settings.md, "What the ranks' environment
 /// gets").
 
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -48,5 +49,9 @@ void add_rank_defaults(batch::LaunchPlan& plan);
 void add_rank_environment(batch::LaunchPlan& plan,
                           const std::vector<batch::RankPlacement>& placement,
                           const std::vector<std::string>& extra);
+
+/// Adds an A/B side's environment (ab_request.hpp, env:NAME=VALUE) to the plan's, named with
+/// -x as the defaults are where the plan forwards variables that way.
+void add_side_environment(batch::LaunchPlan& plan, const std::map<std::string, std::string>& env);
 
 }  // namespace sb

@@ -7,11 +7,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "ab_command.hpp"
 #include "batch/allocation.hpp"
 #include "case_plan.hpp"
 #include "console.hpp"
@@ -78,6 +80,14 @@ struct RunOptions {
   bool check = false;           ///< exit 1 when a device's verdict is not ok
   bool keep_throttled = false;  ///< throttled repeats count in the medians
   std::vector<std::string> references;
+  // An A/B run (ab_request.hpp): the sides' items and the gate's options.
+  std::vector<std::string> baseline;
+  std::vector<std::string> current;
+  std::string ab_block = "auto";
+  std::uint64_t ab_seed = 0;
+  std::string threshold = "5%";
+  double alpha = 0.01;
+  std::string on_noisy = "warn";
   // Which options were given on the command line (they override a suite file).
   CLI::Option* o_preset = nullptr;
   CLI::Option* o_workloads = nullptr;
@@ -88,6 +98,11 @@ struct RunOptions {
   CLI::Option* o_max_repeats = nullptr;
   CLI::Option* o_max_time = nullptr;
   CLI::Option* o_target_spread = nullptr;
+  CLI::Option* o_ab_block = nullptr;
+  CLI::Option* o_ab_seed = nullptr;
+  CLI::Option* o_threshold = nullptr;
+  CLI::Option* o_alpha = nullptr;
+  CLI::Option* o_on_noisy = nullptr;
 };
 
 /// `--repeats N` or `--repeats auto` with its limits (the command line's over a suite file's).
@@ -116,6 +131,36 @@ void resolve_repeats(const RunOptions& o, RunRequest& req) {
   if (o.o_max_repeats->count() > 0) req.max_repeats = o.max_repeats;
   if (o.o_max_time->count() > 0) req.max_time_s = o.max_time;
   if (o.o_target_spread->count() > 0) req.target_spread = o.target_spread;
+  req.min_repeats_set = req.min_repeats_set || o.o_min_repeats->count() > 0;
+  req.max_time_set = req.max_time_set || o.o_max_time->count() > 0;
+  req.target_spread_set = req.target_spread_set || o.o_target_spread->count() > 0;
+}
+
+/// The A/B run's sides and options: the command line's items after a suite file's.
+void resolve_ab(const RunOptions& o, RunRequest& req) {
+  for (const auto& item : o.baseline) add_side_item(req.ab.baseline, item, "--baseline");
+  for (const auto& item : o.current) add_side_item(req.ab.current, item, "--current");
+  if (o.o_ab_block->count() > 0) req.ab.block = parse_ab_block(o.ab_block);
+  if (o.o_ab_seed->count() > 0) req.ab.seed = o.ab_seed;
+  if (o.o_threshold->count() > 0) req.ab.threshold = results::parse_threshold(o.threshold);
+  if (o.o_alpha->count() > 0) {
+    SB_EXPECTS(o.alpha > 0 && o.alpha < 1,
+               fmt::format("--alpha {} must lie between 0 and 1", o.alpha));
+    req.ab.alpha = o.alpha;
+  }
+  if (o.o_on_noisy->count() > 0) {
+    (void)results::parse_noisy_policy(o.on_noisy);
+    req.ab.on_noisy = o.on_noisy;
+  }
+  const bool gate_options = o.o_ab_block->count() + o.o_ab_seed->count() + o.o_threshold->count() +
+                                o.o_alpha->count() + o.o_on_noisy->count() >
+                            0;
+  SB_EXPECTS(!req.ab.enabled() || o.resume.empty(),
+             "--resume does not apply to an A/B run: both sides are measured side by side in "
+             "one run; run it again");
+  SB_EXPECTS(!gate_options || req.ab.enabled(),
+             "--ab-block, --ab-seed, --threshold, --alpha and --on-noisy apply to an A/B run "
+             "(--baseline or --current; docs/ci.md)");
 }
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -148,6 +193,7 @@ RunRequest resolve_request(const RunOptions& o) {
   }
   if (o.o_paths->count() > 0) req.paths = parse_paths(o.paths);
   req.params = o.params;
+  resolve_ab(o, req);
   SB_EXPECTS(std::isfinite(o.case_timeout) && o.case_timeout >= 0 && o.case_timeout <= 1e7,
              "--case-timeout must be a finite number of seconds, at most 1e7 (0: no limit)");
   return req;
@@ -363,6 +409,8 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   // Reference files are read before anything starts: a bad one is bad input (exit 2).
   results::ReferenceSet references = load_references(o.references);
   const std::string rank_exe = rank_executable();
+  std::optional<AbPlan> ab;  // an A/B run: both sides checked before anything starts
+  if (req.ab.enabled()) ab = plan_ab(req, cases, rank_exe, req.target_spread_set);
   JobRunnerOptions jo;
   jo.rank_executable = rank_exe;
   jo.allocation = layout.alloc;
@@ -394,6 +442,7 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
     RunReport kept(out.string(), "", {});
     kept.keep_previous(previous, cases);
     print_plan(cases, layout, &kept);
+    if (ab) print_ab_plan(*ab);
     return kExitOk;
   }
 
@@ -437,7 +486,14 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   install_stop_signals();
   JobRunResult res;
   try {
-    if (!to_run.empty()) res = run_jobs(to_run, jo);
+    if (ab) {
+      const AbRunResult r = run_ab(*ab, req, jo, report, progress, write);
+      res.jobs = r.jobs;
+      res.stop_signal = r.stop_signal;
+      res.start = r.start[1];
+    } else if (!to_run.empty()) {
+      res = run_jobs(to_run, jo);
+    }
     progress.finish();
     for (const auto& c : res.cases) report.add_case(c);
     if (!res.lost_nodes.empty()) {
@@ -465,6 +521,10 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   }
 
   print_outcome(report.model(), o, out);
+  if (ab) {
+    const int gate = print_ab_outcome(report.model(), *ab, o.wide);
+    return res.stop_signal != 0 ? stop_exit_code(res.stop_signal) : gate;
+  }
   int unfinished = 0;  // failed, timed out, or not run because the run was stopped
   for (const auto& c : report.model()["cases"]) {
     const std::string st = c.value("status", "");
@@ -561,6 +621,26 @@ void add_run_command(CLI::App& app, int& exit_code, const std::vector<std::strin
   run->add_option("--references", o->references,
                   "Reference file (TOML) of expected medians per device model (repeatable; "
                   "before the shipped ones)");
+  run->add_option("--baseline", o->baseline,
+                  "A/B run: the baseline side, measured beside this run's cases in the same "
+                  "job: rank=PATH, plugin=PATH, mpiexec=PATH, env:NAME=VALUE, "
+                  "param:WORKLOAD.KEY=VALUE, label=TEXT (repeatable; docs/ci.md)")
+      ->allow_extra_args(false);
+  run->add_option("--current", o->current,
+                  "A/B run: what differs on the current side (same items as --baseline)")
+      ->allow_extra_args(false);
+  o->o_ab_block = run->add_option("--ab-block", o->ab_block,
+                                  "A/B run: timed repeats per turn, or 'auto' (turns of about "
+                                  "0.1 s; default)");
+  o->o_ab_seed =
+      run->add_option("--ab-seed", o->ab_seed, "A/B run: seed of the turns' random order");
+  o->o_threshold = run->add_option("--threshold", o->threshold,
+                                   "A/B run: the gate's threshold, as compare's (default 5%)");
+  o->o_alpha = run->add_option("--alpha", o->alpha,
+                               "A/B run: 1 - confidence of the gate's interval (default 0.01)");
+  o->o_on_noisy = run->add_option("--on-noisy", o->on_noisy,
+                                  "A/B run: noisy or inconclusive cases pass, warn (exit 5, "
+                                  "default) or fail");
   run->add_flag("--list,--dry-run", o->list,
                 "Print the planned cases and how they would run here; run nothing");
   run->callback([o, &exit_code, argv] { exit_code = run_command(*o, argv); });

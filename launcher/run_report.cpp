@@ -88,6 +88,10 @@ void RunReport::set_attr(const std::string& key, const nlohmann::json& value) {
   model_["attrs"][key] = value;
 }
 
+void RunReport::set_member(const std::string& key, nlohmann::json value) {
+  model_[key] = std::move(value);
+}
+
 void RunReport::set_references(results::ReferenceSet references) {
   references_ = std::move(references);
   dirty_ = true;

@@ -43,6 +43,8 @@ class RunReport {
   /// End time, jobs, status ("ok", "failed", "stopped by SIGINT", ...).
   void finish(const std::string& status, int jobs);
   void set_attr(const std::string& key, const nlohmann::json& value);
+  /// A top-level part of the model besides the cases (an A/B run's "ab").
+  void set_member(const std::string& key, nlohmann::json value);
   /// The reference files the verdicts (results/include/scalebench/verdicts.hpp) use; the
   /// report's /verdicts is judged again whenever it is written.
   void set_references(results::ReferenceSet references);

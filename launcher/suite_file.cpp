@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "scalebench/compare.hpp"
 #include "scalebench/error.hpp"
 
 namespace sb {
@@ -61,6 +62,87 @@ double number_value(const std::string& name, const toml::node& n, const std::str
   return *n.value<double>();
 }
 
+/// A [baseline] or [current] table: the items of `--baseline KEY=VALUE` (ab_request.hpp).
+void read_side(const std::string& name, const toml::node& node, const std::string& key,
+               AbSideRequest& side) {
+  const auto* t = node.as_table();
+  if (t == nullptr)
+    throw UsageError(fmt::format("{}: [{}] must be a table", where(name, node), key));
+  const std::string folder = std::filesystem::path(name).parent_path().string();
+  const std::string what = fmt::format("{}: [{}]", name, key);
+  side.given = true;
+  for (const auto& [k, v] : *t) {
+    const std::string item(k.str());
+    if (item == "rank" || item == "mpiexec" || item == "label") {
+      if (!v.is_string())
+        throw UsageError(fmt::format("{}: '{}' must be a string", where(name, v), item));
+      add_side_item(side, item + "=" + *v.value<std::string>(), what, folder);
+    } else if (item == "plugins") {
+      for (const auto& p : string_list(name, v, item))
+        add_side_item(side, "plugin=" + p, what, folder);
+    } else if (item == "env" || item == "params") {
+      const auto* tt = v.as_table();
+      if (tt == nullptr)
+        throw UsageError(
+            fmt::format("{}: '{}' must be a table (e.g. {} = {{ {} }})", where(name, v), item, item,
+                        item == "env" ? "NCCL_ALGO = \"Tree\"" : "\"subset-mean.n\" = 21000"));
+      for (const auto& [ek, ev] : *tt)
+        add_side_item(side,
+                      fmt::format("{}:{}={}", item == "env" ? "env" : "param", ek.str(),
+                                  value_text(name, ev, std::string(ek.str()))),
+                      what, folder);
+    } else {
+      throw UsageError(fmt::format(
+          "{}: unknown key '{}' in [{}] (known: label, rank, plugins, mpiexec, env, params)",
+          where(name, v), item, key));
+    }
+  }
+}
+
+void read_ab_key(const std::string& name, const std::string& key, const toml::node& v,
+                 AbRequest& ab);
+
+/// The [ab] table: how the turns run and the gate's options.
+void read_ab(const std::string& name, const toml::node& node, AbRequest& ab) {
+  const auto* t = node.as_table();
+  if (t == nullptr) throw UsageError(fmt::format("{}: [ab] must be a table", where(name, node)));
+  for (const auto& [k, v] : *t) {
+    const std::string key(k.str());
+    try {
+      read_ab_key(name, key, v, ab);
+    } catch (const UsageError& e) {
+      const std::string what = e.what();
+      if (what.rfind(name, 0) == 0) throw;
+      throw UsageError(fmt::format("{}: [ab] {}: {}", where(name, v), key, what));
+    }
+  }
+}
+
+void read_ab_key(const std::string& name, const std::string& key, const toml::node& v,
+                 AbRequest& ab) {
+  if (key == "block") {
+    ab.block = parse_ab_block(value_text(name, v, key));
+  } else if (key == "seed") {
+    if (!v.is_integer() || *v.value<std::int64_t>() < 0)
+      throw UsageError(fmt::format("{}: 'seed' must be a non-negative integer", where(name, v)));
+    ab.seed = static_cast<std::uint64_t>(*v.value<std::int64_t>());
+  } else if (key == "threshold") {
+    ab.threshold = results::parse_threshold(value_text(name, v, key));
+  } else if (key == "alpha") {
+    const double a = number_value(name, v, key);
+    if (!(a > 0 && a < 1))
+      throw UsageError(fmt::format("{}: 'alpha' must lie between 0 and 1", where(name, v)));
+    ab.alpha = a;
+  } else if (key == "on_noisy") {
+    ab.on_noisy = value_text(name, v, key);
+    (void)results::parse_noisy_policy(ab.on_noisy);
+  } else {
+    throw UsageError(
+        fmt::format("{}: unknown key '{}' in [ab] (known: block, seed, threshold, alpha, on_noisy)",
+                    where(name, v), key));
+  }
+}
+
 }  // namespace
 
 void load_suite_text(const std::string& text, const std::string& name, RunRequest& req) {
@@ -94,6 +176,9 @@ void load_suite_text(const std::string& text, const std::string& name, RunReques
       if (key == "max_repeats") req.max_repeats = int_value(name, node, key);
       if (key == "max_time") req.max_time_s = number_value(name, node, key);
       if (key == "target_spread") req.target_spread = number_value(name, node, key);
+      req.min_repeats_set = req.min_repeats_set || key == "min_repeats";
+      req.max_time_set = req.max_time_set || key == "max_time";
+      req.target_spread_set = req.target_spread_set || key == "target_spread";
     } else if (key == "warmup") {
       req.warmup = int_value(name, node, key);
     } else if (key == "paths") {
@@ -145,10 +230,15 @@ void load_suite_text(const std::string& text, const std::string& name, RunReques
           throw UsageError(fmt::format("{}: [[case]] needs a workload", where(name, c)));
         req.cases.push_back(std::move(cr));
       }
+    } else if (key == "baseline" || key == "current") {
+      read_side(name, node, key, key == "baseline" ? req.ab.baseline : req.ab.current);
+    } else if (key == "ab") {
+      read_ab(name, node, req.ab);
     } else {
       throw UsageError(
           fmt::format("{}: unknown key '{}' (known: preset, repeats, min_repeats, max_repeats, "
-                      "max_time, target_spread, warmup, paths, workloads, params, case, plugins)",
+                      "max_time, target_spread, warmup, paths, workloads, params, case, plugins, "
+                      "baseline, current, ab)",
                       where(name, node), key));
     }
   }

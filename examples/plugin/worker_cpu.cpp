@@ -88,6 +88,8 @@ class CpuWorker final : public sb::WorkerCase {
     {
       sb::ScopedPhase phase(times_, sb::Phase::compute);
       panel_product(c_, a_.data(), rows, b_.data(), panel_.data(), threads_);
+      if (const std::int64_t again = extra_rows(rows); again > 0)
+        panel_product(c_, a_.data(), again, b_.data(), panel_.data(), threads_);
       for (std::int64_t e = 0; e < rows * c_.n; ++e) {
         sum += panel_[static_cast<std::size_t>(e)];
         squares += panel_[static_cast<std::size_t>(e)] * panel_[static_cast<std::size_t>(e)];

@@ -165,6 +165,14 @@ class GpuWorker final : public sb::WorkerCase {
     dgemm_tiled<<<grid, dim3(kTile, kTile), 0, stream_>>>(
         s.a, b_, s.c, rows, static_cast<int>(c_.n), static_cast<int>(c_.k));
     SB_CUDA_CHECK_LAUNCH();
+    if (const std::int64_t again = extra_cols(c_.n); again > 0) {
+      // The first whole tiles of columns again (the same values): a kernel's block does a
+      // whole tile's work, so the extra work is counted in tiles.
+      const dim3 extra(static_cast<unsigned>((again + kTile - 1) / kTile), grid.y);
+      dgemm_tiled<<<extra, dim3(kTile, kTile), 0, stream_>>>(
+          s.a, b_, s.c, rows, static_cast<int>(c_.n), static_cast<int>(c_.k));
+      SB_CUDA_CHECK_LAUNCH();
+    }
     sums_partial<<<kSumBlocks, kSumThreads, 0, stream_>>>(s.c, rows * c_.n, s.partial);
     SB_CUDA_CHECK_LAUNCH();
     sums_final<<<1, 1, 0, stream_>>>(s.partial, s.sums, s.c, offsets, samples_ + task * kSamples);

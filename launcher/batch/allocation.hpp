@@ -85,9 +85,14 @@ struct LaunchOptions {
   std::vector<std::string> extra;   ///< SCALEBENCH_MPIEXEC_ARGS, split on spaces
   std::string srun = "srun";        ///< the SLURM launcher
   std::string slurm_mpi = "pmix";   ///< srun --mpi=<this>
-  std::string work_dir;             ///< the run's work folder, which the launcher creates and
-                                    ///< removes: host files too long for a command line go
-                                    ///< there. Required when a plan needs such a file.
+  /// An A/B run's side (ab_protocol.hpp): srun --overlap (the other side's step shares the
+  /// allocation's CPUs and GPUs, and waits while this one measures) and --input=0 (the
+  /// launcher's commands reach the scheduler, rank 0, alone). mpiexec forwards its standard
+  /// input to rank 0 by itself.
+  bool ab_side = false;
+  std::string work_dir;  ///< the run's work folder, which the launcher creates and
+                         ///< removes: host files too long for a command line go
+                         ///< there. Required when a plan needs such a file.
 };
 
 /// Local, PBS, LSF, SGE: mpiexec (-n, --hostfile / --host, --bind-to none, per-rank env through

@@ -105,6 +105,7 @@ void plan_srun(const Allocation& alloc, const std::vector<RankPlacement>& placem
   for (const auto& node : alloc.nodes) any_gpu = any_gpu || node.gpus > 0;
   if (any_gpu) argv.emplace_back("--gpu-bind=none");
   if (oversubscribed(alloc, per_node)) argv.emplace_back("--overcommit");
+  if (options.ab_side) argv.insert(argv.end(), {"--overlap", "--input=0"});
 }
 
 /// mpiexec with our own host list (PBS, LSF, Grid Engine): each node once with slots = its rank

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 
@@ -14,7 +16,8 @@
 
 namespace sb::batch {
 
-Captured run_capture(const std::vector<std::string>& argv, const std::string& stdin_path) {
+Captured run_capture(const std::vector<std::string>& argv, const std::string& stdin_path,
+                     const std::map<std::string, std::string>& env, double timeout_s) {
   const int in_fd = ::open(stdin_path.empty() ? "/dev/null" : stdin_path.c_str(), O_RDONLY);
   if (in_fd < 0)
     throw EnvironmentError("cannot open '" + printable(stdin_path) + "': " + std::strerror(errno));
@@ -28,6 +31,8 @@ Captured run_capture(const std::vector<std::string>& argv, const std::string& st
     throw EnvironmentError(std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
+    if (timeout_s > 0) ::setpgid(0, 0);  // so that a timeout ends what it started too
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
     ::dup2(in_fd, 0);
     ::close(in_fd);
     ::dup2(out_pipe[1], 1);
@@ -47,11 +52,27 @@ Captured run_capture(const std::vector<std::string>& argv, const std::string& st
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   Captured c;
+  if (timeout_s > 0) ::setpgid(pid, pid);
+  const auto t0 = std::chrono::steady_clock::now();
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   int open_fds = 2;
   char buf[4096];
   while (open_fds > 0) {
-    if (::poll(fds, 2, -1) < 0) {
+    int wait_ms = -1;
+    if (timeout_s > 0) {
+      const double left =
+          timeout_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (left <= 0) {
+        c.timed_out = true;
+        ::kill(-pid, SIGKILL);
+        for (auto& f : fds)
+          if (f.fd >= 0) ::close(f.fd);
+        break;
+      }
+      wait_ms = static_cast<int>(left * 1000) + 1;
+    }
+    const int ready = ::poll(fds, 2, wait_ms);
+    if (ready < 0) {
       if (errno == EINTR) continue;
       break;
     }

@@ -68,7 +68,96 @@ double quantile_sorted(const std::vector<double>& v, double q) {
   return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
+/// The log ratios' quantiles and standard deviation into `r`.
+void summarize(std::vector<double>& logs, double level, RatioInterval& r) {
+  std::sort(logs.begin(), logs.end());
+  const double tail = std::clamp((1.0 - level) / 2.0, 0.0, 0.5);
+  r.low = std::exp(quantile_sorted(logs, tail));
+  r.high = std::exp(quantile_sorted(logs, 1.0 - tail));
+  double mean = 0;
+  for (double x : logs) mean += x;
+  mean /= static_cast<double>(logs.size());
+  double ss = 0;
+  for (double x : logs) ss += (x - mean) * (x - mean);
+  r.log_sd = logs.size() > 1 ? std::sqrt(ss / static_cast<double>(logs.size() - 1)) : 0.0;
+}
+
+/// Fastest-third mean of `pool` (reordered).
+double fast_mean_of(std::vector<double>& pool) {
+  if (pool.empty()) return 0.0;
+  const std::size_t k = fastest_third_count(pool.size());
+  std::nth_element(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(k - 1), pool.end());
+  double s = 0.0;
+  for (std::size_t i = 0; i < k; ++i) s += pool[i];
+  return s / static_cast<double>(k);
+}
+
 }  // namespace
+
+/// Student's t quantile for `df` degrees of freedom from the normal one `z` (Cornish-Fisher, to
+/// 1e-2 from 5 degrees of freedom on).
+double t_from_z(double z, double df) {
+  const double z2 = z * z;
+  return z + z * (z2 + 1) / (4 * df) + z * (5 * z2 * z2 + 16 * z2 + 3) / (96 * df * df) +
+         z * (3 * z2 * z2 * z2 + 19 * z2 * z2 + 17 * z2 - 15) / (384 * df * df * df);
+}
+
+/// The standard normal quantile (bisection on erfc).
+double z_of(double p) {
+  double lo = -40, hi = 40;
+  for (int i = 0; i < 200 && hi - lo > 1e-12; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+RatioInterval bootstrap_fast_ratio_rounds(std::span<const std::vector<double>> baseline_rounds,
+                                          std::span<const std::vector<double>> current_rounds,
+                                          double level, std::size_t resamples) {
+  RatioInterval r;
+  const std::size_t n = std::min(baseline_rounds.size(), current_rounds.size());
+  if (n == 0 || resamples == 0) return r;
+  std::vector<double> b, c;
+  for (std::size_t i = 0; i < n; ++i) {
+    b.insert(b.end(), baseline_rounds[i].begin(), baseline_rounds[i].end());
+    c.insert(c.end(), current_rounds[i].begin(), current_rounds[i].end());
+  }
+  const double fb = fastest_third_mean(b);
+  const double fc = fastest_third_mean(c);
+  if (!(fb > 0) || !(fc > 0)) return r;
+  r.ratio = fc / fb;
+  SplitMix rng{seed_of(b, c) ^ 0x5DEECE66DULL};
+  std::vector<double> logs;
+  logs.reserve(resamples);
+  std::vector<double> pb, pc;
+  for (std::size_t k = 0; k < resamples; ++k) {
+    pb.clear();
+    pc.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t j = rng.below(n);
+      pb.insert(pb.end(), baseline_rounds[j].begin(), baseline_rounds[j].end());
+      pc.insert(pc.end(), current_rounds[j].begin(), current_rounds[j].end());
+    }
+    const double mb = fast_mean_of(pb);
+    const double mc = fast_mean_of(pc);
+    if (mb > 0 && mc > 0) logs.push_back(std::log(mc / mb));
+  }
+  if (logs.empty()) return r;
+  summarize(logs, level, r);
+  // A bootstrap over few clusters is too sure of itself (its spread misses the clusters'
+  // variance by their count): widened as Student's t is over the normal for n - 1 degrees of
+  // freedom (x1.36 at 8 rounds, x1.08 at 27).
+  if (n >= 2) {
+    const double z = z_of(0.5 + level / 2.0);
+    const double f = std::max(1.0, t_from_z(z, static_cast<double>(n - 1)) / z);
+    const double mid = std::log(r.ratio);
+    r.low = std::exp(mid - f * (mid - std::log(r.low)));
+    r.high = std::exp(mid + f * (std::log(r.high) - mid));
+    r.log_sd *= f;
+  }
+  return r;
+}
 
 RatioInterval bootstrap_fast_ratio(std::span<const double> baseline,
                                    std::span<const double> current, double level,
@@ -94,10 +183,7 @@ RatioInterval bootstrap_fast_ratio(std::span<const double> baseline,
     if (b > 0 && c > 0) logs.push_back(std::log(c / b));
   }
   if (logs.empty()) return r;
-  std::sort(logs.begin(), logs.end());
-  const double tail = std::clamp((1.0 - level) / 2.0, 0.0, 0.5);
-  r.low = std::exp(quantile_sorted(logs, tail));
-  r.high = std::exp(quantile_sorted(logs, 1.0 - tail));
+  summarize(logs, level, r);
   return r;
 }
 

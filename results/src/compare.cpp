@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "compare_detail.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/interference.hpp"
 #include "scalebench/stats.hpp"
@@ -91,10 +92,23 @@ Timed timed_repeats(const json& c) {
 /// Turns a slower / faster / noisy verdict into `inconclusive` when the run that looks slower
 /// measured on a busier machine and that explains the change (interference.hpp).
 void apply_interference(CaseComparison& r, const json& b, const json& c, const Timed& bt,
-                        const Timed& ct) {
-  if (!is_compared(r.verdict) || r.verdict == Verdict::same || !std::isfinite(r.change)) return;
+                        const Timed& ct, double threshold) {
+  if (!is_compared(r.verdict) || !std::isfinite(r.change)) return;
   const Interference ib = read_interference(b, bt.sum());
   const Interference ic = read_interference(c, ct.sum());
+  if (r.verdict == Verdict::same) {
+    // A baseline measured on a busier (slowed) machine makes a slower current look the same.
+    const Busier base = busier_than(ib, ic);
+    const double hidden = (1.0 + r.change) * (1.0 + base.explains) - 1.0;
+    if (base.busy && hidden > threshold) {
+      r.verdict = Verdict::inconclusive;
+      r.detail = fmt::format(
+          "the machine was busy ({}) in the baseline run, which could hide a slowdown of up to "
+          "{:+.0f}%; {}",
+          base.reason, hidden * 100.0, r.detail);
+    }
+    return;
+  }
   const bool current_slower = r.change > 0;
   const Busier busy = current_slower ? busier_than(ic, ib) : busier_than(ib, ic);
   if (!busy.busy) return;
@@ -111,12 +125,68 @@ void apply_interference(CaseComparison& r, const json& b, const json& c, const T
   }
 }
 
-CaseComparison compare_pair(const json& b, const json& c, const CompareOptions& o) {
+/// Both sides of an A/B case on a machine so busy that either side's fastest repeats are luck
+/// (interference.hpp, busy_in_both): a change within what that load explains is `inconclusive`.
+void apply_shared_load(CaseComparison& r, const json& b, const json& c, const Timed& bt,
+                       const Timed& ct) {
+  if (!is_compared(r.verdict) || r.verdict == Verdict::same || !std::isfinite(r.change)) return;
+  const Busier busy = busy_in_both(read_interference(b, bt.sum()), read_interference(c, ct.sum()));
+  if (!busy.busy) return;
+  const double size = r.change > 0 ? r.change : 1.0 / (1.0 + r.change) - 1.0;
+  if (size > busy.explains) return;
+  r.verdict = Verdict::inconclusive;
+  r.detail = fmt::format(
+      "the machine was busy ({}), which explains up to {:+.0f}% on either side by chance; {}",
+      busy.reason, busy.explains * 100.0, r.detail);
+}
+
+/// An A/B record's repeats by round (`rounds` maps their turns to rounds); those marked
+/// throttled or host-stalled left out unless `keep_marked` (as timed_repeats does when every
+/// repeat was). Empty when a repeat names no turn of a round.
+std::vector<std::vector<double>> by_round(const json& c, const TurnRounds& rounds,
+                                          bool keep_marked) {
+  std::vector<std::vector<double>> out;
+  const json& reps = sub(c, "repeats");
+  if (!reps.is_array()) return {};
+  for (const auto& r : reps) {
+    const double v = detail::num(r, "total");
+    if (!std::isfinite(v) || (!keep_marked && detail::marked_repeat(r))) continue;
+    const json& t = sub(r, "turn");
+    const auto it = t.is_number_integer() ? rounds.find(t.get<int>()) : rounds.end();
+    if (it == rounds.end()) return {};
+    if (out.size() <= static_cast<std::size_t>(it->second))
+      out.resize(static_cast<std::size_t>(it->second) + 1);
+    out[static_cast<std::size_t>(it->second)].push_back(v);
+  }
+  return out;
+}
+
+CaseComparison compare_pair(const json& b, const json& c, const CompareOptions& o,
+                            const TurnRounds* rounds) {
   const Timed bt = timed_repeats(b);
   const Timed ct = timed_repeats(c);
+  if (rounds != nullptr) {
+    // Side by side in one job: the interval resamples rounds (bootstrap.hpp).
+    const auto br = by_round(b, *rounds, bt.marked == 0);
+    const auto cr = by_round(c, *rounds, ct.marked == 0);
+    if (!br.empty() && br.size() == cr.size()) {
+      CaseComparison r = compare_rounds(br, cr, o);
+      r.marked_left_out = bt.marked + ct.marked;
+      apply_shared_load(r, b, c, bt, ct);
+      if (r.marked_left_out > 0)
+        r.detail += fmt::format(
+            "; {} throttled or host-stalled repeat(s) left out ({} baseline, {} current)",
+            r.marked_left_out, bt.marked, ct.marked);
+      return r;
+    }
+  }
   CaseComparison r = compare_samples(bt.totals, ct.totals, o);
   r.marked_left_out = bt.marked + ct.marked;
-  apply_interference(r, b, c, bt, ct);
+  if (rounds == nullptr) {
+    apply_interference(r, b, c, bt, ct, o.threshold);
+  } else {
+    apply_shared_load(r, b, c, bt, ct);
+  }
   if (r.marked_left_out > 0)
     r.detail +=
         fmt::format("; {} throttled or host-stalled repeat(s) left out ({} baseline, {} current)",
@@ -152,6 +222,24 @@ void judge_current(CaseComparison& r, const json& c, const json* b) {
   }
 }
 
+}  // namespace
+
+CaseComparison compare_case(const json* b, const json& c, const CompareOptions& o,
+                            const TurnRounds* rounds) {
+  CaseComparison r;
+  if (b != nullptr) {
+    r = compare_pair(*b, c, o, rounds);
+  } else {
+    const Timed ct = timed_repeats(c);
+    r.current_repeats = ct.totals.size();
+    r.current_median_s = median(ct.totals);
+    r.current_fast_s = fastest_third_mean(ct.totals);
+  }
+  describe(r, c);
+  judge_current(r, c, b);
+  return r;
+}
+
 CaseComparison baseline_only(const json& b) {
   CaseComparison r;
   describe(r, b);
@@ -168,8 +256,6 @@ CaseComparison baseline_only(const json& b) {
   }
   return r;
 }
-
-}  // namespace
 
 std::string_view to_string(Verdict v) noexcept {
   switch (v) {
@@ -253,10 +339,14 @@ int comparison_exit_code(const Comparison& c) noexcept {
   return kExitOk;
 }
 
-Comparison compare_reports(const json& baseline, const json& current, const CompareOptions& o) {
+void check_options(const CompareOptions& o) {
   SB_EXPECTS(std::isfinite(o.threshold) && o.threshold >= 0 && o.threshold < 1,
              "compare: --threshold must lie in [0%, 100%)");
   SB_EXPECTS(o.alpha > 0 && o.alpha < 1, "compare: --alpha must lie in (0, 1)");
+}
+
+Comparison compare_reports(const json& baseline, const json& current, const CompareOptions& o) {
+  check_options(o);
   Comparison out;
   out.options = o;
   out.system = system_differences(baseline, current);
@@ -282,18 +372,7 @@ Comparison compare_reports(const json& baseline, const json& current, const Comp
     seen[key] = true;
     const auto it = base.find(key);
     const json* b = it != base.end() ? it->second : nullptr;
-    CaseComparison r;
-    if (b != nullptr) {
-      r = compare_pair(*b, c, o);
-    } else {
-      const Timed ct = timed_repeats(c);
-      r.current_repeats = ct.totals.size();
-      r.current_median_s = median(ct.totals);
-      r.current_fast_s = fastest_third_mean(ct.totals);
-    }
-    describe(r, c);
-    judge_current(r, c, b);
-    out.cases.push_back(std::move(r));
+    out.cases.push_back(compare_case(b, c, o, nullptr));
   }
   if (bcases.is_array()) {
     for (const auto& b : bcases) {

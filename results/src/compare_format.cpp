@@ -80,7 +80,8 @@ std::string tally(const Comparison& c) {
 std::string rule(const Comparison& c) {
   return fmt::format(
       "times and change: mean of the fastest third of each case's repeats; interval: {:g}% "
-      "bootstrap; threshold {:.1f}%",
+      "bootstrap; threshold {:.1f}%; MDE: the smallest change caught 4 times in 5 at this "
+      "spread",
       100.0 * (1.0 - c.options.alpha), c.options.threshold * 100.0);
 }
 
@@ -97,11 +98,17 @@ std::vector<std::string> legend(const Comparison& c) {
         "noisy: the fastest third moved by more than the threshold but its {} interval includes "
         "no change; more repeats decide it; {}",
         level, policy));
-  if (c.count(Verdict::inconclusive) > 0)
+  if (c.count(Verdict::inconclusive) > 0 && c.ab)
+    out.push_back(
+        "inconclusive: other processes took so much of the machine in both sides' turns that "
+        "either side's fastest repeats were luck, and the change is within what that explains; "
+        "rerun on a quieter machine; " +
+        policy);
+  else if (c.count(Verdict::inconclusive) > 0)
     out.push_back(
         "inconclusive: the run that looks slower measured while other processes, the cgroup "
         "quota, a lower clock or slower vector units took enough of the machine to explain the "
-        "change; rerun on a quiet machine; " +
+        "change (or the baseline did, enough to hide a slowdown); rerun on a quiet machine; " +
         policy);
   if (c.count(Verdict::missing) > 0)
     out.push_back("missing: in the baseline (or ok there) but not measured in current; " +
@@ -109,6 +116,15 @@ std::vector<std::string> legend(const Comparison& c) {
   if (c.count(Verdict::skipped) > 0)
     out.push_back("skipped: not run in either report (e.g. GPU paths without a GPU); passes");
   return out;
+}
+
+/// An A/B report's sides, and how they were measured.
+std::vector<std::string> ab_lines(const Comparison& c) {
+  if (!c.ab) return {};
+  return {fmt::format("A/B: both sides in one job, {} turns in random order (seed {}), {} timed "
+                      "repeats; the interval resamples rounds of a turn per side",
+                      c.ab->turns, c.ab->seed, c.ab->timed_repeats),
+          "baseline " + c.ab->baseline, "current " + c.ab->current};
 }
 
 std::vector<std::string> system_lines(const Comparison& c) {
@@ -130,6 +146,7 @@ std::string wrapped(const std::string& text, std::size_t width, const std::strin
 std::string text_footer(const Comparison& c, const std::string& bullet, std::size_t width = 0) {
   std::string out;
   const std::string indent(bullet.size(), ' ');
+  for (const auto& l : ab_lines(c)) out += wrapped(bullet + l, width, indent);
   for (const auto& l : system_lines(c)) out += wrapped(bullet + l, width, indent);
   for (const auto& l : legend(c)) out += wrapped(bullet + l, width, indent);
   return out;
@@ -187,6 +204,8 @@ std::string junit(const Comparison& c) {
       "      <property name=\"outcome\" value=\"{6}\"/>\n",
       n, failures, skipped, c.options.threshold, c.options.alpha, to_string(c.options.on_noisy),
       xml_escape(outcome(c)));
+  for (const auto& l : ab_lines(c))
+    out += fmt::format("      <property name=\"ab\" value=\"{}\"/>\n", xml_escape(l));
   for (const auto& l : system_lines(c))
     out += fmt::format("      <property name=\"system\" value=\"{}\"/>\n", xml_escape(l));
   out += "    </properties>\n";
@@ -203,11 +222,11 @@ std::string junit(const Comparison& c) {
             : fmt::format("{}: {}", verdict, r.detail);
     const std::string body = fmt::format(
         "fastest-third mean: baseline {} ({} repeats), current {} ({} repeats), change {} {}; "
-        "medians {} and {}; p-value {}",
+        "medians {} and {}; p-value {}; MDE {}",
         detail::human_seconds(r.baseline_fast_s), r.baseline_repeats,
         detail::human_seconds(r.current_fast_s), r.current_repeats, pct(r.change), interval(r),
         detail::human_seconds(r.baseline_median_s), detail::human_seconds(r.current_median_s),
-        pval(r.p_value));
+        pval(r.p_value), std::isfinite(r.mde) ? fmt::format("{:.1f}%", r.mde * 100.0) : "-");
     if (fails(r.verdict)) {
       out += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
                          xml_escape(line), verdict, xml_escape(body));

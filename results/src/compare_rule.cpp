@@ -1,5 +1,7 @@
 // compare_samples: the gate's decision rule for one pair of timing samples (compare.hpp).
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -9,9 +11,38 @@
 #include "scalebench/stats.hpp"
 
 namespace sb::results {
+namespace {
 
-CaseComparison compare_samples(std::span<const double> baseline, std::span<const double> current,
-                               const CompareOptions& o) {
+/// The standard normal quantile: bisection on erfc, exact to 1e-12 (called once a case).
+double normal_quantile(double p) {
+  double lo = -40, hi = 40;
+  for (int i = 0; i < 200 && hi - lo > 1e-12; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+/// Power at which the minimum detectable effect is stated: the change is caught 4 times in 5.
+constexpr double kMdePower = 0.8;
+
+}  // namespace
+
+double minimum_detectable_effect(double log_sd, double threshold, double alpha) {
+  if (!std::isfinite(log_sd) || log_sd < 0) return CaseComparison::kNaN;
+  // Called slower when the change exceeds the threshold and the interval's lower end (about
+  // change - z se) lies above 0: the change must exceed max(threshold, z se); a true change
+  // z(power) se beyond that does so with that power.
+  const double z = normal_quantile(1.0 - alpha / 2.0);
+  return std::max(threshold, z * log_sd) + normal_quantile(kMdePower) * log_sd;
+}
+
+namespace {
+
+/// The rule on two samples whose interval `interval` computes (after the repeat counts pass).
+template <class Interval>
+CaseComparison judge(std::span<const double> baseline, std::span<const double> current,
+                     const CompareOptions& o, Interval interval) {
   CaseComparison r;
   r.baseline_repeats = baseline.size();
   r.current_repeats = current.size();
@@ -27,9 +58,10 @@ CaseComparison compare_samples(std::span<const double> baseline, std::span<const
                            baseline.size(), current.size(), o.min_repeats);
     return r;
   }
-  const RatioInterval ci = bootstrap_fast_ratio(baseline, current, 1.0 - o.alpha);
+  const RatioInterval ci = interval();
   r.change_low = ci.low - 1.0;
   r.change_high = ci.high - 1.0;
+  r.mde = minimum_detectable_effect(ci.log_sd, o.threshold, o.alpha);
   r.p_value = mann_whitney_u(baseline, current).p_value;
 
   const bool big = std::isfinite(r.change) && std::abs(r.change) > o.threshold;
@@ -45,7 +77,40 @@ CaseComparison compare_samples(std::span<const double> baseline, std::span<const
   r.detail = fmt::format("median {:+.1f}%", r.median_change * 100.0);
   if (r.verdict == Verdict::noisy)
     r.detail += fmt::format("; the {:g}% interval includes no change", 100.0 * (1.0 - o.alpha));
+  if (std::isfinite(r.mde)) r.detail += fmt::format("; MDE {:.1f}%", r.mde * 100.0);
   return r;
+}
+
+std::vector<double> flat(const std::vector<std::vector<double>>& rounds) {
+  std::vector<double> out;
+  for (const auto& r : rounds) out.insert(out.end(), r.begin(), r.end());
+  return out;
+}
+
+}  // namespace
+
+CaseComparison compare_samples(std::span<const double> baseline, std::span<const double> current,
+                               const CompareOptions& o) {
+  return judge(baseline, current, o,
+               [&] { return bootstrap_fast_ratio(baseline, current, 1.0 - o.alpha); });
+}
+
+CaseComparison compare_rounds(const std::vector<std::vector<double>>& baseline,
+                              const std::vector<std::vector<double>>& current,
+                              const CompareOptions& o) {
+  const std::vector<double> b = flat(baseline);
+  const std::vector<double> c = flat(current);
+  CaseComparison r =
+      judge(b, c, o, [&] { return bootstrap_fast_ratio_rounds(baseline, current, 1.0 - o.alpha); });
+  r.rounds = std::min(baseline.size(), current.size());
+  return r;
+}
+
+bool is_decided(const CaseComparison& r, const CompareOptions& o) noexcept {
+  if (r.verdict == Verdict::slower || r.verdict == Verdict::faster) return true;
+  return r.verdict == Verdict::same && std::isfinite(r.change_low) &&
+         std::isfinite(r.change_high) && r.change_low >= -o.threshold &&
+         r.change_high <= o.threshold;
 }
 
 }  // namespace sb::results

@@ -88,4 +88,19 @@ Busier busier_than(const Interference& run, const Interference& ref) {
   return b;
 }
 
+Busier busy_in_both(const Interference& baseline, const Interference& current) {
+  Busier b;
+  if (!baseline.recorded || !current.recorded) return b;
+  const double share =
+      std::min(or_zero(baseline.other_cpu_fraction), or_zero(current.other_cpu_fraction));
+  if (share < kAbBusyShare) return b;
+  b.busy = true;
+  b.explains = 1.0 / (1.0 - std::min(0.9, 2.0 * share)) - 1.0;
+  b.reason = fmt::format(
+      "{:.0f}% and {:.0f}% of the cores taken by other processes in the baseline's and the "
+      "current side's turns",
+      100.0 * baseline.other_cpu_fraction, 100.0 * current.other_cpu_fraction);
+  return b;
+}
+
 }  // namespace sb::results

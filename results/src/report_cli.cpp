@@ -139,11 +139,14 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
       "compare",
-      "Regression gate: compare CURRENT with BASELINE (docs/ci.md). Exit 0 pass, 1 regression, "
-      "2 bad usage (or --strict and different hardware), 4 incomplete (a baseline case missing "
-      "or nothing compared), 5 inconclusive (noisy or busy-machine cases, --on-noisy warn)");
-  sub->add_option("baseline", o->baseline, "baseline report (.h5)")->required();
-  sub->add_option("current", o->current, "current report (.h5)")->required();
+      "Regression gate: compare CURRENT with BASELINE, or the two sides of one A/B report "
+      "(docs/ci.md). Exit 0 pass, 1 regression, 2 bad usage (or --strict and different "
+      "hardware), 4 incomplete (a baseline case missing or nothing compared), 5 inconclusive "
+      "(noisy or busy-machine cases, --on-noisy warn)");
+  sub->add_option("baseline", o->baseline,
+                  "baseline report (.h5), or an A/B report (`run --baseline ...`) alone")
+      ->required();
+  sub->add_option("current", o->current, "current report (.h5)");
   sub->add_option("--threshold", o->threshold,
                   "slow-down of the fastest third of the repeats that counts as a regression, "
                   "e.g. 5% or 0.05")
@@ -173,8 +176,17 @@ void add_compare_command(CLI::App& app, int& exit_code) {
       throw UsageError(
           fmt::format("unknown compare format '{}'; use one of table, markdown, junit", o->format));
     const nlohmann::json baseline = read_report_isolated(o->baseline);
-    const nlohmann::json current = read_report_isolated(o->current);
-    const Comparison c = compare_reports(baseline, current, opts);
+    Comparison c;
+    if (o->current.empty()) {
+      if (!is_ab_report(baseline))
+        throw UsageError(fmt::format(
+            "compare: {} is not an A/B report (`scalebench run --baseline ...` writes one); "
+            "give a baseline and a current report",
+            o->baseline));
+      c = compare_ab_report(baseline, opts);
+    } else {
+      c = compare_reports(baseline, read_report_isolated(o->current), opts);
+    }
     const bool to_stdout = o->out.empty() || o->out == "-";
     emit(format_comparison(c, o->format, to_stdout ? output_width(STDOUT_FILENO) : 0), o->out);
     exit_code = comparison_exit_code(c);

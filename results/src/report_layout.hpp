@@ -17,6 +17,7 @@ inline constexpr const char* kExtra = "extra";          // unknown top-level mod
 inline constexpr const char* kTimes = "times";          // per-case dataset for "repeats"
 inline constexpr const char* kVerdicts = "verdicts";    // node acceptance, one row per device
 inline constexpr const char* kTelemetry = "telemetry";  // per-case group
+inline constexpr const char* kAb = "ab";                // an A/B run's sides (report_ab.cpp)
 
 using h5::Column;
 using h5::Kind;

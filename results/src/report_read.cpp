@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "report_layout.hpp"
+#include "report_parts.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/h5_tree.hpp"
 #include "scalebench/report.hpp"
@@ -16,6 +17,8 @@ namespace {
 
 using h5::Handle;
 using json = nlohmann::json;
+
+}  // namespace
 
 json read_case(hid_t cases, const std::string& name) {
   Handle g{SB_HDF5_CHECK(H5Gopen2(cases, name.c_str(), H5P_DEFAULT)), H5Gclose};
@@ -32,27 +35,39 @@ json read_case(hid_t cases, const std::string& name) {
   return c;
 }
 
+json read_cases(hid_t parent) {
+  Handle g = h5::open_group(parent, layout::kCases);
+  std::vector<std::pair<long long, std::string>> names;
+  for (const auto& n : h5::link_names(g.get())) names.emplace_back(std::atoll(n.c_str()), n);
+  std::sort(names.begin(), names.end());
+  json cases = json::array();
+  for (const auto& [i, n] : names) cases.push_back(read_case(g.get(), n));
+  return cases;
+}
+
+void read_system(hid_t parent, json& model) {
+  Handle g = h5::open_group(parent, layout::kSystem);
+  json sys = h5::read_group(g.get());
+  if (auto st = sys.find(layout::kStartup); st != sys.end()) {
+    model["startup"] = std::move(*st);
+    sys.erase(layout::kStartup);
+  }
+  model["system"] = std::move(sys);
+}
+
+namespace {
+
 json read_model(hid_t file) {
   json model = json::object();
   json attrs = h5::read_attrs(file);
   for (const auto& name : h5::link_names(file)) {
     const std::string key = h5::unescape_name(name);
     if (key == layout::kSystem) {
-      Handle g = h5::open_group(file, key);
-      json sys = h5::read_group(g.get());
-      if (auto st = sys.find(layout::kStartup); st != sys.end()) {
-        model["startup"] = std::move(*st);
-        sys.erase(layout::kStartup);
-      }
-      model["system"] = std::move(sys);
+      read_system(file, model);
     } else if (key == layout::kCases) {
-      Handle g = h5::open_group(file, key);
-      std::vector<std::pair<long long, std::string>> names;
-      for (const auto& n : h5::link_names(g.get())) names.emplace_back(std::atoll(n.c_str()), n);
-      std::sort(names.begin(), names.end());
-      json cases = json::array();
-      for (const auto& [i, n] : names) cases.push_back(read_case(g.get(), n));
-      model["cases"] = std::move(cases);
+      model["cases"] = read_cases(file);
+    } else if (key == layout::kAb) {
+      model[layout::kAb] = read_ab(file);
     } else if (key == layout::kSummary) {
       continue;  // derived; summarize(model) recomputes it
     } else if (key == layout::kVerdicts) {

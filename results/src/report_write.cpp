@@ -14,6 +14,7 @@
 
 #include "h5_image.hpp"
 #include "report_layout.hpp"
+#include "report_parts.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/h5_tree.hpp"
 #include "scalebench/report.hpp"
@@ -60,6 +61,8 @@ void write_telemetry(hid_t parent, const json& t) {
   h5::write_members(g.get(), t, {"repeats", "series"});
 }
 
+}  // namespace
+
 void write_case(hid_t cases, std::size_t i, const json& c) {
   if (!c.is_object()) throw UsageError(fmt::format("report model: case {} is not an object", i));
   const auto wl = c.find("workload");
@@ -96,43 +99,52 @@ void write_case(hid_t cases, std::size_t i, const json& c) {
   h5::write_members(g.get(), c, {"repeats", "validation", "task_events", layout::kTelemetry});
 }
 
+void write_system(hid_t parent, const json& system, const json* startup) {
+  if (!system.is_object()) throw UsageError("report model: \"system\" is not an object");
+  Handle sys = h5::create_group(parent, layout::kSystem);
+  if (const auto n = system.find("nodes"); n != system.end())
+    write_table_or_value(sys.get(), "nodes", *n, layout::node_columns());
+  if (const auto gp = system.find("gpus"); gp != system.end())
+    write_table_or_value(sys.get(), "gpus", *gp, layout::gpu_columns());
+  if (const auto ce = system.find("ceilings"); ce != system.end())
+    write_table_or_value(sys.get(), "ceilings", *ce, layout::ceiling_columns());
+  if (startup != nullptr) {
+    if (system.contains(layout::kStartup))
+      throw UsageError("report model: both \"startup\" and \"system.startup\" are set");
+    h5::write_value(sys.get(), layout::kStartup, *startup);
+  }
+  h5::write_members(sys.get(), system, {"nodes", "gpus", "ceilings"});
+}
+
+void write_cases(hid_t parent, const json& cases) {
+  if (!cases.is_array()) throw UsageError("report model: \"cases\" is not an array");
+  Handle g = h5::create_group(parent, layout::kCases);
+  for (std::size_t i = 0; i < cases.size(); ++i) write_case(g.get(), i, cases[i]);
+}
+
+namespace {
+
 void write_model(hid_t file, const json& model) {
   json attrs = model.value("attrs", json::object());
   if (!attrs.is_object()) throw UsageError("report model: \"attrs\" is not an object");
   attrs["schema_version"] = kSchemaVersion;
   for (const auto& [k, v] : attrs.items()) {
     if (!is_scalar(v) && (k == layout::kSystem || k == layout::kCases || k == layout::kSummary ||
-                          k == layout::kExtra || k == layout::kVerdicts))
+                          k == layout::kExtra || k == layout::kVerdicts || k == layout::kAb))
       throw UsageError(fmt::format("report model: attrs.{} clashes with the /{} group", k, k));
   }
   h5::write_members(file, attrs);
 
   {
-    const json system = model.value("system", json::object());
-    if (!system.is_object()) throw UsageError("report model: \"system\" is not an object");
-    Handle sys = h5::create_group(file, layout::kSystem);
-    if (const auto n = system.find("nodes"); n != system.end())
-      write_table_or_value(sys.get(), "nodes", *n, layout::node_columns());
-    if (const auto gp = system.find("gpus"); gp != system.end())
-      write_table_or_value(sys.get(), "gpus", *gp, layout::gpu_columns());
-    if (const auto ce = system.find("ceilings"); ce != system.end())
-      write_table_or_value(sys.get(), "ceilings", *ce, layout::ceiling_columns());
-    if (const auto st = model.find("startup"); st != model.end()) {
-      if (system.contains(layout::kStartup))
-        throw UsageError("report model: both \"startup\" and \"system.startup\" are set");
-      h5::write_value(sys.get(), layout::kStartup, *st);
-    }
-    h5::write_members(sys.get(), system, {"nodes", "gpus", "ceilings"});
+    const auto st = model.find("startup");
+    write_system(file, model.value("system", json::object()), st != model.end() ? &*st : nullptr);
   }
-
   {
     static const json no_cases = json::array();
     const auto it = model.find("cases");
-    const json& cases = it != model.end() ? *it : no_cases;  // by reference: cases can be large
-    if (!cases.is_array()) throw UsageError("report model: \"cases\" is not an array");
-    Handle g = h5::create_group(file, layout::kCases);
-    for (std::size_t i = 0; i < cases.size(); ++i) write_case(g.get(), i, cases[i]);
+    write_cases(file, it != model.end() ? *it : no_cases);  // by reference: cases can be large
   }
+  if (const auto ab = model.find(layout::kAb); ab != model.end()) write_ab(file, *ab);
 
   const json summary = summarize(model);
   if (!h5::write_table(file, layout::kSummary, summary, layout::summary_columns(), true))
@@ -147,8 +159,8 @@ void write_model(hid_t file, const json& model) {
     set_units(file, layout::kVerdicts, "value, expected, reference_s: s");
   }
 
-  const std::vector<std::string> known{"attrs", "system",  "startup",
-                                       "cases", "summary", layout::kVerdicts};
+  const std::vector<std::string> known{"attrs",   "system",          "startup",  "cases",
+                                       "summary", layout::kVerdicts, layout::kAb};
   bool has_extra = false;
   for (const auto& [k, v] : model.items())
     has_extra = has_extra || std::find(known.begin(), known.end(), k) == known.end();

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "scalebench/ab_protocol.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
 
@@ -52,19 +53,24 @@ CaseSpec case_spec_from_json(const nlohmann::json& j) {
 nlohmann::json JobPlan::to_json() const {
   nlohmann::json c = nlohmann::json::array();
   for (const auto& s : cases) c.push_back(case_spec_to_json(s));
-  return {{"cases", c},
-          {"stream", stream_path},
-          {"case_timeout_s", case_timeout_s},
-          {"measure_ceilings", measure_ceilings},
-          {"stop_path", stop_path},
-          {"trace", trace},
-          {"lifeline", lifeline_path},
-          {"fresh_ceilings", fresh_ceilings},
-          {"telemetry_period_s", telemetry_period_s},
-          {"telemetry_gpu_min_s", telemetry_gpu_min_s},
-          {"telemetry_counters_s", telemetry_counters_s},
-          {"keep_throttled", keep_throttled},
-          {"plugins", plugins}};
+  nlohmann::json j = {{"cases", c},
+                      {"stream", stream_path},
+                      {"case_timeout_s", case_timeout_s},
+                      {"measure_ceilings", measure_ceilings},
+                      {"stop_path", stop_path},
+                      {"trace", trace},
+                      {"lifeline", lifeline_path},
+                      {"fresh_ceilings", fresh_ceilings},
+                      {"telemetry_period_s", telemetry_period_s},
+                      {"telemetry_gpu_min_s", telemetry_gpu_min_s},
+                      {"telemetry_counters_s", telemetry_counters_s},
+                      {"keep_throttled", keep_throttled},
+                      {"plugins", plugins}};
+  if (!ab_side.empty()) {
+    j["ab_side"] = ab_side;
+    j["ab_protocol"] = ab::kProtocol;
+  }
+  return j;
 }
 
 JobPlan JobPlan::from_json(const nlohmann::json& j) {
@@ -82,6 +88,12 @@ JobPlan JobPlan::from_json(const nlohmann::json& j) {
   p.telemetry_counters_s = j.value("telemetry_counters_s", 1.0);
   p.keep_throttled = j.value("keep_throttled", false);
   p.plugins = j.value("plugins", std::vector<std::string>());
+  p.ab_side = j.value("ab_side", std::string());
+  if (!p.ab_side.empty() && j.value("ab_protocol", 0) != ab::kProtocol)
+    throw EnvironmentError(fmt::format(
+        "this scalebench-rank speaks A/B protocol {} and the launcher {}: build both sides of "
+        "an A/B run from commits of the same protocol",
+        ab::kProtocol, j.value("ab_protocol", 0)));
   return p;
 }
 

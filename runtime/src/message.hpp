@@ -31,6 +31,8 @@ enum Tag : int {
   kTagShutdown = 21,     ///< s->w: empty
   kTagStartup = 22,      ///< w->s: json describing the worker (start-up)
   kTagTelemetry = 23,    ///< w->s: json, the case's telemetry (after its validation, untimed)
+  kTagPark = 24,         ///< s->w: empty; an A/B side's turn is over, sleep between probes
+  kTagResume = 25,       ///< s->w: empty; its next turn begins: answer READY (ab_turns.hpp)
 };
 
 /// Appends plain values and vectors to a byte buffer.

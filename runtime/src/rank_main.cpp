@@ -18,8 +18,10 @@
 
 #include <fmt/format.h>
 
+#include "ab_probe.hpp"
 #include "gpu_isolation.hpp"
 #include "rank.hpp"
+#include "scalebench/ab_protocol.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/placement.hpp"
@@ -150,6 +152,8 @@ int isolate_gpu(const std::optional<sb::RankPlacement>& p, sb::detail::RankConte
 }  // namespace
 
 int main(int argc, char** argv) {
+  // An A/B run's launcher asks what this build is before any job starts (ab_protocol.hpp).
+  if (argc > 1 && argv[1] == sb::ab::kProbeFlag) return sb::detail::run_ab_probe(argc, argv);
   sb::detail::RankContext ctx;
   ctx.main_steady = sb::now();
   ctx.main_epoch =

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "ab_turns.hpp"
 #include "case_record.hpp"
 #include "case_telemetry.hpp"
 #include "each_device.hpp"
@@ -46,7 +47,9 @@ struct CaseFailure {
 class Scheduler {
  public:
   Scheduler(const JobPlan& plan, RankContext& ctx)
-      : plan_(plan), ctx_(ctx), out_(plan.stream_path) {}
+      : plan_(plan), ctx_(ctx), out_(plan.stream_path) {
+    if (!plan.ab_side.empty()) ab_ = std::make_unique<AbTurns>(out_);  // an A/B run's side
+  }
 
   int run() {
     StartupInfo startup = gather_startup(ctx_);
@@ -63,6 +66,11 @@ class Scheduler {
         return 0;
       }
       const CaseSpec& spec = plan_.cases[static_cast<std::size_t>(k)];
+      if (ab_ && !ab_->wait_begin(spec.index)) {  // an A/B side begins each case when told
+        for (const auto& w : workers_) send_empty(ctx_.world, w.rank, kTagShutdown);
+        out_.write({{"type", "end"}, {"status", "stopped"}}, true);
+        return 0;
+      }
       bool restart = false;
       if (is_each_device(spec.path)) {
         // One record per device, each written as soon as its device is done.
@@ -135,6 +143,7 @@ class Scheduler {
     std::vector<double> computes;
     SchedulerCpu scheduler_cpu;  ///< this rank's CPU time per timed repeat
     std::vector<WorkerTelemetry> telemetry;
+    double setup_s = 0;
   };
 
   nlohmann::json run_case(const CaseSpec& spec_in, int k, int n, bool& restart) {
@@ -270,20 +279,15 @@ class Scheduler {
     }
     // Untimed: the workers' allocations and, in a multi-gpu case, any NCCL communicator made
     // for it (the first case on that many GPUs).
-    rec["setup_s"] = now() - t0;
+    run.setup_s = now() - t0;
+    rec["setup_s"] = run.setup_s;
   }
 
   /// The warm-up repeats, then timed ones until the case's repeat rule says stop; returns why
   /// it stopped and the median's spread then (the case record's `repeat_stop`).
   nlohmann::json run_repeats(CaseRun& run, int k, int n) {
-    // run.spec.warmup grows to the warm-up repeats run (repeat_rule.hpp: warm_up_more).
-    double first_end = 0;  // when the first warm-up repeat ended
-    int r = 0;
-    for (; warm_up_more(r, run.spec.warmup, r == 0 ? 0.0 : now() - first_end); ++r) {
-      run.spec.warmup = std::max(run.spec.warmup, r + 1);
-      run_repeat(run, r, k, n);
-      if (r == 0) first_end = now();
-    }
+    if (ab_) return run_ab_turns(run, k, n);
+    int r = warm_up(run, k, n);
     const RepeatRule rule = run.spec.repeat_rule();
     const double t0 = now();
     RepeatStop stop;
@@ -292,6 +296,53 @@ class Scheduler {
       stop = repeat_stop(rule, run.totals, now() - t0);
     }
     return repeat_stop_record(rule, stop, run.totals.size());
+  }
+
+  /// The warm-up repeats; returns how many ran. `last_s`: the last one's wall time.
+  int warm_up(CaseRun& run, int k, int n, double* last_s = nullptr) {
+    // run.spec.warmup grows to the warm-up repeats run (repeat_rule.hpp: warm_up_more).
+    double first_end = 0;  // when the first warm-up repeat ended
+    int r = 0;
+    for (; warm_up_more(r, run.spec.warmup, r == 0 ? 0.0 : now() - first_end); ++r) {
+      run.spec.warmup = std::max(run.spec.warmup, r + 1);
+      const double t0 = now();
+      run_repeat(run, r, k, n);
+      if (last_s != nullptr) *last_s = now() - t0;
+      if (r == 0) first_end = now();
+    }
+    return r;
+  }
+
+  /// An A/B side: the warm-up and timed repeats run in the launcher's turns (ab_turns.hpp);
+  /// between turns the workers are parked and the case's time limit is paused.
+  nlohmann::json run_ab_turns(CaseRun& run, int k, int n) {
+    int r = 0;
+    double parked_at = 0;
+    AbCaseSteps steps;
+    steps.warm_up = [&] {
+      double last = 0;
+      r = warm_up(run, k, n, &last);
+      return last;
+    };
+    steps.timed_repeat = [&](int turn) {
+      run_repeat(run, r++, k, n);
+      run.repeats.back()["turn"] = turn;
+      return run.totals.back();
+    };
+    steps.park = [&](bool park) {
+      if (park) {
+        for (const auto& p : run.parts) send_empty(ctx_.world, p.rank, kTagPark);
+        parked_at = now();
+        return;
+      }
+      if (run.deadline > 0) run.deadline += now() - parked_at;
+      for (const auto& p : run.parts) send_empty(ctx_.world, p.rank, kTagResume);
+      for (std::size_t i = 0; i < run.parts.size(); ++i)
+        if (const Message m = wait(run.deadline); m.tag != kTagReady)
+          throw CaseFailure{"failed", fmt::format("internal: tag {} instead of ready", m.tag),
+                            true};
+    };
+    return ab_->run_case(run.spec, run.setup_s, steps);
   }
 
   /// Repeat r (warm-up repeats first): hands out the tasks as the workers ask for them, folds
@@ -386,7 +437,8 @@ class Scheduler {
   std::vector<WorkerInfo> gpu_workers_;
   std::string gpu_skip_reason_;
   CrossCheckReferences references_;
-  int wait_sleep_us_ = 500;  ///< longest sleep between probes in wait() (short for GPU cases)
+  int wait_sleep_us_ = 500;      ///< longest sleep between probes in wait() (short for GPU cases)
+  std::unique_ptr<AbTurns> ab_;  ///< an A/B run's side: repeats in the launcher's turns
 };
 
 }  // namespace

@@ -166,10 +166,12 @@ std::unique_ptr<TelemetryRecorder> make_recorder(const JobPlan& plan, const nloh
 struct WorkerCaseState {
   std::unique_ptr<WorkerCase> wc;
   bool gpu_case = false;
+  bool parked = false;  ///< an A/B side between its turns (ab_turns.hpp)
   std::size_t series_points = 512;
   void reset() {
     wc.reset();
     gpu_case = false;
+    parked = false;
   }
 };
 
@@ -409,7 +411,11 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
     // Between the repeats of a case the next one must start at once: the begin message is
     // already on its way, and a long sleep here would be part of the repeat's time (`messages`
     // in its record). The cores are idle then. Between cases the worker sleeps longer.
-    receive(ctx.world, 0, MPI_ANY_TAG, m, 0, !cs.wc ? 2000 : cs.gpu_case ? kGpuPollUs : kCpuPollUs);
+    // A parked A/B side sleeps as between cases: the other side is measuring.
+    receive(ctx.world, 0, MPI_ANY_TAG, m, 0,
+            !cs.wc || cs.parked ? 2000
+            : cs.gpu_case       ? kGpuPollUs
+                                : kCpuPollUs);
     const double received = now();
     if (m.tag == kTagShutdown) break;
     try {
@@ -444,6 +450,13 @@ void run_worker(const JobPlan& plan, RankContext& ctx) {
         }
         case kTagCaseEnd:
           cs.reset();
+          break;
+        case kTagPark:
+          cs.parked = true;
+          break;
+        case kTagResume:
+          cs.parked = false;
+          send_empty(ctx.world, 0, kTagReady);
           break;
         case kTagAssign:  // a reply to a request of an aborted repeat
           break;

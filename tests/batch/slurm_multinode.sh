@@ -12,10 +12,13 @@
 #      --workloads subset-mean,comms --paths single-cpu,multi-cpu --out DIR/report.h5`; the report
 #      must hold every case ok (validated) or skipped, scheduler "slurm", the job's id, nodes = 3,
 #      and every multi-cpu case must have run a worker on each of the three nodes;
-#   3. the same run on the first node in an LSF-shaped environment (LSB_JOBID,
+#   3. an A/B run (`submit ... -- --baseline rank=...`): both sides' srun steps (--overlap) on the
+#      three nodes taking turns, the baseline's commands through srun's standard input; every
+#      case of both sides ok on every node, six repeats a side;
+#   4. the same run on the first node in an LSF-shaped environment (LSB_JOBID,
 #      LSB_DJOB_HOSTFILE, LSF_BINDIR with a blaunch that enters the named node): mpiexec must
 #      reach the other nodes through blaunch, and the report must be as in 2 (scheduler "lsf");
-#   4. the same in an SGE-shaped one (JOB_ID, SGE_ROOT, ARC, PE_HOSTFILE, NSLOTS and a stand-in
+#   5. the same in an SGE-shaped one (JOB_ID, SGE_ROOT, ARC, PE_HOSTFILE, NSLOTS and a stand-in
 #      qrsh): OpenMPI must use qrsh -inherit (scheduler "sge").
 # A trap always tears everything down (processes by their PIDs, then the namespaces, the bridge
 # and the temporary folder; SB_SLURM_KEEP=1 keeps the folder). SB_SLURM_RUN=CMD runs CMD inside
@@ -123,7 +126,43 @@ with h5py.File(path, "r") as f:
 EOF_PY
 sb_log "$NODES-node SLURM job $J2 ran scalebench on ${NC_NODES[*]}"
 
-# ------------------------------------------------------------------ 3, 4: LSF and SGE shapes
+# ------------------------------------------------------------------ job 3: an A/B run
+# Both sides as srun steps of one allocation (--overlap), the baseline's commands through srun's
+# standard input to its rank 0 on the first node; every case of both sides ok on all nodes.
+AB=$T/out/ab.h5
+J3=$("$SCALEBENCH" submit --scheduler slurm --nodes "$NODES" --cpus-per-node 2 \
+  --time 00:10:00 --partition "$NC_PARTITION" --output "$T/out/ab-%j.out" -- \
+  --baseline rank="$BUILD_DIR/scalebench-rank" --baseline label=main --preset tiny \
+  --workloads subset-mean --paths multi-cpu --repeats 6 --no-ceilings --on-noisy pass \
+  --out "$AB") || sb_fail "scalebench submit of the A/B run failed"
+J3=$(tail -n 1 <<<"$J3" | tr -d '[:space:]')
+JOBS+=("$J3")
+st=$(sb_wait_job "$J3" "$JOB_TIMEOUT")
+sb_log "---- job $J3 output"
+tail -n 20 "$T/out/ab-$J3.out" 2>/dev/null
+# 0 or 1: the verdict is the machine's business here, not this test's
+[ "$st" = COMPLETED ] || [ "$st" = FAILED ] || sb_fail "A/B job $J3 ended $st"
+sb_check_report "$AB" slurm "$J3" "${NC_NODES[@]}" || sb_fail "A/B report check failed"
+"$py" - "$AB" "$NODES" <<'EOF_PY' || sb_fail "A/B check failed"
+import sys
+import h5py
+path, nodes = sys.argv[1], int(sys.argv[2])
+text = lambda v: v.decode() if isinstance(v, bytes) else str(v)
+with h5py.File(path, "r") as f:
+    sides = f["ab/sides"][()]
+    assert [text(s["side"]) for s in sides] == ["baseline", "current"], sides
+    base = list(f["ab/baseline/cases"].values())
+    assert len(base) == 1, f"{len(base)} baseline cases"
+    for g in base + list(f["cases"].values()):
+        assert text(g.attrs["status"]) == "ok", text(g.attrs.get("message", ""))
+        assert len(set(text(h) for h in g["hosts"][()])) == nodes, "not every node"
+        assert len(g["times"]) == 6, "not 6 repeats"
+    turns = f["ab/turns"][()]
+    assert sum(int(t["repeats"]) for t in turns) == 12, turns
+EOF_PY
+sb_log "A/B job $J3: both sides took turns on ${NC_NODES[*]}"
+
+# ------------------------------------------------------------------ 4, 5: LSF and SGE shapes
 # scalebench run on the first node in an LSF-shaped (then SGE-shaped) environment listing all
 # three nodes with 2 slots each: it must start mpiexec through blaunch (LSF_BINDIR/blaunch), or
 # let OpenMPI use qrsh -inherit (SGE_ROOT/bin/ARC/qrsh); here both are stand-ins that enter the

@@ -168,3 +168,30 @@ plugin_example() {
     build) mkdir -p build-plugin && cp "$cached/build-plugin/libtiled_dgemm.so" build-plugin/ ;;
   esac
 }
+
+# plugin_example_slow: examples/plugin built with TILED_DGEMM_EXTRA_WORK_PERCENT=5 in
+# ./build-plugin-slow (made once per runner), beside plugin_example's ./build-plugin and
+# ./sb-prefix.
+plugin_example_slow() {
+  local cached=$DOCS_FIXTURES/plugin-example-slow
+  plugin_example build
+  if [ ! -s "$cached/libtiled_dgemm.so" ]; then
+    rm -rf "$cached"
+    mkdir -p "$cached"
+    (cmake -S "$SB_SOURCE/examples/plugin" -B "$cached/build" -DCMAKE_PREFIX_PATH="$PWD/sb-prefix" \
+       -DTILED_DGEMM_EXTRA_WORK_PERCENT=5 && cmake --build "$cached/build" &&
+      cp "$cached/build/libtiled_dgemm.so" "$cached/") >"$cached.log" 2>&1 ||
+      { cat "$cached.log" >&2; return 1; }
+  fi
+  mkdir -p build-plugin-slow && cp "$cached/libtiled_dgemm.so" build-plugin-slow/
+}
+
+# ab_sides [DIR]: ./main-build (the build under test standing for the target branch's build)
+# and ./main-plugin, ./mr-plugin: examples/plugin built in the tree as it is and with 10% more
+# work per task (tests/plugin/CMakeLists.txt), under the names docs/ci.md gives them.
+ab_sides() {
+  ln -sfn "$SB_BUILD" main-build
+  mkdir -p main-plugin mr-plugin
+  ln -sf "$SB_BUILD/tests/plugin/libsb_ab_dgemm_0.so" main-plugin/libtiled_dgemm.so
+  ln -sf "$SB_BUILD/tests/plugin/libsb_ab_dgemm_10.so" mr-plugin/libtiled_dgemm.so
+}

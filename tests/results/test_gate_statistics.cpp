@@ -16,6 +16,7 @@
 namespace {
 
 using sb::results::compare_samples;
+using sb::results::is_decided;
 using sb::results::Verdict;
 using sb::results::test::NoiseModel;
 using sb::results::test::noisy_repeats;
@@ -124,6 +125,95 @@ TEST(GateStatistics, OneSidedBurstsDoNotHideALargeSlowdown) {
   const auto a = noisy_repeats(rng, 10, 1.0, {0.02, 0.3, Tail::pareto});
   const auto b = noisy_repeats(rng, 10, 1.77, {0.02, 0.5, Tail::pareto});
   EXPECT_EQ(compare_samples(a, b).verdict, Verdict::slower);
+}
+
+// --- the A/B gate: both sides measured turn by turn in one job, until decided ---
+
+/// A shared machine that has slow periods: each round of turns it may enter (5%) or leave (20%)
+/// a state where everything runs 25% slower (a virtual machine's host busy for seconds), on
+/// top of the per-repeat interference of `m`.
+struct Machine {
+  NoiseModel m;
+  bool slow = false;
+  double factor() const { return slow ? 1.25 : 1.0; }
+  void step(std::mt19937_64& rng) {
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    slow = slow ? u(rng) >= 0.2 : u(rng) < 0.05;
+  }
+};
+
+struct AbOutcome {
+  Verdict verdict = Verdict::same;
+  std::size_t repeats = 0;  ///< per side
+};
+
+/// One A/B run as ab_runner.cpp takes it: rounds of a turn of `block` repeats per side; the
+/// rule looked at from `min` repeats per side after 8, 12, 18, 27, ... rounds, a decision ends
+/// it (compare_rounds, is_decided), or `max` repeats per side.
+AbOutcome ab_run(std::mt19937_64& rng, double factor, const NoiseModel& m, std::size_t block = 2,
+                 std::size_t min = 10, std::size_t max = 100) {
+  Machine machine{m};
+  std::vector<std::vector<double>> a, b;
+  std::size_t n = 0, next = 8;
+  const sb::results::CompareOptions o;
+  while (true) {
+    machine.step(rng);
+    a.push_back(noisy_repeats(rng, block, machine.factor(), m));
+    b.push_back(noisy_repeats(rng, block, factor * machine.factor(), m));
+    n += block;
+    const bool look = n >= min && a.size() >= next;
+    if (look) next = std::max(next + 1, (3 * a.size() + 1) / 2);
+    if ((look && is_decided(sb::results::compare_rounds(a, b, o), o)) || n >= max)
+      return {sb::results::compare_rounds(a, b, o).verdict, n};
+  }
+}
+
+/// The same machine, the nightly flow: the baseline's 15 repeats in one stretch, the current
+/// run's in another, the machine's state drawn anew for each (slow 20% of the time).
+Verdict separated_run(std::mt19937_64& rng, double factor, const NoiseModel& m) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const double sa = u(rng) < 0.2 ? 1.25 : 1.0;
+  const double sb_ = u(rng) < 0.2 ? 1.25 : 1.0;
+  return compare_samples(noisy_repeats(rng, kRecommendedRepeats, sa, m),
+                         noisy_repeats(rng, kRecommendedRepeats, factor * sb_, m))
+      .verdict;
+}
+
+TEST(GateStatistics, AbRunsDecideWhereSeparatedRunsCannot) {
+  const std::vector<std::pair<const char*, NoiseModel>> noise{
+      {"2% jitter, slow periods", {0.02, 0.0, Tail::lognormal}},
+      {"slow periods, 30% hit, lognormal", {0.02, 0.3, Tail::lognormal}},
+      {"slow periods, 30% hit, Pareto", {0.02, 0.3, Tail::pareto}},
+      {"slow periods, 50% hit, lognormal", {0.02, 0.5, Tail::lognormal}}};
+  constexpr int kTrials = 300;
+  for (const auto& [name, m] : noise) {
+    std::mt19937_64 rng(31);
+    int aa_slower = 0, ab_caught = 0, ab_same = 0, sep_aa = 0, sep_caught = 0, sep_same = 0;
+    std::size_t aa_repeats = 0, ab_repeats = 0;
+    for (int t = 0; t < kTrials; ++t) {
+      const AbOutcome aa = ab_run(rng, 1.0, m);
+      const AbOutcome slow = ab_run(rng, 1.10, m);
+      aa_slower += aa.verdict == Verdict::slower;
+      ab_caught += slow.verdict == Verdict::slower;
+      ab_same += slow.verdict == Verdict::same;
+      aa_repeats += aa.repeats;
+      ab_repeats += slow.repeats;
+      sep_aa += separated_run(rng, 1.0, m) == Verdict::slower;
+      const Verdict s = separated_run(rng, 1.10, m);
+      sep_caught += s == Verdict::slower;
+      sep_same += s == Verdict::same;
+    }
+    std::printf(
+        "A/B  %-34s A/A slower %.1f%% (%.0f repeats/side), +10%% slower %.1f%% same %.1f%% "
+        "(%.0f); separated: A/A slower %.1f%%, +10%% slower %.1f%% same %.1f%%\n",
+        name, 100.0 * aa_slower / kTrials, static_cast<double>(aa_repeats) / kTrials,
+        100.0 * ab_caught / kTrials, 100.0 * ab_same / kTrials,
+        static_cast<double>(ab_repeats) / kTrials, 100.0 * sep_aa / kTrials,
+        100.0 * sep_caught / kTrials, 100.0 * sep_same / kTrials);
+    EXPECT_LE(aa_slower, kTrials / 100) << name;
+    EXPECT_GE(ab_caught, kTrials * 95 / 100) << name;
+    EXPECT_LE(ab_same, kTrials / 100) << name;
+  }
 }
 
 }  // namespace

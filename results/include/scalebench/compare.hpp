@@ -17,6 +17,22 @@
 /// When the run that looks slower (or faster) measured on a busier machine and that explains
 /// the change (interference.hpp), the verdict is `inconclusive` instead.
 ///
+/// Every compared case states its minimum detectable effect (`mde`): the smallest true change
+/// the rule above would call slower (or faster) four times in five, given this run's spread:
+/// max(threshold, z(1 - alpha/2) se) + z(0.8) se, with se the bootstrap's standard error of the
+/// log ratio. When a `same` case's baseline measured on a busier machine than current, that
+/// could hide a slowdown beyond the threshold, and the verdict is `inconclusive` (a nightly
+/// baseline taken on a slowed machine must not pass a regression).
+///
+/// An A/B report (`scalebench run --baseline ...`, docs/ci.md) holds both sides, measured turn
+/// by turn in one job: compare_ab_report pairs its sides' cases by position and judges them by
+/// the same rule, its interval resampling whole rounds (a turn of each side: repeats that shared
+/// a moment of the machine are one piece of evidence, compare_rounds). The busy-machine rule
+/// takes another form there: both sides shared every moment of the machine, so one side being
+/// busier is chance, not another machine; but when other processes took a quarter of the cores
+/// or more in both sides' turns, a change within what that load explains is `inconclusive`
+/// (interference.hpp, busy_in_both).
+///
 /// A case that failed (validation, error or timeout) in CURRENT is `failed`, a regression.
 /// Cases only in CURRENT are `new` (also when the baseline case did not finish ok). A baseline
 /// case absent from CURRENT, or ok in the baseline but skipped in CURRENT, is `missing`; a case
@@ -28,7 +44,9 @@
 /// inconclusive and --on-noisy is warn (the default); else 0.
 
 #include <cstddef>
+#include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -107,13 +125,25 @@ struct CaseComparison {
   double current_median_s = kNaN;
   double median_change = kNaN;  ///< current/baseline median - 1
   double p_value = kNaN;        ///< U test, two-sided
+  double mde = kNaN;            ///< minimum detectable effect (relative, > 0; see above)
+  std::size_t rounds = 0;       ///< an A/B run's rounds the interval resampled (0: repeats)
   std::string detail;           ///< one line for people
+};
+
+/// What an A/B report says about its sides (compare_ab_report).
+struct AbSides {
+  std::string baseline;  ///< one line each: label, program (commit), plugins, environment
+  std::string current;
+  std::size_t turns = 0;          ///< turns handed out, both sides counted
+  std::uint64_t seed = 0;         ///< of the turn order
+  std::size_t timed_repeats = 0;  ///< both sides together
 };
 
 struct Comparison {
   CompareOptions options;
   std::vector<CaseComparison> cases;     ///< CURRENT's order, then cases missing from CURRENT
   std::vector<SystemDifference> system;  ///< what differs between the two runs' machines
+  std::optional<AbSides> ab;             ///< set when both sides came from one A/B run
   [[nodiscard]] bool regressed() const noexcept;        ///< a case fails the gate (exit 1)
   [[nodiscard]] bool incomplete() const noexcept;       ///< exit 4 (see the file comment)
   [[nodiscard]] bool undecided() const noexcept;        ///< a noisy or inconclusive case
@@ -121,11 +151,37 @@ struct Comparison {
   [[nodiscard]] std::size_t count(Verdict v) const noexcept;
 };
 
+/// The minimum detectable effect (see above) for a bootstrap standard error `log_sd` of the
+/// log ratio; NaN when it is unknown.
+[[nodiscard]] double minimum_detectable_effect(double log_sd, double threshold, double alpha);
+
 /// Judges two samples of total times (seconds); fills the statistics, detail and verdict
 /// (faster, same, slower, noisy or too-few-repeats).
 [[nodiscard]] CaseComparison compare_samples(std::span<const double> baseline,
                                              std::span<const double> current,
                                              const CompareOptions& options = {});
+
+/// The same rule on an A/B run's repeats in rounds (round i: baseline[i] and current[i], a turn
+/// of each side, bootstrap.hpp): whole rounds are resampled for the interval and the MDE.
+[[nodiscard]] CaseComparison compare_rounds(const std::vector<std::vector<double>>& baseline,
+                                            const std::vector<std::vector<double>>& current,
+                                            const CompareOptions& options = {});
+
+/// Whether a case's change is decided: slower or faster, or its interval within +-threshold
+/// (an A/B run with `--repeats auto` takes repeats until it is).
+[[nodiscard]] bool is_decided(const CaseComparison& r, const CompareOptions& options) noexcept;
+
+/// Whether `model` is an A/B report (it has the `ab` section).
+[[nodiscard]] bool is_ab_report(const nlohmann::json& model) noexcept;
+
+/// The baseline side of an A/B report as a report model of its own (its system, start-up and
+/// cases), for compare_reports or history. Throws sb::UsageError when it is not an A/B report.
+[[nodiscard]] nlohmann::json ab_baseline_model(const nlohmann::json& model);
+
+/// Compares the two sides of one A/B report (see above). Throws sb::UsageError for bad options
+/// or a report that is not an A/B report.
+[[nodiscard]] Comparison compare_ab_report(const nlohmann::json& model,
+                                           const CompareOptions& options = {});
 
 /// Compares two report models (read_report). Throws sb::UsageError for bad options, and with
 /// options.strict when the hardware differs.

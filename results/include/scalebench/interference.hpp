@@ -56,4 +56,14 @@ struct Busier {
 /// has no record.
 [[nodiscard]] Busier busier_than(const Interference& run, const Interference& reference);
 
+/// Other processes' share of the cores from which the two sides of an A/B run, measured turn
+/// by turn, no longer tell a change from chance: a side's fastest repeats are then those that
+/// happened to meet a quiet moment, and the two sides meet them unevenly.
+inline constexpr double kAbBusyShare = 0.25;
+
+/// How busy both sides of an A/B case were (`baseline`, `current`: their records): busy when
+/// other processes took at least kAbBusyShare of the cores in both, explaining up to
+/// 1 / (1 - 2L) - 1 (2L capped at 0.9) for the lesser share L, on either side by chance.
+[[nodiscard]] Busier busy_in_both(const Interference& baseline, const Interference& current);
+
 }  // namespace sb::results

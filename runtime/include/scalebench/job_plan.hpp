@@ -8,6 +8,7 @@
 ///   {"type":"progress", "case":k, "cases":N, "id":..., "repeat":r, "repeats":R, "warmup":w}
 ///   {"type":"case", ...case record, see docs/architecture.md...}
 ///   {"type":"end", "status":"ok"}
+/// An A/B side's job also writes "ab_ready" and "ab_turn" records (ab_protocol.hpp).
 
 #include <cstdio>
 #include <string>
@@ -35,6 +36,9 @@ struct JobPlan {
   /// Workload plugins (plugins.hpp) every rank loads, in this order, before it plans:
   /// absolute paths the launcher has loaded and checked.
   std::vector<std::string> plugins;
+  /// An A/B run's side ("baseline" or "current", ab_protocol.hpp): the scheduler measures only
+  /// in the turns the launcher hands it. Empty: an ordinary job.
+  std::string ab_side;
 
   [[nodiscard]] nlohmann::json to_json() const;
   static JobPlan from_json(const nlohmann::json& j);

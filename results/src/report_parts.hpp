@@ -1,0 +1,30 @@
+#pragma once
+/// @file report_parts.hpp
+/// (private) The parts of the report's HDF5 layout that appear more than once: a report's
+/// /system and /cases, and an A/B report's baseline side under /ab/baseline (report_ab.cpp).
+
+#include <hdf5.h>
+
+#include <cstddef>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace sb::results {
+
+/// `parent`/system from `system` and `startup` (null: none); `parent`/cases from `cases`.
+void write_system(hid_t parent, const nlohmann::json& system, const nlohmann::json* startup);
+void write_cases(hid_t parent, const nlohmann::json& cases);
+/// One case group, `cases`/NNNN_workload_path.
+void write_case(hid_t cases, std::size_t i, const nlohmann::json& c);
+
+/// The inverses: model["system"] and model["startup"]; the cases in their order.
+void read_system(hid_t parent, nlohmann::json& model);
+[[nodiscard]] nlohmann::json read_cases(hid_t parent);
+[[nodiscard]] nlohmann::json read_case(hid_t cases, const std::string& name);
+
+/// /ab: an A/B run's settings, sides, turns and baseline side (docs/report-schema.md).
+void write_ab(hid_t file, const nlohmann::json& ab);
+[[nodiscard]] nlohmann::json read_ab(hid_t file);
+
+}  // namespace sb::results
