@@ -30,6 +30,10 @@ struct RunOwner {
   double started = 0;  ///< seconds since the epoch (orders two runs that start together)
 };
 
+/// Whether `owner` writes (or wrote) `report`: the same file however either path is spelled (a
+/// link, a bind mount, a hard link: file_identity.hpp).
+[[nodiscard]] bool writes_report(const RunOwner& owner, const std::filesystem::path& report);
+
 class RunFolder {
  public:
   /// Creates the folder beside `report` (an absolute path), writes its owner file and takes the
