@@ -147,15 +147,19 @@ std::string describe_job_end(int status, const std::deque<std::string>& log_tail
       R"(process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+))");
   static const std::regex srun(R"(error: (\S+): tasks? ([0-9,-]+): (.+))");
   bool slurm_oom = false;
+  bool sigkill = (WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGKILL) ||
+                 (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
   std::string rank_end, fallback;
   for (const auto& line : log_tail) {
     std::smatch m;
     if (rank_end.empty() && std::regex_search(line, m, ompi)) {
       const int sig = std::stoi(m[3].str());
+      sigkill = sigkill || sig == SIGKILL;
       rank_end = fmt::format("rank {} on {} was killed by {} ({})", m[1].str(), m[2].str(),
                              signal_abbrev(sig), strsignal(sig));
     } else if (rank_end.empty() && std::regex_search(line, m, srun)) {
       rank_end = fmt::format("rank {} on {}: {}", m[2].str(), m[1].str(), one_line(m[3].str()));
+      sigkill = sigkill || m[3].str().find("Killed") != std::string::npos;
     }
     if (line.find("oom_kill event") != std::string::npos ||
         line.find("oom-kill") != std::string::npos ||
@@ -175,10 +179,11 @@ std::string describe_job_end(int status, const std::deque<std::string>& log_tail
   } else if (!fallback.empty()) {
     d += ": " + fallback;
   }
-  const std::string kills = oom.kills_since();
+  // The OOM killer's only signal is SIGKILL: a rank that ended otherwise was not its victim.
+  const std::string kills = sigkill ? oom.kills_since() : std::string();
   if (!kills.empty()) {
     d += fmt::format(": killed by the OOM killer ({})", kills);
-  } else if (slurm_oom) {
+  } else if (slurm_oom && sigkill) {
     d += ": killed by the OOM killer (the batch system's job step reported an oom_kill event)";
   }
   return d;
