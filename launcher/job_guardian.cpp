@@ -140,7 +140,6 @@ void run_guardian(int from_launcher, int to_launcher, int in, int out, char** ar
         end_everything(starter, status, starter_done);
         ::_exit(0);
       }
-      if (n == 1 && word == kGuardianTerminate) ::kill(-starter, SIGTERM);
       if (n == 1 && word == kGuardianKill) {
         ::kill(-starter, SIGKILL);
         for (const auto& p : processes_below(guardian)) ::kill(p.pid, SIGKILL);

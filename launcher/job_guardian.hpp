@@ -19,9 +19,8 @@
 
 namespace sb::detail {
 
-/// What the guardian is told over its pipe: end the job gently (SIGTERM to the starter's group)
-/// or at once (SIGKILL to everything below the guardian).
-constexpr char kGuardianTerminate = 'T';
+/// What the guardian is told over its pipe: end the job at once (SIGKILL to everything below
+/// the guardian, ranks in process groups of their own too). The launcher sends SIGTERM itself.
 constexpr char kGuardianKill = 'K';
 
 /// The guardian's whole life, in the child the launcher forked. `from_launcher`: read end of
