@@ -125,7 +125,9 @@ std::string startup_hang(const JobProcess& proc, const JobRunnerOptions& opt,
       if (ranks.size() > 8) list += fmt::format(",... ({} ranks)", ranks.size());
       who += fmt::format("{}{} on {}", who.empty() ? "" : "; ", list, host);
     }
-    return fmt::format("{}: the scheduler is up, but rank(s) {} never reported", head, who);
+    const std::string stopped = stopped_ranks(proc, opt);
+    return fmt::format("{}: the scheduler is up, but rank(s) {} never reported{}", head, who,
+                       stopped.empty() ? std::string() : "; " + stopped);
   }
   int ranks_here = 0;
   for (const auto& p : proc.processes(true)) ranks_here += p.rank >= 0 ? 1 : 0;
@@ -135,10 +137,12 @@ std::string startup_hang(const JobProcess& proc, const JobRunnerOptions& opt,
       ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < 1024
           ? fmt::format("; the open-file limit, ulimit -n, is {}", files.rlim_cur)
           : std::string();
+  const std::string stopped = stopped_ranks(proc, opt);
   return fmt::format(
       "{}: no rank got through MPI_Init ({} of the job's {} rank(s) run on this "
-      "host{}{})",
-      head, ranks_here, opt.placement.size(), limit, process_limit_hint());
+      "host{}{}){}",
+      head, ranks_here, opt.placement.size(), limit, process_limit_hint(),
+      stopped.empty() ? std::string() : "; " + stopped);
 }
 
 /// Writes the job's plan file and returns its launch plan.

@@ -163,14 +163,39 @@ pid_t rank_pid(const std::string& needle, int rank) {
   return 0;
 }
 
+TEST(JobFaults, AWorkerStoppedDuringStartUpIsNamedByHost) {
+  TempDir dir("sbjob");
+  // The worker measures its ceilings afresh before it reports (seconds): it is stopped first.
+  const pid_t a = start_bash(
+      dir.path, fmt::format("cd {0} && SCALEBENCH_STARTUP_TIMEOUT_S=8 exec {1} run --preset tiny "
+                            "--workloads subset-mean --paths cpu1 --warmup 0 --fresh-ceilings "
+                            "--out {0}/r.h5",
+                            dir.path.string(), SB_LAUNCHER_EXE));
+  // The scheduler is through MPI_Init and waits for the worker's start-up record.
+  ASSERT_TRUE(wait_for_text(dir.path, "stream-", "startup_wait", 60)) << slurp(dir.path / "err");
+  const pid_t worker = rank_pid(ranks_in(dir.path), 1);
+  ASSERT_GT(worker, 0);
+  ASSERT_EQ(::kill(worker, SIGSTOP), 0);
+  const int rc = wait_exit(a);
+  const std::string err = slurp(dir.path / "err");
+  const std::string last = err.substr(err.rfind('\n', err.size() - 2) + 1);
+  EXPECT_EQ(rc, 3) << err;
+  EXPECT_NE(last.find("did not finish its start-up within 8 s"), std::string::npos) << err;
+  EXPECT_NE(last.find("the scheduler is up, but rank(s) 1 on "), std::string::npos) << err;
+  EXPECT_NE(last.find(" never reported; rank 1 ("), std::string::npos) << err;
+  EXPECT_NE(last.find(fmt::format(") is stopped (pid {})", worker)), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir.path / "r.h5"));
+  expect_nothing_left(dir.path);
+}
+
 TEST(JobFaults, AStoppedWorkerIsNamedWithWhatItWasDoing) {
   TempDir dir("sbjob");
   const fs::path out = dir.path / "r.h5";
-  const pid_t a = start_bash(
-      dir.path, fmt::format("exec {} run --preset small --workloads subset-mean --param "
-                            "subset-mean.n=20000,2000 --paths cpu1 {} --repeats 30 "
-                            "--case-timeout 8 --out {}",
-                            SB_LAUNCHER_EXE, kQuick, out.string()));
+  const pid_t a =
+      start_bash(dir.path, fmt::format("exec {} run --preset small --workloads subset-mean --param "
+                                       "subset-mean.n=20000,2000 --paths cpu1 {} --repeats 30 "
+                                       "--case-timeout 8 --out {}",
+                                       SB_LAUNCHER_EXE, kQuick, out.string()));
   ASSERT_TRUE(wait_for_text(dir.path, "stream-", "\"repeat\":2", 90)) << slurp(dir.path / "err");
   const pid_t worker = rank_pid(ranks_in(dir.path), 1);
   ASSERT_GT(worker, 0);
