@@ -271,8 +271,8 @@ nlohmann::json run_attrs(const std::string& command_line, const Layout& l,
 }
 
 /// Killed runs that wrote reports in `dir`: those of `report` are folded in (`resume`) or
-/// dropped (a fresh run replaces the report); the others are named with the command that
-/// recovers them.
+/// dropped (a fresh run with --force replaces the report: check_replace); the others are named
+/// with the command that recovers them.
 void handle_killed_runs(const fs::path& report, bool resume, nlohmann::json& previous) {
   const fs::path dir = report.parent_path();
   if (resume) {
@@ -327,6 +327,7 @@ void check_out_is_no_input(const fs::path& out, const RunOptions& o) {
 /// Batch scripts that re-run with a fixed --out pass --force (docs/reliability.md). Returns
 /// whether a report is there to be replaced (said once this run holds the report).
 bool check_replace(const fs::path& out, bool force) {
+  refuse_if_written(out);  // --force cannot help there: say that first
   std::error_code ec;
   const bool exists = fs::exists(out, ec);
   std::string held;  // a killed run's work folder holding cases of `out`

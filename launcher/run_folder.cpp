@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -75,6 +76,13 @@ std::optional<RunOwner> live_writer(const fs::path& dir, const fs::path& report,
   return std::nullopt;
 }
 
+[[noreturn]] void refuse_written(const fs::path& report, const RunOwner& other) {
+  throw UsageError(fmt::format(
+      "report {} is being written by another scalebench run (pid {} on {}, started {}): "
+      "choose another --out, or wait for that run to end",
+      report.string(), other.pid, other.host, other.started_utc));
+}
+
 /// Creates `.scalebench-<pid>` beside the report (`-<pid>-2`, ... when a killed process with
 /// the same pid left one, which stays recoverable).
 fs::path make_run_folder(const fs::path& report) {
@@ -91,6 +99,13 @@ fs::path make_run_folder(const fs::path& report) {
 }
 
 }  // namespace
+
+void refuse_if_written(const fs::path& report) {
+  RunOwner me;
+  me.started = std::numeric_limits<double>::infinity();  // any live writer came first
+  if (const auto other = live_writer(report.parent_path(), report, fs::path(), me))
+    refuse_written(report, *other);
+}
 
 bool writes_report(const RunOwner& owner, const fs::path& report) {
   return !owner.report.empty() &&
@@ -123,10 +138,7 @@ RunFolder::RunFolder(const fs::path& report)
   if (const auto other = live_writer(report.parent_path(), report, dir_, me)) {
     std::error_code ec;
     fs::remove_all(dir_, ec);
-    throw UsageError(fmt::format(
-        "report {} is being written by another scalebench run (pid {} on {}, started {}): "
-        "choose another --out, or wait for that run to end",
-        report.string(), other->pid, other->host, other->started_utc));
+    refuse_written(report, *other);
   }
 }
 
