@@ -234,13 +234,12 @@ void add_history_command(CLI::App& app, int& exit_code) {
   add->callback([o, &exit_code] {
     if (!o->commit.empty() && o->reports.size() != 1)
       throw UsageError("history add --commit takes one report");
+    for (const auto& r : o->reports)  // before the store's kind: the clearer message
+      if (same_file(o->store, r))
+        throw UsageError(fmt::format(
+            "history store {} is the report {} itself: give the store a file of its own",
+            one_line(o->store), one_line(r)));
     const HistoryLocation where = locate_history(o->store, true);
-    if (where.kind != HistoryLocation::Kind::postgresql)
-      for (const auto& r : o->reports)
-        if (same_file(o->store, r))
-          throw UsageError(fmt::format(
-              "history store {} is the report {} itself: give the store a file of its own",
-              one_line(o->store), one_line(r)));
     std::vector<HistoryRun> runs;
     for (const auto& r : o->reports)
       runs.push_back(history_run(read_report_isolated(r), r, o->commit));

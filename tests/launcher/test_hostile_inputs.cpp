@@ -31,7 +31,7 @@ fs::path real_report(const fs::path& dir, const std::string& name = "r.h5") {
   const fs::path out = dir / name;
   if (cached.empty()) {
     TempDir once("sbhostile");
-    const fs::path first = once.path / "first.h5";
+    const fs::path first = once.path / "first.db";
     const int rc =
         scalebench_in(once.path,
                       "run --preset tiny --workloads subset-mean --paths cpu1 --repeats 2 "
@@ -61,9 +61,9 @@ TEST(HostileInputs, OutNeverOverwritesAnInput) {
   fs::create_symlink(r, dir.path / "link.h5");
   fs::create_hard_link(r, dir.path / "hard.h5");
   const std::string before = slurp(r), before_c = slurp(c);
-  ASSERT_EQ(scalebench_in(dir.path, "history add st.h5 " + r.string()), 0)
+  ASSERT_EQ(scalebench_in(dir.path, "history add st.db " + r.string()), 0)
       << slurp(dir.path / "err");
-  const std::string store = slurp(dir.path / "st.h5");
+  const std::string store = slurp(dir.path / "st.db");
   std::ofstream(dir.path / "s.toml") << "preset = \"tiny\"\n";
   std::ofstream(dir.path / "ref.toml") << "";
   const std::string suite = slurp(dir.path / "s.toml");
@@ -77,10 +77,10 @@ TEST(HostileInputs, OutNeverOverwritesAnInput) {
       {"report --make-references r.h5 --out r.h5", "is the input"},
       {"compare r.h5 c.h5 --format junit --out c.h5", "is the input"},
       {"compare r.h5 c.h5 --out ./r.h5", "is the input"},
-      {"history report st.h5 --format html --out st.h5", "is the input"},
-      {"history show st.h5 --out ./st.h5", "is the input"},
+      {"history report st.db --format html --out st.db", "is the input"},
+      {"history show st.db --out ./st.db", "is the input"},
       {"history add r.h5 r.h5", "is the report"},
-      {"history add st.h5 ./st.h5", "is the report"},
+      {"history add st.db ./st.db", "is the report"},
       {"history add r.h5 c.h5", "not a scalebench history store"},
       {"run --suite s.toml --out s.toml --force", "is the suite file"},
       {"run --preset tiny --references ref.toml --out ref.toml --force", "is the reference file"},
@@ -91,7 +91,7 @@ TEST(HostileInputs, OutNeverOverwritesAnInput) {
   }
   EXPECT_EQ(slurp(r), before);
   EXPECT_EQ(slurp(c), before_c);
-  EXPECT_EQ(slurp(dir.path / "st.h5"), store);
+  EXPECT_EQ(slurp(dir.path / "st.db"), store);
   EXPECT_EQ(slurp(dir.path / "s.toml"), suite);
   EXPECT_TRUE(fs::is_symlink(dir.path / "link.h5"));
   EXPECT_TRUE(temp_files(dir.path).empty());
@@ -157,9 +157,9 @@ TEST(HostileInputs, TerminalEscapesInAReportArePrintedEscaped) {
     }
   }
   // The history of such runs, and a run that resumes the report (its progress and table).
-  ASSERT_EQ(scalebench_in(dir.path, "history add st.h5 hostile.h5"), 0) << slurp(dir.path / "err");
+  ASSERT_EQ(scalebench_in(dir.path, "history add st.db hostile.h5"), 0) << slurp(dir.path / "err");
   expect_inert(slurp(dir.path / "out"), "history add");
-  ASSERT_EQ(scalebench_in(dir.path, "history show st.h5"), 0) << slurp(dir.path / "err");
+  ASSERT_EQ(scalebench_in(dir.path, "history show st.db"), 0) << slurp(dir.path / "err");
   expect_inert(slurp(dir.path / "out"), "history show");
   const int rc = scalebench_in(dir.path,
                                "run --preset tiny --workloads subset-mean --paths cpu1 --repeats 2 "
@@ -191,7 +191,7 @@ TEST(HostileInputs, WhatIsNotARegularFileIsRefusedAtOnceAsEveryInput) {
   const fs::path good = real_report(dir.path, "good.h5");
   ASSERT_EQ(::mkfifo((dir.path / "fifo").c_str(), 0600), 0);
   fs::create_directories(dir.path / "folder");
-  ASSERT_EQ(scalebench_in(dir.path, "history add st.h5 good.h5"), 0);
+  ASSERT_EQ(scalebench_in(dir.path, "history add st.db good.h5"), 0);
   const std::vector<std::pair<std::string, std::string>> kinds = {
       {(dir.path / "fifo").string(), "is a FIFO (named pipe)"},
       {"/dev/zero", "is a character device"},
@@ -206,7 +206,7 @@ TEST(HostileInputs, WhatIsNotARegularFileIsRefusedAtOnceAsEveryInput) {
         "report good.h5 " + path,
         "compare " + path + " good.h5",
         "compare good.h5 " + path,
-        "history add st.h5 " + path,
+        "history add st.db " + path,
         "history add " + path + " good.h5",
         "history show " + path,
         "recover " + path,
