@@ -2,6 +2,7 @@
 #include "rank_environment.hpp"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include "console.hpp"
 #include "device_records.hpp"
 #include "file_tail.hpp"
+#include "job_end_cause.hpp"
 #include "job_process.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
@@ -54,42 +56,97 @@ struct JobEnd {
   int running_index = -1;  ///< the case that was running when the job ended, or -1
   int running_repeat = 0;  ///< its repeat then (of its timed repeats)
   bool running_warmup = false;
+  bool running_setup = false;        ///< the case was in its set-up (no repeat yet)
   std::deque<std::string> log_tail;  ///< the job's last output lines
+  OomWatch oom;                      ///< the OOM-kill counters of its memory cgroups
+  std::string hung;  ///< why the launcher ended a job that stopped answering (or never started)
+  bool startup_hung = false;  ///< it never finished its start-up (SCALEBENCH_STARTUP_TIMEOUT_S)
   [[nodiscard]] bool clean() const {
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 && end_seen;
   }
 };
 
-}  // namespace
+/// The job's end in words: its exit status, the rank that ended it and how, the OOM killer's
+/// part (job_end_cause.hpp), and why the launcher ended it when it did.
+std::string diagnose(const JobEnd& end) {
+  const std::string d = describe_job_end(end.status, end.log_tail, end.oom);
+  return end.hung.empty() ? d : end.hung + " (" + d + ")";
+}
+
+/// "rank 2 (node1, GPU 0)" from the launcher's placement.
+std::string rank_name(const JobRunnerOptions& opt, int rank) {
+  if (rank < 0 || rank >= static_cast<int>(opt.placement.size()))
+    return fmt::format("rank {}", rank);
+  const auto& p = opt.placement[static_cast<std::size_t>(rank)];
+  const std::string host = p.node >= 0 && p.node < static_cast<int>(opt.allocation.nodes.size())
+                               ? opt.allocation.nodes[static_cast<std::size_t>(p.node)].host
+                               : std::string("?");
+  if (p.scheduler) return fmt::format("rank {} (the scheduler, {})", rank, host);
+  return p.gpu >= 0 ? fmt::format("rank {} ({}, GPU {})", rank, host, p.gpu)
+                    : fmt::format("rank {} ({})", rank, host);
+}
+
+/// The job's processes on this host that are stopped (SIGSTOP, a debugger), by rank.
+std::string stopped_ranks(const JobProcess& proc, const JobRunnerOptions& opt) {
+  std::string out;
+  for (const auto& p : proc.processes(true))
+    if ((p.state == 'T' || p.state == 't') && p.rank >= 0)
+      out += (out.empty() ? "" : ", ") + rank_name(opt, p.rank) + " is stopped (pid " +
+             std::to_string(p.pid) + ")";
+  return out;
+}
+
+/// Why a start-up hung: the ranks the scheduler still waited for, by host; or, when the
+/// scheduler never wrote, how many ranks run here and that none got through MPI_Init.
+std::string startup_hang(const JobProcess& proc, const JobRunnerOptions& opt,
+                         const nlohmann::json& waiting, double limit_s) {
+  const std::string head = fmt::format(
+      "the MPI job did not finish its start-up within {:g} s "
+      "(SCALEBENCH_STARTUP_TIMEOUT_S)",
+      limit_s);
+  if (waiting.is_array()) {
+    std::map<std::string, std::vector<int>> by_host;
+    for (const auto& r : waiting) {
+      const int rank = r.get<int>();
+      const auto& p = rank < static_cast<int>(opt.placement.size())
+                          ? opt.placement[static_cast<std::size_t>(rank)]
+                          : batch::RankPlacement{};
+      const std::string host = p.node >= 0 && p.node < static_cast<int>(opt.allocation.nodes.size())
+                                   ? opt.allocation.nodes[static_cast<std::size_t>(p.node)].host
+                                   : std::string("?");
+      by_host[host].push_back(rank);
+    }
+    std::string who;
+    for (const auto& [host, ranks] : by_host) {
+      std::string list;
+      for (std::size_t i = 0; i < ranks.size() && i < 8; ++i)
+        list += (list.empty() ? "" : ",") + std::to_string(ranks[i]);
+      if (ranks.size() > 8) list += fmt::format(",... ({} ranks)", ranks.size());
+      who += fmt::format("{}{} on {}", who.empty() ? "" : "; ", list, host);
+    }
+    const std::string stopped = stopped_ranks(proc, opt);
+    return fmt::format("{}: the scheduler is up, but rank(s) {} never reported{}", head, who,
+                       stopped.empty() ? std::string() : "; " + stopped);
+  }
+  int ranks_here = 0;
+  for (const auto& p : proc.processes(true)) ranks_here += p.rank >= 0 ? 1 : 0;
+  // A low open-file limit stops mpiexec itself (its pipes to the ranks): say what it is.
+  rlimit files{};
+  const std::string limit =
+      ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < 1024
+          ? fmt::format("; the open-file limit, ulimit -n, is {}", files.rlim_cur)
+          : std::string();
+  const std::string stopped = stopped_ranks(proc, opt);
+  return fmt::format(
+      "{}: no rank got through MPI_Init ({} of the job's {} rank(s) run on this "
+      "host{}{}){}",
+      head, ranks_here, opt.placement.size(), limit, process_limit_hint(),
+      stopped.empty() ? std::string() : "; " + stopped);
+}
 
 std::string diagnose_job_end(int status, const std::deque<std::string>& log_tail) {
-  std::string d;
-  if (WIFEXITED(status)) {
-    d = fmt::format("MPI job exited with status {}", WEXITSTATUS(status));
-  } else if (WIFSIGNALED(status)) {
-    d = fmt::format("MPI job killed by signal {}", WTERMSIG(status));
-  }
-  for (const auto& line : log_tail) {
-    if (line.find("exited on signal") != std::string::npos ||
-        line.find("noticed that process rank") != std::string::npos ||
-        line.find("scalebench-rank") != std::string::npos ||
-        line.find("cannot start") != std::string::npos ||
-        line.find("killed") != std::string::npos || line.find("Killed") != std::string::npos) {
-      d += ": " + one_line(line);
-      break;
-    }
-  }
-  return d;
+  return describe_job_end(status, log_tail, OomWatch{});
 }
-
-namespace {
-
-/// The job's end in words: its exit status and the most telling line of its output.
-std::string diagnose(const JobEnd& end) {
-  return diagnose_job_end(end.status, end.log_tail);
-}
-
-}  // namespace
 
 batch::LaunchPlan prepare_job(int job, const std::vector<CaseSpec>& remaining,
                               const JobRunnerOptions& opt, JobPlan& plan) {
@@ -132,24 +189,48 @@ JobEnd follow_job(const batch::LaunchPlan& lp, const JobPlan& plan, int job,
                   const std::vector<CaseSpec>& remaining, const JobRunnerOptions& opt,
                   std::map<int, std::vector<nlohmann::json>>& done, JobRunResult& result) {
   JobEnd end;
+  end.oom.note(::getpid());  // the ranks start in the launcher's cgroups (unless moved)
   JobProcess proc(lp, fmt::format("{}/job-{}.log", opt.workdir, job));
   RecordTail records(plan.stream_path);
   FileTail log(fmt::format("{}/job-{}.log", opt.workdir, job));
   double last_activity = now();
+  bool started = false;              // its start record came
+  nlohmann::json waiting;            // the last startup_wait record's ranks
+  std::string last_record = "none";  // what its last record said, for a job that goes quiet
+  const double startup_limit = settings::startup_timeout_s();
 
   auto take_records = [&] {
     for (auto& rec : records.new_records()) {
       last_activity = now();
       const std::string type = rec.value("type", "");
       if (type == "start") {
+        started = true;
         if (result.start.is_null()) result.start = rec;
-      } else if (type == "progress") {
+        for (const auto& p : proc.processes()) end.oom.note(p.pid);
+      } else if (type == "startup_wait") {
+        waiting = rec.value("waiting", nlohmann::json::array());
+      } else if (type == "setup" || type == "progress") {
+        // A set-up record comes (durably) before any worker hears of the case: a job that dies
+        // while the case allocates blames it, not the case before it or the ones after.
         end.running_index = -1;
+        end.running_setup = type == "setup";
         end.running_repeat = rec.value("repeat", 0);
         end.running_warmup = rec.value("warmup", false);
         for (const auto& s : remaining)
           if (s.id == rec.value("id", "")) end.running_index = s.index;
+        last_record =
+            end.running_setup
+                ? fmt::format("case {} entering its set-up", one_line(rec.value("id", "")))
+                : fmt::format("case {} starting {}", one_line(rec.value("id", "")),
+                              end.running_warmup
+                                  ? std::string("a warm-up repeat")
+                                  : fmt::format("repeat {}", end.running_repeat + 1));
       } else if (type == "case") {
+        last_record = fmt::format("case {} finished", one_line(rec.value("id", "")));
+        // A job the launcher found stopped may still write the running case's record as it
+        // ends (OpenMPI sends SIGCONT before SIGTERM): the record says why it was ended.
+        if (!end.hung.empty() && rec.value("status", "") != "ok")
+          rec["message"] = rec.value("message", "") + "; " + end.hung;
         if (!result.lost_nodes.empty()) rec["nodes_lost"] = result.lost_nodes;
         // The scheduler numbers cases within its job; map back to the run's index by id (the
         // planned case's id for a device's record).
@@ -169,7 +250,7 @@ JobEnd follow_job(const batch::LaunchPlan& lp, const JobPlan& plan, int job,
     if (all)
       if (std::string rest = log.rest(); !rest.empty()) lines.push_back(rest);
     for (auto& line : lines) {
-      say(stderr, line + "\n");
+      say(stderr, terminal_text(line) + "\n");
       end.log_tail.push_back(std::move(line));
       if (end.log_tail.size() > 60) end.log_tail.pop_front();
     }
@@ -190,10 +271,22 @@ JobEnd follow_job(const batch::LaunchPlan& lp, const JobPlan& plan, int job,
         proc.terminate();
       }
     }
-    // A stuck job (no record for longer than the case timeout allows) is ended.
-    if (opt.case_timeout_s > 0 && proc.terminate_age() == 0 &&
-        now() - last_activity > opt.case_timeout_s + 30)
+    // A start-up that hangs (a rank stuck in MPI_Init, a starter that cannot fork) is ended.
+    if (!started && startup_limit > 0 && proc.terminate_age() == 0 &&
+        now() - proc.started() > startup_limit) {
+      end.startup_hung = true;
+      end.hung = startup_hang(proc, opt, waiting, startup_limit);
       proc.terminate();
+    }
+    // A stuck job (no record for longer than the case timeout allows) is ended.
+    if (started && opt.case_timeout_s > 0 && proc.terminate_age() == 0 &&
+        now() - last_activity > opt.case_timeout_s + 30) {
+      const std::string stopped = stopped_ranks(proc, opt);
+      end.hung = fmt::format("the job stopped answering: no record for {:.0f} s (the last: {}){}",
+                             now() - last_activity, last_record,
+                             stopped.empty() ? std::string() : "; " + stopped);
+      proc.terminate();
+    }
     if (proc.terminate_age() > 10) proc.kill_all();
   }
   proc.end(0);  // nothing of its process group lingers
@@ -205,15 +298,19 @@ JobEnd follow_job(const batch::LaunchPlan& lp, const JobPlan& plan, int job,
 
 }  // namespace
 
+/// "repeat 2", "the warm-up", "its set-up": where the running case was when its job ended.
+std::string running_step(const JobEnd& end) {
+  if (end.running_setup) return "its set-up";
+  return end.running_warmup ? std::string("the warm-up")
+                            : fmt::format("repeat {}", end.running_repeat + 1);
+}
+
 /// "node3 stopped answering during repeat 2" for the case that ran when `lost` were lost.
 std::string lost_message(const std::vector<std::string>& lost, const JobEnd& end,
                          const std::string& diagnosis) {
   std::string names;
   for (const auto& n : lost) names += (names.empty() ? "" : ", ") + n;
-  return fmt::format("{} stopped answering during {} ({})", names,
-                     end.running_warmup ? std::string("the warm-up")
-                                        : fmt::format("repeat {}", end.running_repeat + 1),
-                     diagnosis);
+  return fmt::format("{} stopped answering during {} ({})", names, running_step(end), diagnosis);
 }
 
 JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions& options) {
@@ -260,11 +357,11 @@ JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions
       for (const auto& s : remaining)
         if (s.index == end.running_index)
           record(s, "failed",
-                 stopped ? fmt::format("interrupted by {} while running ({})",
-                                       signal_name(result.stop_signal), diagnosis)
-                 : !lost.empty()
-                     ? lost_message(lost, end, diagnosis)
-                     : fmt::format("failed: the job ended while it ran ({})", diagnosis));
+                 stopped         ? fmt::format("interrupted by {} while running ({})",
+                                               signal_name(result.stop_signal), diagnosis)
+                 : !lost.empty() ? lost_message(lost, end, diagnosis)
+                                 : fmt::format("failed: the job ended during {} ({})",
+                                               running_step(end), diagnosis));
     }
     if (!lost.empty()) {
       result.lost_nodes.insert(result.lost_nodes.end(), lost.begin(), lost.end());
@@ -281,11 +378,20 @@ JobRunResult run_jobs(const std::vector<CaseSpec>& cases, const JobRunnerOptions
     std::vector<CaseSpec> next;
     for (const auto& s : remaining)
       if (!complete(s.index)) next.push_back(s);
+    if (end.startup_hung && !stopped) {
+      // An environment problem (exit 3): a first job that never started leaves no report; a
+      // fresh job after a crash records the cases it could not run, and the run stops.
+      if (result.start.is_null()) throw EnvironmentError(diagnosis);
+      for (const auto& s : next) record(s, "failed", fmt::format("not run: {}", diagnosis));
+      result.environment_error = diagnosis;
+      next.clear();
+    }
     if (!end.clean() && next.size() == remaining.size() && end.running_index < 0 && !stopped &&
         lost.empty()) {
       // The job died before running anything: retrying would loop.
       if (result.start.is_null())
-        throw EnvironmentError(fmt::format("the MPI job failed to start: {}", diagnosis));
+        throw EnvironmentError(
+            fmt::format("the MPI job failed to start: {}{}", diagnosis, process_limit_hint()));
       for (const auto& s : next) record(s, "failed", fmt::format("not run: {}", diagnosis));
       next.clear();
     }

@@ -52,6 +52,8 @@ struct JobRunResult {
   int jobs = 0;                         ///< MPI jobs started
   int stop_signal = 0;                  ///< the signal that stopped the run, or 0
   std::vector<std::string> lost_nodes;  ///< nodes the batch system reported lost mid-run
+  /// A fresh job that never finished its start-up (exit code 3): why; its cases are recorded.
+  std::string environment_error;
 };
 
 /// The record of a case that did not run (or did not finish): `status` and `msg`.

@@ -17,11 +17,17 @@
 #include "scalebench/error.hpp"
 #include "scalebench/report_cli.hpp"
 #include "scalebench/version.hpp"
+#include "thread_limit.hpp"
 
 int main(int argc, char** argv) {
   // Output to a closed pipe (`scalebench run ... | head`) must not end a run: writes are
   // checked where they matter (console.hpp).
   std::signal(SIGPIPE, SIG_IGN);
+  // A process limit that leaves no thread (ulimit -u): exit 3 with the cause (thread_limit.hpp).
+  if (const std::string why = sb::thread_start_failure(); !why.empty()) {
+    sb::sayf(stderr, "scalebench: {}\n", why);
+    return sb::kExitEnvironment;
+  }
   const std::vector<std::string> args(argv, argv + argc);
   int exit_code = sb::kExitOk;
   try {

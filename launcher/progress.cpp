@@ -37,7 +37,7 @@ Progress::Progress(const std::vector<CaseSpec>& cases, std::FILE* out, bool tty)
 
 std::string Progress::label(const std::string& id) const {
   const auto it = labels_.find(id);
-  return it != labels_.end() ? it->second : id;
+  return one_line(it != labels_.end() ? it->second : id);  // a kept report's ids may hold anything
 }
 
 void Progress::on_progress(const nlohmann::json& p) {
@@ -100,20 +100,20 @@ void Progress::on_record(const nlohmann::json& rec) {
     std::string figures;
     if (m.contains("median_s"))
       figures = fmt::format("  median {}  {:.3g} {}", seconds(m.value("median_s", 0.0)),
-                            m.value("throughput", 0.0), m.value("throughput_unit", ""));
+                            m.value("throughput", 0.0), one_line(m.value("throughput_unit", "")));
     if (const auto st = rec.find("repeat_stop");
         st != rec.end() && st->is_object() && st->value("reason", "count") != "count") {
       if (st->contains("rounds"))  // an A/B run: its decision is the line before
         figures +=
-            fmt::format("  ({} repeats, {})", st->value("repeats", 0), st->value("reason", ""));
+            fmt::format("  ({} repeats, {})", st->value("repeats", 0), one_line(st->value("reason", "")));
       else
         figures += fmt::format("  ({} repeats, stopped by {}; median within +-{:.1f}%)",
-                               st->value("repeats", 0), st->value("reason", ""),
+                               st->value("repeats", 0), one_line(st->value("reason", "")),
                                100.0 * st->value("spread", 0.0));
     }
     const std::string status = rec.value("status", "?");
     const std::string msg = rec.value("message", "");
-    sayf(out_, "scalebench: [{}/{}] {:<7} {}{}{}\n", finished_, total_, status,
+    sayf(out_, "scalebench: [{}/{}] {:<7} {}{}{}\n", finished_, total_, one_line(status),
          label(rec.value("id", "")), figures, msg.empty() ? "" : "  (" + one_line(msg) + ")");
     current_.clear();
   } else if (type == "start") {
@@ -132,8 +132,8 @@ void Progress::on_device(const nlohmann::json& rec) {
   if (status != "ok") {
     finish();
     const std::string msg = rec.value("message", "");
-    sayf(out_, "scalebench: {:<7} {} {}{}\n", status, label(planned), rec.value("device_id", ""),
-         msg.empty() ? "" : "  (" + one_line(msg) + ")");
+    sayf(out_, "scalebench: {:<7} {} {}{}\n", one_line(status), label(planned),
+         one_line(rec.value("device_id", "")), msg.empty() ? "" : "  (" + one_line(msg) + ")");
   }
   const int devices = rec.value("devices", 1);
   if (static_cast<int>(recs.size()) < devices) return;

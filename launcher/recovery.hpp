@@ -15,6 +15,10 @@
 
 namespace sb {
 
+/// The status of a run whose report could not be written (run_command.cpp); `recover` replaces
+/// it (and "running", a killed run's) once it has folded the work folder's cases in.
+inline constexpr const char* kUnsavedStatus = "failed: the report could not be written";
+
 struct Recovery {
   std::vector<OrphanRun> runs;  ///< the killed runs of this report whose folders were read
   int cases = 0;                ///< case records taken from their streams

@@ -11,6 +11,7 @@
 
 #include "console.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/file_identity.hpp"
 #include "scalebench/job_plan.hpp"
 #include "scalebench/utc_time.hpp"
 
@@ -73,7 +74,9 @@ fs::path check_report_path(const fs::path& path, bool create_folder) {
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     throw UsageError(fmt::format("cannot write report {}: folder {} is not writable ({})", shown,
                                  one_line(dir.string()), std::strerror(errno)));
-  return abs;
+  // One spelling of the file (links, `.` and `..` resolved): the work folder goes beside the
+  // file itself, and the one-writer check and `recover` find it whatever the path's text.
+  return canonical_file_path(abs.string());
 }
 
 void link_latest(const fs::path& report) noexcept {

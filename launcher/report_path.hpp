@@ -17,7 +17,9 @@ namespace sb {
 /// Checks that a report can be written at `path` (sb::UsageError with one line otherwise): not
 /// a folder, device, pipe or socket; a file name of at most 200 bytes and a path of at most
 /// PATH_MAX - 64 (room for the work folder's files beside it); an existing, writable folder
-/// (created first when `create_folder`). Returns the absolute path.
+/// (created first when `create_folder`). Returns the canonical path (canonical_file_path of
+/// file_identity.hpp: `./x.h5`, `../d/x.h5`, a symlinked folder or a link to the file all give the
+/// file's one path).
 [[nodiscard]] std::filesystem::path check_report_path(const std::filesystem::path& path,
                                                       bool create_folder);
 

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "batch/allocation.hpp"
 #include "case_plan.hpp"
 #include "console.hpp"
+#include "device_records.hpp"
 #include "job_runner.hpp"
 #include "plugin_options.hpp"
 #include "progress.hpp"
@@ -26,6 +28,7 @@
 #include "run_folder.hpp"
 #include "run_report.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/file_identity.hpp"
 #include "scalebench/find_program.hpp"
 #include "scalebench/gpu_runtime.hpp"
 #include "scalebench/job_plan.hpp"
@@ -79,6 +82,7 @@ struct RunOptions {
   bool fresh_ceilings = false;
   bool check = false;           ///< exit 1 when a device's verdict is not ok
   bool keep_throttled = false;  ///< throttled repeats count in the medians
+  bool force = false;           ///< --out may replace an existing report
   std::vector<std::string> references;
   // An A/B run (ab_request.hpp): the sides' items and the gate's options.
   std::vector<std::string> baseline;
@@ -313,8 +317,8 @@ nlohmann::json run_attrs(const std::string& command_line, const Layout& l,
 }
 
 /// Killed runs that wrote reports in `dir`: those of `report` are folded in (`resume`) or
-/// dropped (a fresh run replaces the report); the others are named with the command that
-/// recovers them.
+/// dropped (a fresh run with --force replaces the report: check_replace); the others are named
+/// with the command that recovers them.
 void handle_killed_runs(const fs::path& report, bool resume, nlohmann::json& previous) {
   const fs::path dir = report.parent_path();
   if (resume) {
@@ -332,7 +336,7 @@ void handle_killed_runs(const fs::path& report, bool resume, nlohmann::json& pre
     if (held.cases.empty() && held.start.is_null()) {
       std::error_code ec;
       fs::remove_all(o.folder, ec);  // nothing in it to recover
-    } else if (o.owner.report == report.string()) {
+    } else if (writes_report(o.owner, report)) {
       std::error_code ec;
       fs::remove_all(o.folder, ec);
       sayf(stderr,
@@ -349,6 +353,51 @@ void handle_killed_runs(const fs::path& report, bool resume, nlohmann::json& pre
   (void)remove_stale_temp_files(report);
 }
 
+/// Refuses an --out that names one of the run's input files (suite file, reference files,
+/// plugins), --force or not: the run would destroy its own input.
+void check_out_is_no_input(const fs::path& out, const RunOptions& o) {
+  std::vector<std::pair<std::string, std::string>> inputs;
+  if (!o.suite.empty()) inputs.emplace_back("the suite file", o.suite);
+  for (const auto& r : o.references) inputs.emplace_back("the reference file", r);
+  for (const auto& p : plugin_paths()) inputs.emplace_back("the plugin", p);
+  for (const auto& [what, path] : inputs)
+    if (same_file(out.string(), path))
+      throw UsageError(fmt::format(
+          "--out {} is {} {} itself: writing the report there would destroy it; choose another "
+          "--out",
+          one_line(out.string()), what, one_line(path)));
+}
+
+/// A fresh run (no --resume into `out`) replaces `out` only with --force: a report already
+/// there, or cases of it that a killed run left in a work folder beside it, would be lost.
+/// Batch scripts that re-run with a fixed --out pass --force (docs/reliability.md). Returns
+/// whether a report is there to be replaced (said once this run holds the report).
+bool check_replace(const fs::path& out, bool force) {
+  refuse_if_written(out);  // --force cannot help there: say that first
+  std::error_code ec;
+  const bool exists = fs::exists(out, ec);
+  std::string held;  // a killed run's work folder holding cases of `out`
+  for (const auto& o : find_orphan_runs(out.parent_path())) {
+    if (!writes_report(o.owner, out)) continue;
+    const StreamRecords r = read_stream_records(o.folder);
+    if (!r.cases.empty()) held = o.folder.string();
+  }
+  const std::string shown = one_line(out.string());
+  if (!force) {
+    if (!held.empty())
+      throw UsageError(fmt::format(
+          "--out {}: a killed run left finished cases of it in {}: `scalebench recover {}` puts "
+          "them into the report (--force discards them and replaces it)",
+          shown, one_line(held), shown));
+    if (exists)
+      throw UsageError(fmt::format(
+          "--out {} exists: --force replaces it, `--resume {}` runs only its missing or failed "
+          "cases into it, another --out keeps it",
+          shown, shown));
+  }
+  return exists;
+}
+
 /// The run's summary table on stdout, its verdicts last. `--check` with many device records
 /// prints the verdicts alone: one line when every device is ok.
 void print_outcome(const nlohmann::json& model, const RunOptions& o, const fs::path& out) {
@@ -360,19 +409,43 @@ void print_outcome(const nlohmann::json& model, const RunOptions& o, const fs::p
     records += w != "health" && w != "link";
   }
   if (o.check && records > kDeviceRows) {
-    say(stdout, results::format_verdicts_text(verdicts));
+    say(stdout, terminal_text(results::format_verdicts_text(verdicts)));
     sayf(stderr, "scalebench: report written to {} (`scalebench report {}` shows every case)\n",
          out.string(), out.string());
     return;
   }
-  say(stdout,
-      results::format_report(model, "table", o.wide ? 0 : results::output_width(STDOUT_FILENO)));
+  say(stdout, terminal_text(results::format_report(
+                  model, "table", o.wide ? 0 : results::output_width(STDOUT_FILENO))));
   if (o.check && verdicts.empty())
     sayf(stderr,
          "scalebench: --check: no case judged a device (each-gpu, each-node and single-gpu "
          "cases do): exit {}, not a pass\n",
          results::kExitNotJudged);
   sayf(stderr, "scalebench: report written to {}\n", out.string());
+}
+
+/// After the report and its copy in $TMPDIR both failed: keeps the work folder, makes the
+/// report on disk say so where its folder allows (a folder turned read-only leaves the file
+/// writable), and says where the finished cases are and how to get them back.
+std::string unsaved_message(const results::ReportWriteError& e, const std::string& why,
+                            RunReport& report, RunFolder& folder, const fs::path& out) {
+  folder.keep();
+  const std::string recover = fmt::format("scalebench recover {}", one_line(out.string()));
+  const int err = e.error_number();
+  if (err == EACCES || err == EPERM)
+    (void)report.mark_last_written(
+        fmt::format("{}: {}; the cases that finished after this were "
+                    "kept in {}: `{}`",
+                    kUnsavedStatus, std::strerror(err), folder.path().string(), recover));
+  int finished = 0;  // by this run's jobs (kept cases are in the report on disk)
+  for (const auto& c : report.model()["cases"])
+    finished += !c.value("started_utc", "").empty() && !report.kept(planned_id_of(c)) ? 1 : 0;
+  return fmt::format(
+      "{}; no copy could be written to the temporary folder either ({}); the last complete "
+      "report on disk is kept, and the {} finished case(s) are in the record streams of {}: once "
+      "the folder is writable again, `{}` puts them into the report",
+      e.what(), why.empty() ? std::string("unknown error") : one_line(why), finished,
+      folder.path().string(), recover);
 }
 
 int run_command(RunOptions& o, const std::vector<std::string>& argv) {
@@ -394,15 +467,22 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   const fs::path out = check_report_path(
       default_out ? default_report_path(host_name(), layout.alloc.job_id) : fs::path(o.out),
       default_out);
+  check_out_is_no_input(out, o);
   nlohmann::json previous;
+  bool replacing = false;  // an existing report that --force replaces
   if (!o.resume.empty()) {
-    const fs::path resumed = fs::absolute(o.resume);
+    // The file, however spelled (./r.h5, a link): killed runs' owner files name it so.
+    const fs::path resumed = canonical_file_path(o.resume);
     std::error_code ec;
     if (fs::exists(resumed, ec)) previous = results::read_report_isolated(resumed.string());
     if (!o.list) handle_killed_runs(resumed, true, previous);
     if (previous.is_null())
       throw UsageError(fmt::format("--resume {}: no such report", one_line(o.resume)));
+    // --resume A --out B writes a new report B: B is replaced only with --force.
+    if (!o.list && !same_file(out.string(), resumed.string()))
+      replacing = check_replace(out, o.force);
   } else if (!o.list) {
+    replacing = check_replace(out, o.force);
     handle_killed_runs(out, false, previous);
   }
 
@@ -447,6 +527,7 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   }
 
   RunFolder folder(out);  // one writer per report; removed however the run ends
+  if (replacing) sayf(stderr, "scalebench: --force: replacing {}\n", one_line(out.string()));
   if (settings::keep_workdir()) folder.keep();
   jo.workdir = folder.path().string();
   jo.lifeline_path = folder.lifeline_path();
@@ -510,14 +591,17 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   } catch (const results::ReportWriteError& e) {
     // The job has been ended (~JobProcess). Keep what finished: a copy in the temporary folder.
     progress.finish();
-    report.finish("failed: the report could not be written", res.jobs);
-    const std::string fallback = report.save_fallback();
-    throw EnvironmentError(
-        fallback.empty()
-            ? fmt::format("{}; the last complete report on disk is kept", e.what())
-            : fmt::format("{}; the last complete report on disk is kept, and every finished case "
-                          "({} of them) is in {}",
-                          e.what(), report.model()["cases"].size(), fallback));
+    report.finish(kUnsavedStatus, res.jobs);
+    std::string why;
+    const std::string fallback = report.save_fallback(&why);
+    if (!fallback.empty())
+      throw EnvironmentError(
+          fmt::format("{}; the last complete report on disk is kept, and every finished case "
+                      "({} of them) is in {}",
+                      e.what(), report.model()["cases"].size(), fallback));
+    // Neither the report nor a copy: the work folder stays, its record streams hold every case
+    // the jobs finished, and `recover` folds them into the report once it can be written.
+    throw EnvironmentError(unsaved_message(e, why, report, folder, out));
   }
 
   print_outcome(report.model(), o, out);
@@ -534,6 +618,11 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   if (unfinished > 0)
     sayf(stderr, "scalebench: {} case(s) did not finish ok; to run them again: {}\n", unfinished,
          resume_command(argv, out.string()));
+  if (!res.environment_error.empty()) {
+    // A fresh job after a crash never started: the cases it held are recorded as not run.
+    sayf(stderr, "scalebench: {}\n", one_line(res.environment_error));
+    return kExitEnvironment;
+  }
   if (res.stop_signal != 0)
     return report.any_failed() && stop_exit_code(res.stop_signal) == 0
                ? kExitFailed
@@ -596,6 +685,9 @@ void add_run_command(CLI::App& app, int& exit_code, const std::vector<std::strin
                   kMaxWarmup));
   run->add_option("--out", o->out,
                   "Report file (default scalebench-reports/<host>-<UTC>-<job or pid>.h5)");
+  run->add_flag("--force", o->force,
+                "Replace the report --out names when it exists (default: refuse; --resume adds to "
+                "it instead)");
   run->add_option("--case-timeout", o->case_timeout, "Seconds a case may take (0: no limit)");
   run->add_option("--resume", o->resume,
                   "Run only the cases missing or not ok in this report (and recover what a "

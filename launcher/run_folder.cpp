@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "scalebench/error.hpp"
+#include "scalebench/file_identity.hpp"
 #include "scalebench/job_plan.hpp"
 #include "scalebench/system_info.hpp"
 #include "scalebench/utc_time.hpp"
@@ -65,13 +67,20 @@ std::optional<RunOwner> live_writer(const fs::path& dir, const fs::path& report,
     if (!is_run_folder(e) || e.path() == self) continue;
     if (probe_lifeline((e.path() / kLifelineFile).string()) != LifelineState::alive) continue;
     const RunOwner other = read_owner(e.path());
-    if (other.report != report.string()) continue;
+    if (!writes_report(other, report)) continue;
     // Two runs that start together see each other: the later one gives way.
     const bool other_first =
         other.started < me.started || (other.started == me.started && other.pid < me.pid);
     if (other_first) return other;
   }
   return std::nullopt;
+}
+
+[[noreturn]] void refuse_written(const fs::path& report, const RunOwner& other) {
+  throw UsageError(fmt::format(
+      "report {} is being written by another scalebench run (pid {} on {}, started {}): "
+      "choose another --out, or wait for that run to end",
+      report.string(), other.pid, other.host, other.started_utc));
 }
 
 /// Creates `.scalebench-<pid>` beside the report (`-<pid>-2`, ... when a killed process with
@@ -90,6 +99,18 @@ fs::path make_run_folder(const fs::path& report) {
 }
 
 }  // namespace
+
+void refuse_if_written(const fs::path& report) {
+  RunOwner me;
+  me.started = std::numeric_limits<double>::infinity();  // any live writer came first
+  if (const auto other = live_writer(report.parent_path(), report, fs::path(), me))
+    refuse_written(report, *other);
+}
+
+bool writes_report(const RunOwner& owner, const fs::path& report) {
+  return !owner.report.empty() &&
+         (owner.report == report.string() || same_file(owner.report, report.string()));
+}
 
 RunFolder::RunFolder(const fs::path& report)
     : dir_(make_run_folder(report)), lifeline_((dir_ / kLifelineFile).string()) {
@@ -117,10 +138,7 @@ RunFolder::RunFolder(const fs::path& report)
   if (const auto other = live_writer(report.parent_path(), report, dir_, me)) {
     std::error_code ec;
     fs::remove_all(dir_, ec);
-    throw UsageError(fmt::format(
-        "report {} is being written by another scalebench run (pid {} on {}, started {}): "
-        "choose another --out, or wait for that run to end",
-        report.string(), other->pid, other->host, other->started_utc));
+    refuse_written(report, *other);
   }
 }
 
@@ -176,7 +194,12 @@ StreamRecords read_stream_records(const fs::path& folder) {
       } catch (const nlohmann::json::exception&) {
         continue;  // a torn last line of a killed job
       }
-      const std::string type = rec.value("type", "");
+      // Only whole records of the scheduler's shape (a damaged stream must not stop recover).
+      const auto type_it = rec.is_object() ? rec.find("type") : rec.end();
+      if (!rec.is_object() || type_it == rec.end() || !type_it->is_string()) continue;
+      if (const auto id = rec.find("id"); id != rec.end() && !id->is_string()) continue;
+      if (const auto t = rec.find("ended_utc"); t != rec.end() && !t->is_string()) continue;
+      const std::string type = type_it->get<std::string>();
       if (type == "start" && r.start.is_null()) {
         r.start = rec;
       } else if (type == "case") {

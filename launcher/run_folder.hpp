@@ -8,8 +8,9 @@
 /// run writes the same report, naming it. A run that was killed leaves its folder behind (its
 /// lifeline is free): `scalebench recover REPORT` and `scalebench run ... --resume REPORT` fold
 /// the cases its streams hold into the report and remove the folder; a fresh run writing the
-/// same report removes it (the report is replaced anyway), and any other run in that folder
-/// says how to recover it.
+/// same report removes it only with --force (run_command.cpp), and any other run in that
+/// folder says how to recover it. One report is one file (file_identity.hpp): every spelling
+/// of its path names the same writer.
 
 #include <filesystem>
 #include <string>
@@ -29,6 +30,14 @@ struct RunOwner {
   std::string started_utc;
   double started = 0;  ///< seconds since the epoch (orders two runs that start together)
 };
+
+/// Whether `owner` writes (or wrote) `report`: the same file however either path is spelled (a
+/// link, a bind mount, a hard link: file_identity.hpp).
+[[nodiscard]] bool writes_report(const RunOwner& owner, const std::filesystem::path& report);
+
+/// Throws the one-writer refusal (sb::UsageError naming the other run) when a live run writes
+/// `report`; before anything else is said about the report (RunFolder checks again, race-free).
+void refuse_if_written(const std::filesystem::path& report);
 
 class RunFolder {
  public:

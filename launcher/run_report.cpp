@@ -125,9 +125,10 @@ const nlohmann::json& RunReport::model() {
 void RunReport::write() {
   rebuild();
   results::write_report(model_, path_, temp_dir_);
+  written_ = model_;
 }
 
-std::string RunReport::save_fallback() noexcept {
+std::string RunReport::save_fallback(std::string* why) noexcept {
   try {
     rebuild();
     const std::string dir = settings::environment_variable("TMPDIR").value_or("/tmp");
@@ -137,8 +138,24 @@ std::string RunReport::save_fallback() noexcept {
                                      .string();
     results::write_report(model_, fallback);
     return fallback;
+  } catch (const std::exception& e) {
+    if (why != nullptr) *why = e.what();
+    return "";
   } catch (...) {
     return "";
+  }
+}
+
+bool RunReport::mark_last_written(const std::string& status) noexcept {
+  try {
+    if (written_.is_null()) return false;
+    nlohmann::json last = written_;
+    last["attrs"]["status"] = status;
+    last["attrs"]["end_utc"] = utc_now();
+    results::rewrite_report_in_place(last, path_);
+    return true;
+  } catch (...) {
+    return false;
   }
 }
 

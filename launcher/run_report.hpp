@@ -52,8 +52,12 @@ class RunReport {
   /// Writes the report (throws results::ReportWriteError, exit code 3).
   void write();
   /// After write() failed: the model as an HDF5 file in the temporary folder ($TMPDIR or /tmp).
-  /// Returns its path, or "" when that failed too.
-  [[nodiscard]] std::string save_fallback() noexcept;
+  /// Returns its path, or "" when that failed too (`why` then says why).
+  [[nodiscard]] std::string save_fallback(std::string* why = nullptr) noexcept;
+  /// After write() and save_fallback() failed: the report on disk (the last one written) gets
+  /// `status` in place, when its folder takes no new file but the file is writable. Returns
+  /// whether it did.
+  bool mark_last_written(const std::string& status) noexcept;
 
   [[nodiscard]] const nlohmann::json& model();
   [[nodiscard]] const std::string& path() const { return path_; }
@@ -66,6 +70,7 @@ class RunReport {
   std::string path_;
   std::string temp_dir_;
   nlohmann::json model_;
+  nlohmann::json written_;  ///< the model of the last report written (null before the first)
   /// Planned cases by plan index, then device ("" for a case that is not per device).
   std::map<std::pair<int, std::string>, nlohmann::json> by_index_;
   std::vector<nlohmann::json> unplanned_;

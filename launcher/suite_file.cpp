@@ -10,6 +10,8 @@
 
 #include "scalebench/compare.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/input_file.hpp"
+#include "scalebench/one_line.hpp"
 
 namespace sb {
 namespace {
@@ -143,6 +145,35 @@ void read_ab_key(const std::string& name, const std::string& key, const toml::no
   }
 }
 
+/// Whether `s` holds a control character (other than a tab): never part of a name, path or
+/// value, and a NUL would cut every message that quotes it short.
+bool has_control(const std::string& s) {
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\t') || u == 0x7f) return true;
+  }
+  return false;
+}
+
+/// Refuses a key or string anywhere in the file that holds a control character, quoting it
+/// escaped (one_line.hpp) with its line.
+void refuse_control_characters(const std::string& name, const toml::node& n,
+                               const std::string& key) {
+  if (has_control(key))
+    throw UsageError(
+        fmt::format("{}: the key '{}' holds a control character", where(name, n), one_line(key)));
+  if (const auto* t = n.as_table()) {
+    for (const auto& [k, v] : *t) refuse_control_characters(name, v, std::string(k.str()));
+  } else if (const auto* a = n.as_array()) {
+    for (const auto& e : *a) refuse_control_characters(name, e, key);
+  } else if (n.is_string()) {
+    const std::string v = *n.value<std::string>();
+    if (has_control(v))
+      throw UsageError(fmt::format("{}: '{}' = \"{}\" holds a control character", where(name, n),
+                                   one_line(key), one_line(v)));
+  }
+}
+
 }  // namespace
 
 void load_suite_text(const std::string& text, const std::string& name, RunRequest& req) {
@@ -151,8 +182,10 @@ void load_suite_text(const std::string& text, const std::string& name, RunReques
   try {
     tbl = toml::parse(text, name);
   } catch (const toml::parse_error& e) {
-    throw UsageError(fmt::format("{}:{}: {}", name, e.source().begin.line, e.description()));
+    throw UsageError(
+        fmt::format("{}:{}: {}", name, e.source().begin.line, one_line(e.description())));
   }
+  refuse_control_characters(name, tbl, "");
   for (const auto& [k, node] : tbl) {
     const std::string key(k.str());
     if (key == "preset") {
@@ -250,11 +283,8 @@ void load_suite_text(const std::string& text, const std::string& name, RunReques
 }
 
 void load_suite(const std::string& path, RunRequest& req) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("cannot read suite file {}", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  load_suite_text(ss.str(), path, req);
+  // A regular file of at most 16 MiB: a FIFO, /dev/zero or a folder is refused at once.
+  load_suite_text(read_input_file(path, "suite file", std::size_t{16} << 20), path, req);
 }
 
 }  // namespace sb

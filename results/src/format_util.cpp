@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "scalebench/one_line.hpp"
+
 namespace sb::results::detail {
 
 std::string human_seconds(double s) {
@@ -126,7 +128,7 @@ std::string markdown_cell(const std::string& s) {
       out += c;
     }
   }
-  return out;
+  return one_line(out);  // other control characters shown escaped, never sent to a terminal
 }
 
 std::size_t display_width(const std::string& s) {
@@ -278,9 +280,10 @@ struct Fitting {
 
 }  // namespace
 
-std::string render_aligned(const std::vector<std::vector<std::string>>& rows,
-                           const AlignedLayout& layout, std::vector<std::string>* dropped) {
-  if (rows.empty()) return {};
+namespace {
+
+std::string render_aligned_safe(const std::vector<std::vector<std::string>>& rows,
+                                const AlignedLayout& layout, std::vector<std::string>* dropped) {
   Fitting f(rows, layout);
   f.fit(dropped);
   std::string out;
@@ -304,6 +307,19 @@ std::string render_aligned(const std::vector<std::vector<std::string>>& rows,
     if (i == 0) out += std::string(f.total(), '-') + '\n';
   }
   return out;
+}
+
+}  // namespace
+
+std::string render_aligned(const std::vector<std::vector<std::string>>& rows,
+                           const AlignedLayout& layout, std::vector<std::string>* dropped) {
+  if (rows.empty()) return {};
+  // Cells hold names from reports (case ids, hosts, messages): control characters are shown
+  // escaped before the widths are measured, so no cell moves the cursor or breaks a line.
+  std::vector<std::vector<std::string>> safe = rows;
+  for (auto& row : safe)
+    for (auto& cell : row) cell = one_line(cell);
+  return render_aligned_safe(safe, layout, dropped);
 }
 
 std::string render_aligned(const std::vector<std::vector<std::string>>& rows,

@@ -1,6 +1,7 @@
 #include "h5_image.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -86,6 +87,32 @@ WriteFailure write_durably(const std::string& tmp, const std::string& target,
     (void)::fsync(dfd);  // some file systems refuse fsync on folders; the rename is done
     ::close(dfd);
   }
+  return {};
+}
+
+WriteFailure write_in_place(const std::string& target, const std::vector<char>& bytes) {
+  const int fd = ::open(target.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return {"cannot open " + target, errno};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return {"cannot open " + target, EINVAL};
+  }
+  std::size_t done = 0;
+  int err = 0;
+  while (done < bytes.size() && err == 0) {
+    const ssize_t n =
+        ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+    if (n > 0) {
+      done += static_cast<std::size_t>(n);
+    } else if (n < 0 && errno != EINTR) {
+      err = errno;
+    }
+  }
+  if (err == 0 && ::ftruncate(fd, static_cast<off_t>(bytes.size())) != 0) err = errno;
+  if (err == 0 && ::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err != 0) return {"cannot write " + target, err};
   return {};
 }
 

@@ -26,4 +26,10 @@ struct WriteFailure {
 [[nodiscard]] WriteFailure write_durably(const std::string& tmp, const std::string& target,
                                          const std::vector<char>& bytes);
 
+/// Writes `bytes` over the existing regular file `target` in place (no new folder entry: its
+/// folder may be read-only), cut to their length and fsync'ed. Not atomic: for a last word in a
+/// folder that can take no new file, where the file itself stays writable.
+[[nodiscard]] WriteFailure write_in_place(const std::string& target,
+                                          const std::vector<char>& bytes);
+
 }  // namespace sb::results::h5

@@ -23,6 +23,7 @@
 #include "history_sql.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/history.hpp"
+#include "scalebench/input_file.hpp"
 #include "scalebench/utc_time.hpp"
 
 namespace sb::results {
@@ -266,8 +267,10 @@ HistoryLocation locate_history(const std::string& spec, bool for_writing) {
   if (fs::is_directory(st))
     throw UsageError(fmt::format(
         "history store {} is a folder; a store is one file (SQLite) or a postgresql:// URI", spec));
-  if (!fs::is_regular_file(st))
+  if (!fs::is_regular_file(st)) {
+    check_regular_input(spec, "history store");  // says what it is (a FIFO, a device)
     throw UsageError(fmt::format("history store {} is not a regular file", spec));
+  }
   std::ifstream in(spec, std::ios::binary);
   if (!in)
     throw EnvironmentError(

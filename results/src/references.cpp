@@ -13,12 +13,16 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "scalebench/input_file.hpp"
+
 #include "scalebench/error.hpp"
 #include "scalebench/stats.hpp"
 #include "summary_util.hpp"
 
 namespace sb::results {
 namespace {
+
+constexpr std::size_t kMaxReferenceFileBytes = 64u << 20;
 
 using json = nlohmann::json;
 
@@ -143,11 +147,8 @@ void read_references_text(const std::string& text, const std::string& name, Refe
 }
 
 void read_references(const std::string& path, ReferenceSet& set) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("cannot read reference file {}", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  read_references_text(ss.str(), path, set);
+  // Never a FIFO or a device (input_file.hpp); a missing file: "cannot read reference file ...".
+  read_references_text(read_input_file(path, "reference file", kMaxReferenceFileBytes), path, set);
 }
 
 std::string reference_path(const std::string& record_path) {

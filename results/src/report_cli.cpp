@@ -18,20 +18,38 @@
 
 #include "scalebench/compare.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/file_identity.hpp"
 #include "scalebench/history.hpp"
+#include "scalebench/input_file.hpp"
+#include "scalebench/one_line.hpp"
 #include "scalebench/references.hpp"
 #include "scalebench/report.hpp"
 
 namespace sb::results {
 namespace {
 
+/// Refuses an --out that names one of the command's input files, however spelled (a link, a
+/// relative path, a hard link: file_identity.hpp): writing it would destroy the input.
+void check_out_is_no_input(const std::string& out, const std::vector<std::string>& inputs) {
+  if (out.empty() || out == "-") return;
+  for (const auto& in : inputs)
+    if (same_file(out, in))
+      throw UsageError(fmt::format(
+          "--out {} is the input {} itself: writing there would destroy it; choose another file",
+          one_line(out), one_line(in)));
+}
+
 /// Writes `text` to `out`, or to stdout when `out` is empty or "-". A regular file (or a new
 /// one) is written as a temporary then renamed, so a reader never sees half a file; a symlink
 /// is followed; anything else that exists (a device such as /dev/null, a pipe) is written
-/// in place and never replaced.
-void emit(const std::string& text, const std::string& out) {
+/// in place and never replaced. `for_people` (table, markdown) and anything bound for a
+/// terminal shows control characters escaped: a report's strings come from whoever wrote it, and
+/// must not move the reader's cursor, set the window title or hide lines (one_line.hpp).
+void emit(std::string text, const std::string& out, bool for_people) {
   namespace fs = std::filesystem;
-  if (out.empty() || out == "-") {
+  const bool to_stdout = out.empty() || out == "-";
+  if (for_people || (to_stdout && ::isatty(STDOUT_FILENO) != 0)) text = terminal_text(text);
+  if (to_stdout) {
     std::cout << text << std::flush;
     return;
   }
@@ -98,7 +116,9 @@ void add_report_command(CLI::App& app, int& exit_code) {
   sub->callback([o, &exit_code] {
     if (o->make_references) {
       if (o->files.size() != 1) throw UsageError("report --make-references takes one report");
-      emit(make_references(read_report_isolated(o->files.front()), 0.10, o->files.front()), o->out);
+      check_out_is_no_input(o->out, o->files);
+      emit(make_references(read_report_isolated(o->files.front()), 0.10, o->files.front()), o->out,
+           false);
       exit_code = kExitOk;
       return;
     }
@@ -114,12 +134,14 @@ void add_report_command(CLI::App& app, int& exit_code) {
       files.push_back(f);
     }
     check_report_request(files.size(), o->format);
+    check_out_is_no_input(o->out, o->files);
     std::vector<NamedReport> reports;
     for (const auto& f : files) reports.push_back({f, read_report_isolated(f)});
     // A file (--out) keeps the full table, like a pipe; the terminal gets what fits it.
     const bool to_stdout = o->out.empty() || o->out == "-";
     const std::size_t width = o->wide || !to_stdout ? 0 : output_width(STDOUT_FILENO);
-    emit(format_reports(reports, o->format, width), o->out);
+    emit(format_reports(reports, o->format, width), o->out,
+         o->format == "table" || o->format == "markdown");
     exit_code = kExitOk;
   });
 }
@@ -175,6 +197,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
     if (o->format != "table" && o->format != "markdown" && o->format != "junit")
       throw UsageError(
           fmt::format("unknown compare format '{}'; use one of table, markdown, junit", o->format));
+    check_out_is_no_input(o->out, {o->baseline, o->current});
     const nlohmann::json baseline = read_report_isolated(o->baseline);
     Comparison c;
     if (o->current.empty()) {
@@ -188,7 +211,8 @@ void add_compare_command(CLI::App& app, int& exit_code) {
       c = compare_reports(baseline, read_report_isolated(o->current), opts);
     }
     const bool to_stdout = o->out.empty() || o->out == "-";
-    emit(format_comparison(c, o->format, to_stdout ? output_width(STDOUT_FILENO) : 0), o->out);
+    emit(format_comparison(c, o->format, to_stdout ? output_width(STDOUT_FILENO) : 0), o->out,
+         o->format != "junit");
     exit_code = comparison_exit_code(c);
   });
 }
@@ -222,6 +246,11 @@ void add_history_command(CLI::App& app, int& exit_code) {
   add->callback([o, &exit_code] {
     if (!o->commit.empty() && o->reports.size() != 1)
       throw UsageError("history add --commit takes one report");
+    for (const auto& r : o->reports)  // before the store's kind: the clearer message
+      if (same_file(o->store, r))
+        throw UsageError(fmt::format(
+            "history store {} is the report {} itself: give the store a file of its own",
+            one_line(o->store), one_line(r)));
     const HistoryLocation where = locate_history(o->store, true);
     std::vector<HistoryRun> runs;
     for (const auto& r : o->reports)
@@ -286,10 +315,7 @@ const auto view = [&](const char* name, const char* help, const char* default_fo
     ChangePointOptions options;
     options.min_change = parse_threshold(o->threshold);
     const HistoryLocation where = locate_history(o->store, false);
-    std::error_code ec;
-    if (!o->out.empty() && where.kind != HistoryLocation::Kind::postgresql &&
-        std::filesystem::equivalent(o->out, where.spec, ec))
-      throw UsageError(fmt::format("--out {} is the history store itself", o->out));
+    if (where.kind != HistoryLocation::Kind::postgresql) check_out_is_no_input(o->out, {o->store});
     if (where.kind == HistoryLocation::Kind::hdf5)
       std::cerr << fmt::format(
           "scalebench: {} is an HDF5 store of an earlier scalebench; `scalebench history "
@@ -299,7 +325,7 @@ const auto view = [&](const char* name, const char* help, const char* default_fo
     const HistoryStore store = read_history(o->store);
     const std::string text =
         format_history(store, history_trends(store, o->pattern, options), o->format);
-    emit(text, o->out);
+    emit(text, o->out, o->format == "table" || o->format == "markdown");
     exit_code = kExitOk;
   });
   return v;

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "scalebench/error.hpp"
+#include "scalebench/input_file.hpp"
 #include "scalebench/report.hpp"
 #include "scalebench/settings.hpp"
 
@@ -38,6 +39,8 @@ bool write_all(int fd, const void* data, std::size_t n) {
 }  // namespace
 
 nlohmann::json read_report_isolated(const std::string& path) {
+  // A FIFO would block the reader until its timeout, /dev/zero would feed it for ever.
+  check_regular_input(path, "report");
   int fds[2];
   if (::pipe(fds) != 0)
     throw EnvironmentError(fmt::format("cannot create a pipe: {}", std::strerror(errno)));

@@ -206,4 +206,12 @@ void write_report(const nlohmann::json& model, const std::string& path,
   if (f.err != 0) throw ReportWriteError(path, f.step, f.err);
 }
 
+void rewrite_report_in_place(const nlohmann::json& model, const std::string& path) {
+  h5::quiet_errors();
+  SB_EXPECTS(model.is_object(), "report model: not a JSON object");
+  const std::vector<char> image = h5::file_image([&](hid_t file) { write_model(file, model); });
+  const h5::WriteFailure f = h5::write_in_place(path, image);
+  if (f.err != 0) throw ReportWriteError(path, f.step, f.err);
+}
+
 }  // namespace sb::results

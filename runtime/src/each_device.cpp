@@ -12,6 +12,7 @@
 
 #include "case_telemetry.hpp"
 #include "message.hpp"
+#include "participant_watch.hpp"
 #include "repeat_timing.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
@@ -117,6 +118,7 @@ class Sweep {
       backoff.reset();
       const auto it = owner_.find(m.source);
       if (it == owner_.end()) continue;
+      watch_.heard(m);
       DeviceRun& d = devices_[it->second];
       if (d.finished) continue;  // a failed device's late messages
       try {
@@ -158,6 +160,7 @@ class Sweep {
       return;
     }
     d.sc = wl_.make_scheduler(d.spec);
+    watch_.begin(d.parts, ParticipantWatch::Stage::setup);
     for (std::size_t i = 0; i < d.parts.size(); ++i) {
       const json j = {{"spec", case_spec_to_json(d.spec)},
                       {"rank", static_cast<int>(i)},
@@ -223,12 +226,16 @@ class Sweep {
     d.cpu0 = process_cpu_s();
     d.timing.begin(out_.seconds_writing());
     if (d.repeat == d.spec.warmup) d.timed_t0 = now();
+    watch_.begin(d.parts, ParticipantWatch::Stage::repeat,
+                 measured ? d.repeat - d.spec.warmup : -1);
     for (const auto& p : d.parts) send(ctx_.world, p.rank, kTagRepeatBegin, rb);
   }
 
   void on_request(DeviceRun& d, int source, Reader& rd) {
+    const std::int64_t first = d.next_task;
     answer_request(ctx_.world, source, d.case_rank.at(source), rd, *d.sc, d.events,
                    d.repeat >= d.spec.warmup ? d.repeat - d.spec.warmup : -1, d.next_task);
+    watch_.assigned(source, first, d.next_task);
   }
 
   void end_repeat(DeviceRun& d) {
@@ -270,6 +277,7 @@ class Sweep {
     for (auto& d : devices_) {
       if (d.finished || d.validating) continue;
       d.validating = true;
+      watch_.begin(d.parts, ParticipantWatch::Stage::validation);
       for (const auto& p : d.parts) send_empty(ctx_.world, p.rank, kTagValidate);
     }
   }
@@ -315,9 +323,14 @@ class Sweep {
 
   void time_out() {
     for (auto& d : devices_)
-      if (!d.finished)
+      if (!d.finished) {
+        // Its step and who had not finished it, doing what (participant_watch.hpp).
+        const std::string who = watch_.unfinished(d.parts);
         fail(d, "timeout",
-             fmt::format("{} exceeded --case-timeout of {} s", d.name, plan_.case_timeout_s));
+             fmt::format("{} exceeded --case-timeout of {} s in {}{}", d.name, plan_.case_timeout_s,
+                         watch_.step(d.parts),
+                         who.empty() ? std::string() : ": not finished: " + who));
+      }
   }
 
   void emit(DeviceRun& d) {
@@ -361,6 +374,7 @@ class Sweep {
   std::map<int, std::size_t> owner_;  ///< world rank -> device
   double deadline_ = 0;
   int last_progress_ = -1;
+  ParticipantWatch watch_;  ///< what each worker was last doing (a timeout names them)
   bool restart_ = false;
 };
 

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "file_sha256.hpp"
+#include "plugin_trial.hpp"
 #include "registry.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/plugins.hpp"
@@ -80,13 +81,8 @@ Fn symbol(void* handle, const char* name, const std::string& path) {
   return reinterpret_cast<Fn>(s);
 }
 
-}  // namespace
-
-const PluginInfo& load_plugin(const std::string& path) {
-  const std::string file = resolve(path);
-  for (const auto& p : plugins())
-    if (p.path == file) return p;
-
+/// dlopen, the checks, the registration: the load itself, in this process.
+const PluginInfo& load_here(const std::string& file, const std::string& path) {
   dlerror();
   // RTLD_LOCAL: two plugins may define the same helper symbols without seeing each other's.
   void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -120,6 +116,18 @@ const PluginInfo& load_plugin(const std::string& path) {
   // The library stays loaded for the life of the process: its code backs the workloads.
   plugins().push_back(std::move(info));
   return plugins().back();
+}
+
+}  // namespace
+
+const PluginInfo& load_plugin(const std::string& path, PluginTrial trial) {
+  const std::string file = resolve(path);
+  for (const auto& p : plugins())
+    if (p.path == file) return p;
+  // Constructors that crash, abort or exit must not take scalebench with them (plugin_trial.hpp).
+  if (trial == PluginTrial::child_first)
+    detail::try_plugin_in_child(path, [&] { (void)load_here(file, path); });
+  return load_here(file, path);
 }
 
 const std::vector<PluginInfo>& loaded_plugins() {

@@ -4,11 +4,15 @@
 namespace sb {
 namespace {
 
-void escape_into(std::string& out, std::string_view text, bool escape_backslash) {
+void escape_into(std::string& out, std::string_view text, bool escape_backslash,
+                 bool keep_layout = false) {
   static constexpr char kHex[] = "0123456789abcdef";
-  for (const char c : text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     const auto u = static_cast<unsigned char>(c);
-    if (c == '\n') {
+    if (keep_layout && (c == '\n' || c == '\t')) {
+      out += c;
+    } else if (c == '\n') {
       out += "\\n";
     } else if (c == '\r') {
       out += "\\r";
@@ -20,6 +24,14 @@ void escape_into(std::string& out, std::string_view text, bool escape_backslash)
       out += "\\x";
       out += kHex[u >> 4];
       out += kHex[u & 0xf];
+    } else if (u == 0xc2 && i + 1 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+      // U+0080..U+009F in UTF-8: C1 controls (U+009B is CSI on terminals that take 8-bit ones).
+      const auto cp = static_cast<unsigned char>(text[++i]);
+      out += "\\u00";
+      out += kHex[cp >> 4];
+      out += kHex[cp & 0xf];
     } else {
       out += c;
     }
@@ -41,6 +53,13 @@ std::string one_line(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   escape_into(out, text, false);
+  return out;
+}
+
+std::string terminal_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  escape_into(out, text, false, true);
   return out;
 }
 

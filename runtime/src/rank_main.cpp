@@ -194,7 +194,7 @@ int main(int argc, char** argv) {
     ctx.launch_epoch = j.value("launch_epoch", 0.0);
     // Every rank registers the plan's plugin workloads (the launcher checked them) before any
     // case is planned or built.
-    for (const auto& p : plan.plugins) (void)sb::load_plugin(p);
+    for (const auto& p : plan.plugins) (void)sb::load_plugin(p, sb::PluginTrial::none);
     place(ctx);
     SB_MPI_CHECK(
         MPI_Comm_split(ctx.world, ctx.rank == 0 ? MPI_UNDEFINED : 0, ctx.rank, &ctx.workers));

@@ -20,6 +20,8 @@
 #include "each_device.hpp"
 #include "message.hpp"
 #include "participant_plan.hpp"
+#include "participant_watch.hpp"
+#include "progress_records.hpp"
 #include "rank.hpp"
 #include "repeat_timing.hpp"
 #include "scalebench/clock.hpp"
@@ -52,7 +54,11 @@ class Scheduler {
   }
 
   int run() {
-    StartupInfo startup = gather_startup(ctx_);
+    // While the workers start, the launcher learns which ones it still waits for (a start-up
+    // that hangs names them).
+    StartupInfo startup = gather_startup(ctx_, [this](const std::vector<int>& missing, double t) {
+      out_.write(startup_wait_record(missing, t), false);
+    });
     workers_ = std::move(startup.workers);
     gpu_workers_ = std::move(startup.gpu_workers);
     gpu_skip_reason_ = std::move(startup.gpu_skip_reason);
@@ -71,6 +77,8 @@ class Scheduler {
         out_.write({{"type", "end"}, {"status", "stopped"}}, true);
         return 0;
       }
+      // Durable before any worker hears of the case: a job that dies in its set-up blames it.
+      out_.write(setup_record(spec, k, n), /*durable=*/true);
       bool restart = false;
       if (is_each_device(spec.path)) {
         // One record per device, each written as soon as its device is done.
@@ -114,18 +122,40 @@ class Scheduler {
   Message wait(double deadline) {
     Message m;
     Backoff backoff(wait_sleep_us_);
+    double last_look = 0;
     while (!try_receive(ctx_.world, MPI_ANY_SOURCE, MPI_ANY_TAG, m)) {
-      if (deadline > 0 && now() > deadline)
-        throw CaseFailure{"timeout",
-                          fmt::format("case exceeded --case-timeout of {} s", plan_.case_timeout_s),
-                          true};
+      if (deadline > 0) {
+        // A gap between two looks is time this rank itself did not run (stopped, starved).
+        const double t = now();
+        if (last_look > 0) stalled_s_ = std::max(stalled_s_, t - last_look);
+        last_look = t;
+        if (t > deadline) throw timed_out();
+      }
       backoff.pause();
     }
+    watch_.heard(m);
     if (m.tag == kTagError) {
       Reader r(m.data);
       throw CaseFailure{"failed", fmt::format("rank {}: {}", m.source, r.get_str()), false};
     }
     return m;
+  }
+
+  /// --case-timeout: the case's step and who had not finished it, doing what
+  /// (participant_watch.hpp).
+  CaseFailure timed_out() const {
+    const std::string who = watched_ != nullptr ? watch_.unfinished(*watched_) : std::string();
+    return CaseFailure{
+        "timeout",
+        fmt::format("case exceeded --case-timeout of {} s in {}{}{}", plan_.case_timeout_s,
+                    watched_ != nullptr ? watch_.step(*watched_) : std::string("its set-up"),
+                    who.empty() ? std::string() : ": not finished: " + who,
+                    stalled_s_ > 2.0
+                        ? fmt::format("; the scheduler itself did not run for {:.1f} s (stopped, "
+                                      "or starved of CPU)",
+                                      stalled_s_)
+                        : std::string()),
+        true};
   }
 
   /// The state of one case while it runs.
@@ -184,6 +214,8 @@ class Scheduler {
       run.case_rank[run.parts[i].rank] = static_cast<int>(i);
     }
     run.deadline = plan_.case_timeout_s > 0 ? now() + plan_.case_timeout_s : 0;
+    watched_ = &run.parts;
+    stalled_s_ = 0;
     try {
       const Workload& wl = find_workload(run.spec.workload);
       run.sc = wl.make_scheduler(run.spec);
@@ -217,6 +249,7 @@ class Scheduler {
       rec["message"] = e.what();
       restart = run.begun;
     }
+    watched_ = nullptr;
     rec["ended_utc"] = utc_now();
     return rec;
   }
@@ -261,6 +294,7 @@ class Scheduler {
   /// Each participant builds its WorkerCase (allocation happens here, untimed).
   void begin_case(CaseRun& run, nlohmann::json& rec) {
     const double t0 = now();
+    watch_.begin(run.parts, ParticipantWatch::Stage::setup);
     for (std::size_t i = 0; i < run.parts.size(); ++i) {
       nlohmann::json j = {{"spec", case_spec_to_json(run.spec)},
                           {"rank", static_cast<int>(i)},
@@ -368,6 +402,7 @@ class Scheduler {
     timing.begin(out_.seconds_writing());
     Writer rb;
     rb.put<std::int32_t>(measured ? r - spec.warmup : -1);  // the timed repeat, -1: warm-up
+    watch_.begin(run.parts, ParticipantWatch::Stage::repeat, measured ? r - spec.warmup : -1);
     for (const auto& p : run.parts) send(ctx_.world, p.rank, kTagRepeatBegin, rb);
     std::size_t done = 0;
     while (done < run.parts.size()) {
@@ -375,8 +410,10 @@ class Scheduler {
       Reader rd(m.data);
       const int crank = run.case_rank.at(m.source);
       if (m.tag == kTagRequest) {
+        const std::int64_t first = next;
         answer_request(ctx_.world, m.source, crank, rd, *run.sc, run.events,
                        measured ? r - spec.warmup : -1, next);
+        watch_.assigned(m.source, first, next);
       } else if (m.tag == kTagDone) {
         const RepeatDone d = get_done(rd);
         timing.on_done(crank, d);
@@ -404,6 +441,7 @@ class Scheduler {
   /// workload's checks, and the cross-check against the first case of the same workload and
   /// parameters.
   void validate_case(CaseRun& run, const Workload& wl, nlohmann::json& rec) {
+    watch_.begin(run.parts, ParticipantWatch::Stage::validation);
     for (const auto& p : run.parts) send_empty(ctx_.world, p.rank, kTagValidate);
     std::vector<std::vector<double>> vparts(run.parts.size());
     for (std::size_t i = 0; i < 2 * run.parts.size(); ++i) {
@@ -439,6 +477,9 @@ class Scheduler {
   CrossCheckReferences references_;
   int wait_sleep_us_ = 500;      ///< longest sleep between probes in wait() (short for GPU cases)
   std::unique_ptr<AbTurns> ab_;  ///< an A/B run's side: repeats in the launcher's turns
+  ParticipantWatch watch_;   ///< what each participant was last doing (a timeout names them)
+  const std::vector<WorkerInfo>* watched_ = nullptr;  ///< the running case's participants
+  double stalled_s_ = 0;  ///< the longest this rank did not run while it waited, this case
 };
 
 }  // namespace

@@ -37,6 +37,9 @@ const std::vector<Setting> kTable = {
      "the program `submit --scheduler pbs` (and sge) calls"},
     {"SCALEBENCH_BSUB", path, "bsub", "", "a program name or path",
      "the program `submit --scheduler lsf` calls"},
+    {"SCALEBENCH_STARTUP_TIMEOUT_S", real, "300", "", "seconds >= 0 (0: no limit)",
+     "time an MPI job may take from its start to every rank's start-up record; then it is ended "
+     "and the run exits 3 naming the ranks that never reported, by host"},
     {"SCALEBENCH_GPUS_PER_NODE", integer, "", "(detected)", "a whole number >= 0",
      "GPUs per node of an LSF or SGE allocation (those name no GPU count; the batch templates "
      "set it from --gpus-per-node)"},
@@ -243,6 +246,10 @@ std::string powercap_dir() {
 
 std::string reference_dir() {
   return text_value("SCALEBENCH_REFERENCE_DIR");
+}
+
+double startup_timeout_s() {
+  return real_value("SCALEBENCH_STARTUP_TIMEOUT_S");
 }
 
 double report_read_timeout_s() {

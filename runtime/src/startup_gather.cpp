@@ -7,13 +7,16 @@
 #include <thread>
 
 #include "message.hpp"
+#include "scalebench/clock.hpp"
 #include "scalebench/gpu_runtime.hpp"
 #include "scalebench/nvml_probe.hpp"
 #include "scalebench/system_info.hpp"
 
 namespace sb::detail {
 
-StartupInfo gather_startup(RankContext& ctx) {
+StartupInfo gather_startup(
+    RankContext& ctx,
+    const std::function<void(const std::vector<int>& missing, double elapsed_s)>& waiting) {
   StartupInfo info;
   const int nworkers = ctx.size - 1;
   // NVML's topology matrix (tens to hundreds of ms on a GPU node) while the workers start.
@@ -51,8 +54,16 @@ StartupInfo gather_startup(RankContext& ctx) {
   };
   add_node(describe_node());
   Message m;
+  std::set<int> missing;
+  for (int r = 1; r <= nworkers; ++r) missing.insert(r);
+  const double wait_t0 = now();
+  auto tell = [&] {
+    if (waiting) waiting(std::vector<int>(missing.begin(), missing.end()), now() - wait_t0);
+  };
+  tell();
   for (int i = 0; i < nworkers; ++i) {
-    receive(ctx.world, MPI_ANY_SOURCE, kTagStartup, m);
+    while (!receive(ctx.world, MPI_ANY_SOURCE, kTagStartup, m, now() + 1.0)) tell();
+    missing.erase(m.source);
     Reader r(m.data);
     const auto w = nlohmann::json::parse(r.get_str());
     WorkerInfo wi;

@@ -4,6 +4,7 @@
 /// into the job's system description (nodes, GPUs, versions, ceilings, NVML topology) and its
 /// start-up figures (/system/startup), plus who the workers are.
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,10 @@ struct StartupInfo {
 };
 
 /// Receives one start-up record from every worker rank (collective with their start-up).
-[[nodiscard]] StartupInfo gather_startup(RankContext& ctx);
+/// `waiting` (may be empty) hears the worker ranks not yet reported and the seconds waited, at
+/// the start and then every second while some are missing.
+[[nodiscard]] StartupInfo gather_startup(
+    RankContext& ctx,
+    const std::function<void(const std::vector<int>& missing, double elapsed_s)>& waiting = {});
 
 }  // namespace sb::detail

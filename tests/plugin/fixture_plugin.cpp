@@ -83,6 +83,29 @@ sb::Workload undefined() {
 }
 SB_REGISTER_WORKLOAD(undefined);
 #elif FIXTURE_EMPTY             // includes the registration header, registers nothing
+#elif FIXTURE_CRASH_SEGV || FIXTURE_CRASH_ABORT || FIXTURE_CRASH_EXIT  // its constructor ends it
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+namespace {
+volatile std::uintptr_t nowhere = 0;  // read at run time: the compiler cannot see the null
+struct AtLoad {
+  AtLoad() {
+#if FIXTURE_CRASH_SEGV
+    *reinterpret_cast<volatile int*>(nowhere) = 1;  // a segmentation fault while it loads
+#elif FIXTURE_CRASH_ABORT
+    std::fputs("fixture: giving up while loading\n", stderr);
+    std::abort();
+#else
+    std::exit(0);  // a plugin that ends the program, with success
+#endif
+  }
+} at_load;
+}  // namespace
+sb::Workload never() {
+  return describe("fixture-crash");
+}
+SB_REGISTER_WORKLOAD(never);
 #else
 #error "define one FIXTURE_*"
 #endif

@@ -50,6 +50,27 @@ check "submit, before the job is queued" "no such file" \
   submit --scheduler slurm --dry-run -- --preset tiny --plugin "$tmp/none.so"
 check "datagen" "built against workload API version" datagen tiled-dgemm --out "$tmp/out/d.h5" \
   --plugin "$fx/libsb_fixture_plugin_bad_version.so"
+# A plugin whose constructor crashes, aborts or exits while it loads: tried in a child process
+# first, named with the signal (or the exit), exit 2, on every command that loads plugins.
+for cmd in run info datagen submit; do
+  case $cmd in
+    run) args=(run --preset tiny --paths cpu1 --out "$tmp/out/r.h5") ;;
+    info) args=(info) ;;
+    datagen) args=(datagen tiled-dgemm --out "$tmp/out/d.h5") ;;
+    submit) args=(submit --scheduler slurm --dry-run -- --preset tiny) ;;
+  esac
+  check "$cmd: a constructor that segfaults" \
+    "plugin $fx/libsb_fixture_plugin_crash_segv.so crashed while loading: SIGSEGV (Segmentation fault)" \
+    "${args[@]}" --plugin "$fx/libsb_fixture_plugin_crash_segv.so"
+  check "$cmd: a constructor that aborts" \
+    "crashed while loading: SIGABRT (Aborted) (fixture: giving up while loading)" \
+    "${args[@]}" --plugin "$fx/libsb_fixture_plugin_crash_abort.so"
+  check "$cmd: a constructor that calls exit(0)" "ended the program while loading (it called exit(0))" \
+    "${args[@]}" --plugin "$fx/libsb_fixture_plugin_crash_exit.so"
+done
+printf 'plugins = ["%s"]\n' "$fx/libsb_fixture_plugin_crash_segv.so" >"$tmp/crash.toml"
+check "suite file: a constructor that segfaults" "crashed while loading: SIGSEGV" \
+  run --suite "$tmp/crash.toml" --paths cpu1 --out "$tmp/out/r.h5"
 # A suite file's plugins are relative to its folder and checked before anything starts.
 mkdir -p "$tmp/suite"
 printf 'plugins = ["../libtext.so"]\npreset = "tiny"\n' >"$tmp/suite/s.toml"

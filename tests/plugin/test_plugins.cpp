@@ -198,6 +198,14 @@ TEST(PluginLoader, RefusesAPluginWithoutWorkloads) {
   expect_refused(SB_FIXTURE_EMPTY, "registers no workload");
 }
 
+TEST(PluginLoader, RefusesAPluginThatCrashesAbortsOrExitsWhileLoading) {
+  // Tried in a child process first: this process lives on, the registry untouched.
+  expect_refused(SB_FIXTURE_CRASH_SEGV, "crashed while loading: SIGSEGV (Segmentation fault)");
+  expect_refused(SB_FIXTURE_CRASH_ABORT,
+                 "crashed while loading: SIGABRT (Aborted) (fixture: giving up while loading)");
+  expect_refused(SB_FIXTURE_CRASH_EXIT, "ended the program while loading (it called exit(0))");
+}
+
 TEST(FileSha256, MatchesTheFipsExamples) {
   EXPECT_EQ(sb::detail::sha256_hex(""),
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");

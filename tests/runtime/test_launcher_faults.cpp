@@ -228,9 +228,11 @@ TEST(LauncherFaults, FolderTurnedReadOnlyMidRunExitsThreeAndEndsTheJob) {
   EXPECT_NO_THROW((void)sb::results::read_report(out.string()));
   EXPECT_EQ(processes_matching(fmt::format("scalebench-rank --plan {}/", folder.string())), 0);
   ASSERT_EQ(::chmod(folder.c_str(), 0755), 0);
-  // The next run cleans up what the failed one could not remove.
+  // The next run (replacing the report: --force) cleans up what the failed one could not
+  // remove.
   ASSERT_EQ(scalebench(dir.path, fmt::format("run --preset tiny --workloads subset-mean --paths "
-                                             "cpu1 --repeats 3 --warmup 0 --no-ceilings --out {}",
+                                             "cpu1 --repeats 3 --warmup 0 --no-ceilings --force "
+                                             "--out {}",
                                              out.string())),
             0)
       << slurp(dir.path / "err");
@@ -259,7 +261,8 @@ TEST(LauncherFaults, OneWriterPerReportAndNoStuckLock) {
   (void)wait_exit(first);
   std::this_thread::sleep_for(std::chrono::seconds(3));
   EXPECT_EQ(scalebench(second.path, fmt::format("run --preset tiny --workloads svd --paths cpu1 "
-                                                "--repeats 3 --warmup 0 --no-ceilings --out {}",
+                                                "--repeats 3 --warmup 0 --no-ceilings --force "
+                                                "--out {}",
                                                 out.string())),
             0)
       << slurp(second.path / "err");

@@ -50,6 +50,11 @@ class ReportWriteError : public EnvironmentError {
 void write_report(const nlohmann::json& model, const std::string& path,
                   const std::string& temp_dir = "");
 
+/// Writes `model` over the existing report `path` in place, when its folder takes no new file
+/// (turned read-only) but the file itself is writable: not atomic, so only for a last honest
+/// status after write_report failed. Throws ReportWriteError.
+void rewrite_report_in_place(const nlohmann::json& model, const std::string& path);
+
 /// Reads a report written by write_report. Throws sb::UsageError (one line) when the file is
 /// missing, not HDF5, truncated, or of another schema version.
 [[nodiscard]] nlohmann::json read_report(const std::string& path);

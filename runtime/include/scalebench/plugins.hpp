@@ -26,8 +26,12 @@ struct PluginInfo {
 /// scalebench_plugin_api_version / scalebench_plugin_workloads (not built with
 /// workload_registration.hpp), was built against another API version, registers no workload,
 /// a workload without a required member or with a bad name, or a name already taken (by a
-/// built-in workload or an earlier plugin).
-const PluginInfo& load_plugin(const std::string& path);
+/// built-in workload or an earlier plugin), and - when `trial` is child_first (the launcher) -
+/// when loading it in a forked child first crashes, aborts or exits (plugin_trial.hpp). The
+/// ranks load what their launcher checked: `none`.
+enum class PluginTrial { child_first, none };
+const PluginInfo& load_plugin(const std::string& path,
+                              PluginTrial trial = PluginTrial::child_first);
 
 /// The plugins loaded so far, in load order.
 [[nodiscard]] const std::vector<PluginInfo>& loaded_plugins();

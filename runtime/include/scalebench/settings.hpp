@@ -60,6 +60,9 @@ void validate_all();
 [[nodiscard]] bool mpi_tuning();
 /// SCALEBENCH_RANK_EXE: the scalebench-rank program (default: next to scalebench).
 [[nodiscard]] std::string rank_exe();
+/// SCALEBENCH_STARTUP_TIMEOUT_S: seconds from a job's start to every rank's start-up record
+/// (default 300; 0: no limit).
+[[nodiscard]] double startup_timeout_s();
 /// SCALEBENCH_KEEP_WORKDIR: keep the run's work folder (job plans, record streams).
 [[nodiscard]] bool keep_workdir();
 /// SCALEBENCH_TEMPLATE_DIR: folder of the batch templates (default: installed or source tree).
