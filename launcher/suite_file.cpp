@@ -11,7 +11,7 @@
 #include "scalebench/compare.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/input_file.hpp"
-#include "scalebench/one_line.hpp"
+#include "scalebench/printable.hpp"
 
 namespace sb {
 namespace {
@@ -156,7 +156,7 @@ bool has_control(const std::string& s) {
 }
 
 /// Refuses a key or string anywhere in the file that holds a control character, quoting it
-/// escaped (one_line.hpp) with its line.
+/// escaped (printable.hpp) with its line.
 void refuse_control_characters(const std::string& name, const toml::node& n,
                                const std::string& key) {
   if (has_control(key))

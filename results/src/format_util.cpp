@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "scalebench/one_line.hpp"
+#include "scalebench/printable.hpp"
 
 namespace sb::results::detail {
 

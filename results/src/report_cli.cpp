@@ -21,7 +21,7 @@
 #include "scalebench/file_identity.hpp"
 #include "scalebench/history.hpp"
 #include "scalebench/input_file.hpp"
-#include "scalebench/one_line.hpp"
+#include "scalebench/printable.hpp"
 #include "scalebench/references.hpp"
 #include "scalebench/report.hpp"
 
@@ -44,7 +44,7 @@ void check_out_is_no_input(const std::string& out, const std::vector<std::string
 /// is followed; anything else that exists (a device such as /dev/null, a pipe) is written
 /// in place and never replaced. `for_people` (table, markdown) and anything bound for a
 /// terminal shows control characters escaped: a report's strings come from whoever wrote it, and
-/// must not move the reader's cursor, set the window title or hide lines (one_line.hpp).
+/// must not move the reader's cursor, set the window title or hide lines (printable.hpp).
 void emit(std::string text, const std::string& out, bool for_people) {
   namespace fs = std::filesystem;
   const bool to_stdout = out.empty() || out == "-";
