@@ -10,7 +10,7 @@
 
 #include "batch/run_capture.hpp"
 #include "console.hpp"
-#include "file_sha256.hpp"
+#include "scalebench/file_sha256.hpp"
 #include "scalebench/ab_protocol.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/find_program.hpp"

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "h5_tree.hpp"
+#include "scalebench/h5_tree.hpp"
 #include "report_layout.hpp"
 #include "report_parts.hpp"
 #include "scalebench/error.hpp"

@@ -1,5 +1,5 @@
 // SHA-256 as FIPS 180-4 defines it (section 6.2), streamed over a file in 64 KiB reads.
-#include "file_sha256.hpp"
+#include "scalebench/file_sha256.hpp"
 
 #include <array>
 #include <cerrno>

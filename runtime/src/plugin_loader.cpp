@@ -18,7 +18,7 @@
 
 #include <fmt/format.h>
 
-#include "file_sha256.hpp"
+#include "scalebench/file_sha256.hpp"
 #include "plugin_trial.hpp"
 #include "registry.hpp"
 #include "scalebench/error.hpp"

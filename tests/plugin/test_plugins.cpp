@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "../support/scratch_dir.hpp"
-#include "file_sha256.hpp"
+#include "scalebench/file_sha256.hpp"
 #include "registry.hpp"
 #include "scalebench/api_version.hpp"
 #include "scalebench/error.hpp"

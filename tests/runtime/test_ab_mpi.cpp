@@ -17,7 +17,7 @@
 
 #include "../support/mpi_run.hpp"
 #include "../support/scratch_dir.hpp"
-#include "file_sha256.hpp"
+#include "scalebench/file_sha256.hpp"
 #include "scalebench/report.hpp"
 
 namespace fs = std::filesystem;
