@@ -163,7 +163,7 @@ TEST(BusyBaseline, ASameVerdictThatCouldHideASlowdownIsInconclusive) {
   EXPECT_NE(c.cases[0].detail.find("in the baseline run, which could hide a slowdown of up to"),
             std::string::npos)
       << c.cases[0].detail;
-  EXPECT_EQ(comparison_exit_code(c), sb::results::kExitInconclusive);
+  EXPECT_EQ(comparison_exit_code(c), sb::kExitInconclusive);
   // Equally loaded runs, or a busier current run: `same` stays.
   const json quiet = model_of({with_load(case_at(0, t), 0.0, 9.0e-6)});
   EXPECT_EQ(compare_reports(quiet, cur).cases[0].verdict, Verdict::same);
