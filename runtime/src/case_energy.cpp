@@ -45,6 +45,7 @@ json number(double v) {
 /// One device's readings: per timed repeat its energy and wall time, and its span.
 struct Device {
   std::vector<std::vector<double>> joules, wall;  ///< per repeat, one per worker reading it
+  std::vector<std::vector<double>> power;         ///< per repeat, the GPU's median power (W)
   json span;                                      ///< the first worker's
 };
 
@@ -75,11 +76,13 @@ json combine_energy(const std::vector<WorkerTelemetry>& workers, bool gpu, std::
     Device& d = devices[gpu ? w.host + "\n" + std::to_string(w.gpu) : w.host];
     d.joules.resize(repeats);
     d.wall.resize(repeats);
+    d.power.resize(repeats);
     for (const auto& r : w.data["repeats"]) {
       const auto i = static_cast<std::size_t>(r.value("repeat", -1));
       if (i >= repeats) continue;
       d.joules[i].push_back(num(r, field.c_str()));
       d.wall[i].push_back(num(r, "wall_s"));
+      d.power[i].push_back(gpu ? num(r, "gpu_power_w_median") : kNaN);
     }
     const json& span = w.data.value("energy", json::object());
     if (d.span.is_null() && span.contains(kind)) d.span = span[kind];
@@ -90,51 +93,68 @@ json combine_energy(const std::vector<WorkerTelemetry>& workers, bool gpu, std::
     out["why"] = why.empty() ? std::string("no worker read an energy counter") : why;
     return out;
   }
-  json per_repeat = json::array();
+  // Per timed repeat the devices' joules: from the counters, or (`from_power`) from the power
+  // readings times the repeat's time.
+  json per_repeat;
   double joules = 0, wall = 0;
   int measured = 0, readings = 0, moved = 0;
   std::vector<double> walls;
-  for (std::size_t i = 0; i < repeats; ++i) {
-    double sum = 0, longest = 0;
-    bool all = true;
-    for (const auto& [name, d] : devices) {
-      const double j = median_of(d.joules[i]);
-      const double s = median_of(d.wall[i]);
-      if (!std::isfinite(j)) {
-        all = false;
-        break;
+  auto add_up = [&](bool from_power) {
+    per_repeat = json::array();
+    joules = wall = 0;
+    measured = readings = moved = 0;
+    walls.clear();
+    for (std::size_t i = 0; i < repeats; ++i) {
+      double sum = 0, longest = 0;
+      bool all = true;
+      for (const auto& [name, d] : devices) {
+        const double s = median_of(d.wall[i]);
+        const double j = from_power ? median_of(d.power[i]) * s : median_of(d.joules[i]);
+        if (!std::isfinite(j)) {
+          all = false;
+          break;
+        }
+        ++readings;
+        if (j > 0) ++moved;
+        sum += j;
+        if (std::isfinite(s)) longest = std::max(longest, s);
       }
-      ++readings;
-      if (j > 0) ++moved;
-      sum += j;
-      if (std::isfinite(s)) longest = std::max(longest, s);
+      if (!all) {
+        per_repeat.push_back(nullptr);
+        continue;
+      }
+      per_repeat.push_back(sum);
+      joules += sum;
+      wall += longest;
+      walls.push_back(longest);
+      ++measured;
     }
-    if (!all) {
-      per_repeat.push_back(nullptr);
-      continue;
-    }
-    per_repeat.push_back(sum);
-    joules += sum;
-    wall += longest;
-    walls.push_back(longest);
-    ++measured;
-  }
+  };
+  add_up(false);
   out["available"] = measured > 0;
   out["devices"] = devices.size();
   if (measured == 0) {
     out["why"] = "no timed repeat had a reading at its begin and its end";
     return out;
   }
-  // A counter that moves less often than the repeats end (NVML's, every few milliseconds on
-  // an H200, against sub-millisecond repeats) gives a repeat either nothing or a whole step:
-  // per repeat that is noise, and only many steps add up to the energy.
+  // A counter that moves less often than the repeats end (NVML's, every 100 ms or so on an
+  // H200 in a virtual machine, against 25 ms repeats) gives a repeat either nothing or a whole
+  // step: per repeat that is noise, and only many steps add up to the energy. GPU cases then
+  // take the power readings over each repeat instead (tools/energy_vs_smi.py checks both).
   if (static_cast<double>(moved) < kResolvedShare * readings && moved < kMinSteps) {
-    out["available"] = false;
-    out["why"] = fmt::format(
-        "the energy counter moved in {} of {} timed repeats (each {} long): coarser than the "
-        "repeats; more repeats or a larger preset resolve it",
-        moved, readings, format_seconds(median_of(walls)));
-    return out;
+    const std::string coarse = fmt::format(
+        "the energy counter moved in {} of {} timed repeats (each {} long)", moved, readings,
+        format_seconds(median_of(walls)));
+    if (gpu) add_up(true);
+    if (!gpu || measured == 0) {
+      out["available"] = false;
+      out["why"] = coarse + ": coarser than the repeats; more repeats or a larger preset resolve it";
+      return out;
+    }
+    out["method"] = "power";
+    out["note"] = coarse + "; from the GPUs' power readings over each repeat instead";
+  } else {
+    out["method"] = "counter";
   }
   out["per_repeat_j"] = std::move(per_repeat);
   out["joules"] = joules;

@@ -324,8 +324,8 @@ TEST(CaseEnergy, GpusAddUpAndANodesPackagesCountOnce) {
 }
 
 // NVML's counter steps every few milliseconds: sub-millisecond repeats see a whole step or none,
-// which is no figure per repeat (the H200's by-name seed case read 0 J, by-key "3304 W").
-TEST(CaseEnergy, ACounterCoarserThanTheRepeatsIsUnavailableUntilItsStepsAddUp) {
+// which is no figure per repeat (an H200's by-name seed case read 0 J, by-key "3304 W").
+TEST(CaseEnergy, ACounterCoarserThanTheRepeatsGivesWayToThePowerReadings) {
   using sb::detail::WorkerTelemetry;
   json data = worker_data(0, 5, true, "nvml");
   for (auto& r : data["repeats"]) r["wall_s"] = 0.00045;
@@ -335,11 +335,21 @@ TEST(CaseEnergy, ACounterCoarserThanTheRepeatsIsUnavailableUntilItsStepsAddUp) {
   EXPECT_EQ(e["why"],
             "the energy counter moved in 1 of 5 timed repeats (each 450 us long): coarser than the "
             "repeats; more repeats or a larger preset resolve it");
+  // With the GPU's power readings over each repeat, those give the energy.
+  for (auto& r : data["repeats"]) r["gpu_power_w_median"] = 600.0;
+  e = sb::detail::combine_energy({{0, "vm", 0, data}}, true, 5);
+  EXPECT_TRUE(e["available"]) << e.dump();
+  EXPECT_EQ(e["method"], "power");
+  EXPECT_NEAR(e["joules_per_repeat"].get<double>(), 600.0 * 0.00045, 1e-12);
+  EXPECT_EQ(e["note"],
+            "the energy counter moved in 1 of 5 timed repeats (each 450 us long); from the GPUs' "
+            "power readings over each repeat instead");
   // 400 repeats, a step in one of four: the steps add up to the case's energy.
   data = worker_data(0, 400, true, "nvml");
   for (std::size_t i = 0; i < 400; i += 4) data["repeats"][i]["gpu_energy_j"] = 1.0;
   e = sb::detail::combine_energy({{0, "vm", 0, data}}, true, 400);
   EXPECT_TRUE(e["available"]) << e.dump();
+  EXPECT_EQ(e["method"], "counter");
   EXPECT_DOUBLE_EQ(e["joules_per_repeat"].get<double>(), 0.25);
 }
 
