@@ -267,10 +267,15 @@ struct Fitting {
     }
     cut_to(layout.soft_floor);
     cut_to(layout.hard_floor);
-    // A column dropped with others of its rank may fit again on its own: the last dropped first.
+    // A column dropped with others of its rank may fit again on its own: the last dropped
+    // (the most important) first, and none after one that does not fit, so that a column of
+    // less importance (an empty one) never comes back in place of a more important one.
     for (auto it = dropped_cols.rbegin(); it != dropped_cols.rend(); ++it) {
       shown[*it] = true;
-      if (!fits()) shown[*it] = false;
+      if (!fits()) {
+        shown[*it] = false;
+        break;
+      }
     }
     if (dropped != nullptr)
       for (std::size_t c : dropped_cols)
