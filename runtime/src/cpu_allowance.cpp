@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "scalebench/rank_protocol.hpp"
 #include "scalebench/settings.hpp"
 
 namespace sb {
@@ -132,10 +133,15 @@ std::optional<int> positive_int(const std::optional<std::string>& v) {
   return std::nullopt;
 }
 
-/// The batch system's CPUs for this process, when it names them.
+/// The batch system's CPUs for this process, when it names them. Not in a rank that scalebench
+/// started: its srun passes --cpus-per-task=1 (and the job's variables reach every node alike),
+/// while the step's cgroup, which the kernel enforces, holds the CPUs the rank may use.
 std::vector<CpuLimit> scheduler_limits(const NodeTopology& topo) {
   std::vector<CpuLimit> out;
   using settings::environment_variable;
+  if (const auto placed = environment_variable(std::string(protocol::kPlacementVariable).c_str());
+      placed && !placed->empty())
+    return out;
   // Inside a job step (srun), a task has --cpus-per-task CPUs; the batch script itself, in
   // the batch step, has every CPU of the job on its node.
   const auto step = environment_variable("SLURM_STEP_ID");

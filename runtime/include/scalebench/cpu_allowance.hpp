@@ -11,7 +11,9 @@
 ///     and Go count it);
 ///   - a batch system's CPUs for this task, read through settings::environment_variable:
 ///     SLURM_CPUS_PER_TASK inside a job step, LSB_BIND_CPU_LIST (LSF affinity), SGE_BINDING
-///     (Grid Engine core binding), NCPUS (PBS: the CPUs of the job's chunk on this node).
+///     (Grid Engine core binding), NCPUS (PBS: the CPUs of the job's chunk on this node); not in
+///     the ranks scalebench starts, whose starter sets them for itself (srun --cpus-per-task=1)
+///     and whose kernel-enforced mask, cpuset and quota say what they may use.
 /// Threads are planned per physical core (hardware threads of one core share its units): a
 /// core counts when any of its hardware threads is allowed.
 
