@@ -193,11 +193,13 @@ std::string text_footer(const Comparison& c, const std::string& bullet, std::siz
 std::string table(const Comparison& c, std::size_t width) {
   detail::AlignedLayout layout;
   layout.right = right();
-  layout.drop = {0, 0, 0, 0, 0, 0, 1, 2, 0};
+  // The p-value (reference only), the repeat counts and then the details (said under the table)
+  // go before an id is cut; the interval last.
+  layout.drop = {0, 0, 0, 0, 0, 4, 1, 2, 3};
   layout.elide = {true, false, false, false, false, false, false, false, true};
   layout.width = width;
-  layout.cheap_drops = 2;
-  layout.hard_floor = 10;  // nine columns, seven of numbers, in 80
+  layout.cheap_drops = 3;
+  layout.hard_floor = 10;
   std::vector<std::string> dropped;
   // Too wide with whole ids: the parameters every case of a workload shares go above the
   // table, so the ids keep what tells the cases apart.
@@ -223,6 +225,25 @@ std::string table(const Comparison& c, std::size_t width) {
     for (const auto& d : dropped) names += (names.empty() ? "" : ", ") + d;
     out +=
         wrapped("(not shown at this width: " + names + "; --out FILE or a pipe shows all)", width);
+  }
+  if (std::find(dropped.begin(), dropped.end(), "detail") != dropped.end()) {
+    // The details under the table, each once with the cases it is about.
+    std::vector<std::pair<std::string, std::vector<std::string>>> by_detail;
+    for (std::size_t i = 0; i < c.cases.size(); ++i) {
+      const std::string& d = c.cases[i].detail;
+      if (d.empty()) continue;
+      auto it = std::find_if(by_detail.begin(), by_detail.end(),
+                             [&](const auto& p) { return p.first == d; });
+      if (it == by_detail.end()) it = by_detail.insert(by_detail.end(), {d, {}});
+      it->second.push_back(rows[i + 1][0]);
+    }
+    if (!by_detail.empty()) out += "details:\n";
+    for (const auto& [d, ids] : by_detail) {
+      std::string which;
+      for (std::size_t k = 0; k < ids.size() && k < 4; ++k) which += (k ? ", " : "") + ids[k];
+      if (ids.size() > 4) which += fmt::format(" and {} more", ids.size() - 4);
+      out += wrapped(fmt::format("  {}: {}", which, d), width, "    ");
+    }
   }
   return out;
 }

@@ -124,7 +124,7 @@ const std::vector<bool>& summary_right() {
 }
 
 /// Narrow widths drop these first (rank 1 first); 0: always shown. Columns with nothing in them
-/// ("-" on every row, e.g. vs 1gpu without a GPU) go before any other.
+/// ("-" on every row, e.g. vs 1gpu without a GPU) go before any other, and do not come back.
 AlignedLayout summary_layout(const std::vector<std::vector<std::string>>& rows, std::size_t width) {
   AlignedLayout l;
   const std::size_t cols = rows.front().size();  // kCols, or without the energy columns
@@ -145,7 +145,7 @@ AlignedLayout summary_layout(const std::vector<std::vector<std::string>>& rows, 
     if (l.drop[c] == 0) continue;
     bool empty = true;
     for (std::size_t i = 1; i < rows.size(); ++i) empty = empty && rows[i][c] == "-";
-    if (empty && rows.size() > 1) l.drop[c] = 1;
+    if (empty && rows.size() > 1) l.drop[c] = -1;
   }
   l.cheap_drops = 4;  // min, max, stddev and reps go before a case id is cut
   l.elide.assign(cols, false);
@@ -415,7 +415,16 @@ void check_report_request(std::size_t files, const std::string& format, bool per
 std::string format_reports(const std::vector<NamedReport>& reports, const std::string& format,
                            std::size_t width, bool per_repeat) {
   check_report_request(reports.size(), format, per_repeat);
-  if (reports.size() == 1) return format_report(reports.front().model, format, width, per_repeat);
+  // The formats for people name the file in the commands that finish an incomplete report.
+  const bool for_people = format == "table" || format == "markdown" || format == "html";
+  const auto named = [&](const NamedReport& r) {
+    nlohmann::json m = r.model;
+    m["file"] = r.name;
+    return m;
+  };
+  if (reports.size() == 1)
+    return format_report(for_people ? named(reports.front()) : reports.front().model, format, width,
+                         per_repeat);
   if (format == "csv" || format == "records") {
     detail::TidyTable t;
     for (const auto& r : reports)
@@ -441,7 +450,7 @@ std::string format_reports(const std::vector<NamedReport>& reports, const std::s
     } else {
       out += "==> " + r.name + " <==\n";
     }
-    out += format_report(r.model, format, width);
+    out += format_report(for_people ? named(r) : r.model, format, width);
   }
   return out;
 }

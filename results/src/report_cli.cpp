@@ -99,11 +99,12 @@ void add_report_command(CLI::App& app, int& exit_code) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("report",
-                                     "Render reports (.h5) as a table, Markdown, CSV, "
-                                     "JSON, Google Benchmark JSON, HTML or JUnit XML");
+                                     "Render reports (.h5) as a table, Markdown, a tidy CSV or "
+                                     "JSON records table, JSON, Google Benchmark JSON, HTML or "
+                                     "JUnit XML");
   sub->add_option("files", o->files,
-                  "report files written by `scalebench run` (table, markdown, csv, json: "
-                  "several, one after another)")
+                  "report files written by `scalebench run` (table, markdown, csv, records, "
+                  "json: several, one after another)")
       ->required();
   sub->add_option("--format", o->format,
                   fmt::format("output format: {}", fmt::join(report_formats(), "|")))
@@ -139,10 +140,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
     check_report_request(files.size(), o->format, o->per_repeat);
     check_out_is_no_input(o->out, o->files);
     std::vector<NamedReport> reports;
-    for (const auto& f : files) {
-      reports.push_back({f, read_report_isolated(f)});
-      reports.back().model["file"] = f;  // for the commands that finish an incomplete report
-    }
+    for (const auto& f : files) reports.push_back({f, read_report_isolated(f)});
     // A file (--out) keeps the full table, like a pipe; the terminal gets what fits it.
     const bool to_stdout = o->out.empty() || o->out == "-";
     const std::size_t width = o->wide || !to_stdout ? 0 : output_width(STDOUT_FILENO);

@@ -277,8 +277,8 @@ std::string slower_note(const json& c, const json& row, const std::string& prese
   if (busy.busy)
     return fmt::format(
         "slower than {} ({}): the machine was busy, throttled or slowed while it ran (its "
-        "note), not a sign that the problem is too small, rerun on a quiet machine before "
-        "reading its scaling",
+        "note), so this says nothing of how the case scales, rerun on a quiet machine to see "
+        "that",
         ref, detail::human_ratio(s));
   const bool gpu = detail::case_device(c) == "gpu";
   const std::string what = detail::case_parallel_label(c);

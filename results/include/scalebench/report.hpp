@@ -90,7 +90,8 @@ struct NamedReport {
 /// Renders several reports one after another: "table" and "markdown" under a heading naming each
 /// ("==> FILE <==", "# FILE"), "csv" and "records" as one table with a leading `report` column
 /// (the union of the reports' columns), "json" as an array of the models (each with `report`
-/// and `summary`). One report renders as format_report.
+/// and `summary`). One report renders as format_report. Table, Markdown and HTML name each file
+/// in the commands that finish an incomplete report (next_commands; the model's "file").
 /// Throws sb::UsageError (check_report_request) for an unknown format or several reports with
 /// "html", "gbench-json" or "junit".
 [[nodiscard]] std::string format_reports(const std::vector<NamedReport>& reports,
