@@ -153,7 +153,7 @@ HelpFormatter::HelpFormatter() {
 
 std::string HelpFormatter::make_option(const CLI::Option* opt, bool is_positional) const {
   std::stringstream out;
-  const std::string desc = make_option_desc(opt) + make_option_usage(opt);
+  const std::string desc = make_option_desc(opt);
   CLI::detail::format_help(out, make_option_name(opt, is_positional) + make_option_opts(opt),
                            wrap(desc, kHelpColumns - kNameColumn), kNameColumn);
   return out.str();
