@@ -42,6 +42,14 @@ std::string shell_word(const std::string& w) {
   return out + "'";
 }
 
+/// The program as the run was started (build/launcher/scalebench, an installed one): the first
+/// word of the `command_line` attribute; "scalebench" without one.
+std::string program_of(const std::string& command_line) {
+  std::istringstream in(command_line);
+  std::string w;
+  return in >> w ? shell_word(w) : std::string("scalebench");
+}
+
 /// The run's command line (the `command_line` attribute: its words joined by spaces) without
 /// --out and --resume, then `--resume FILE`.
 std::string resume_line(const std::string& command_line, const std::string& file) {
@@ -56,7 +64,7 @@ std::string resume_line(const std::string& command_line, const std::string& file
       continue;
     }
     if (w.rfind("--out=", 0) == 0 || w.rfind("--resume=", 0) == 0) continue;
-    out += (out.empty() ? "" : " ") + (i == 0 ? std::string("scalebench") : shell_word(w));
+    out += (out.empty() ? "" : " ") + (i == 0 ? program_of(command_line) : shell_word(w));
   }
   return out + " --resume " + shell_word(file);
 }
@@ -68,7 +76,9 @@ std::vector<std::string> next_commands(const nlohmann::json& model, const std::s
   const nlohmann::json& attrs = sub(model, "attrs");
   const std::string status = str(attrs, "status");
   const std::string name = file.empty() ? std::string("REPORT.h5") : file;
-  if (status == "running") out.push_back(fmt::format("scalebench recover {}", shell_word(name)));
+  const std::string cl = str(attrs, "command_line");
+  if (status == "running")
+    out.push_back(fmt::format("{} recover {}", program_of(cl), shell_word(name)));
   bool unfinished = !never_run_cases(model).empty();
   const nlohmann::json& cases = sub(model, "cases");
   for (const auto& c : cases.is_array() ? cases : nlohmann::json::array()) {
@@ -77,7 +87,6 @@ std::vector<std::string> next_commands(const nlohmann::json& model, const std::s
                  (st == "skipped" && str(c, "message").rfind("not run:", 0) == 0);
   }
   if (unfinished || status == "running") {
-    const std::string cl = str(attrs, "command_line");
     out.push_back(
         cl.empty() ? fmt::format("scalebench run <the same options> --resume {}", shell_word(name))
                    : resume_line(cl, name));

@@ -140,8 +140,8 @@ TEST(Plan, AKilledRunListsTheCasesItNeverRanAndWhatToRunNext) {
   EXPECT_EQ(never[0], "w/multi-cpu/chunk=500,n=2000,seed=42");
   const auto next = sb::results::next_commands(m, "out/r.h5");
   ASSERT_EQ(next.size(), 2u);
-  EXPECT_EQ(next[0], "scalebench recover out/r.h5");
-  EXPECT_EQ(next[1], "scalebench run --preset tiny --resume out/r.h5");
+  EXPECT_EQ(next[0], "/opt/sb/scalebench recover out/r.h5");
+  EXPECT_EQ(next[1], "/opt/sb/scalebench run --preset tiny --resume out/r.h5");
   m["file"] = "out/r.h5";
   const std::string table = format_report(m, "table");
   EXPECT_NE(table.find("1 ok, 0 failed, 0 skipped (1 case); 2 of 3 planned never ran"),
@@ -151,8 +151,8 @@ TEST(Plan, AKilledRunListsTheCasesItNeverRanAndWhatToRunNext) {
                        "running): w/multi-cpu/"),
             std::string::npos)
       << table;
-  EXPECT_NE(table.find("next:\n  scalebench recover out/r.h5\n  scalebench run --preset tiny "
-                       "--resume out/r.h5\n"),
+  EXPECT_NE(table.find("next:\n  /opt/sb/scalebench recover out/r.h5\n  /opt/sb/scalebench run "
+                       "--preset tiny --resume out/r.h5\n"),
             std::string::npos)
       << table;
   // A complete report has nothing to do next.

@@ -112,9 +112,10 @@ void check_report_request(std::size_t files, const std::string& format, bool per
 [[nodiscard]] std::vector<std::string> never_run_cases(const nlohmann::json& model);
 
 /// What to run next for the report in `file` when it is not complete, one command a line:
-/// `scalebench recover FILE` while its run has not ended (status "running": killed, or still
+/// `PROGRAM recover FILE` while its run has not ended (status "running": killed, or still
 /// going), and the run's own command line with `--resume FILE` when a planned case never ran or
-/// did not finish ok. Empty for a complete report.
+/// did not finish ok (PROGRAM: the program that command line started). Empty for a complete
+/// report.
 [[nodiscard]] std::vector<std::string> next_commands(const nlohmann::json& model,
                                                      const std::string& file);
 
