@@ -439,7 +439,7 @@ TEST(Formats, HtmlReadsTopDownWithLegendsDistributionsAndUnits) {
             std::string::npos);
   // the summary never wraps; the parameters a workload's cases share head its group of rows
   EXPECT_NE(h.find("white-space:nowrap"), std::string::npos);
-  EXPECT_NE(h.find("<tr class=\"group\"><th colspan=\"11\">subset-mean — "
+  EXPECT_NE(h.find("<tr class=\"group\"><th colspan=\"10\">subset-mean — "
                    "chunk=500,n=2000,seed=42</th></tr>"),
             std::string::npos);
   // every chart kind, each followed by its legend
