@@ -404,7 +404,9 @@ void add_submit_command(CLI::App& app, int& exit_code, RunCheck check_run) {
       ->trigger_on_parse()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_flag("--dry-run", *dry_run, "print the batch script instead of submitting it");
-  sub->add_option("run_options", request->run_args, "options of `scalebench run`, after --");
+  sub->add_option("run_options", request->run_args,
+                  "options of `scalebench run`, after -- (checked as run checks them before "
+                  "anything is queued)");
   sub->footer(
       "Example: scalebench submit --scheduler slurm --nodes 2 --gpus-per-node 4 --time 00:30:00 "
       "-- --preset small --out run.h5");

@@ -123,7 +123,7 @@ EOF
   # --list says what the run did: the same cases run, the comms cases skipped (one worker) with
   # the run's reason, an estimate from this report (measured) and a memory figure per case.
   run_sb list 0 run "${tiny[@]}" --workloads subset-mean,comms --paths cpu1,cpuN --list --out "$work/run-a.h5"
-  has list out '^ +0  run +1w×1t +~[0-9.]+ m?s +[0-9.]+ [KMG]B +subset-mean/single-cpu' \
+  has list out '^ *0  run +1w×1t +~[0-9.]+ m?s +[0-9.]+ [KMG]B +subset-mean/single-cpu' \
     'skipped: comms needs at least 2 workers and multi-cpu has 1 here' \
     '^2 of [0-9]+ case\(s\) run, [0-9]+ skipped; estimated ~[0-9.]+ m?s \(2 measured\)' \
     '^time: measured = the case in an earlier report of this host'
