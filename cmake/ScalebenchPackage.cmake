@@ -1,6 +1,7 @@
 # What `cmake --install` puts into a prefix: the two programs, the batch templates, the public
 # headers of the workload API and the CMake package that plugins use (find_package(scalebench)
-# gives scalebench::workload_api; docs/writing-a-workload.md).
+# gives scalebench::workload_api; docs/writing-a-workload.md), the man page, the shell
+# completions and the documentation.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -48,6 +49,25 @@ endif()
 
 set(sb_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/scalebench)
 install(TARGETS scalebench scalebench-rank RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+# The man page and the bash and zsh completions, written by the built program from its option
+# definitions (`scalebench completion man|bash|zsh`), and the documentation the help texts name
+# (docs/*.md, README.md).
+set(sb_cli_dir ${PROJECT_BINARY_DIR}/cli-reference)
+set(sb_cli_files ${sb_cli_dir}/scalebench.1 ${sb_cli_dir}/scalebench.bash ${sb_cli_dir}/_scalebench)
+add_custom_command(OUTPUT ${sb_cli_files}
+  COMMAND ${CMAKE_COMMAND} -DSCALEBENCH=$<TARGET_FILE:scalebench> -DOUT=${sb_cli_dir}
+          -P ${PROJECT_SOURCE_DIR}/cmake/ScalebenchCliReference.cmake
+  DEPENDS scalebench ${PROJECT_SOURCE_DIR}/cmake/ScalebenchCliReference.cmake
+  COMMENT "man page and shell completions from scalebench's option definitions")
+add_custom_target(sb_cli_reference ALL DEPENDS ${sb_cli_files})
+install(FILES ${sb_cli_dir}/scalebench.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES ${sb_cli_dir}/scalebench.bash
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME scalebench)
+install(FILES ${sb_cli_dir}/_scalebench DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
+install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs
+        FILES_MATCHING PATTERN "*.md")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/slurm/ DESTINATION ${CMAKE_INSTALL_DATADIR}/scalebench/slurm)
 install(FILES ${sb_public_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/scalebench)
 install(TARGETS sb_workload_api EXPORT scalebench-targets)

@@ -260,6 +260,7 @@ JobEnd follow_job(const batch::LaunchPlan& lp, const JobPlan& plan, int job,
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     take_log(false);
     take_records();
+    if (opt.on_tick) opt.on_tick();
     if (const int sig = take_stop_signal(); sig != 0) {
       result.stop_signal = sig;
       if (sig == SIGUSR1) {

@@ -43,6 +43,8 @@ struct JobRunnerOptions {
   /// Called for every record (start, progress, case) as it arrives, on the launcher's thread.
   /// An exception it throws (a report that cannot be written) ends the job and propagates.
   std::function<void(const nlohmann::json&)> on_record;
+  /// Called about every 50 ms while a job runs, on the launcher's thread (progress lines).
+  std::function<void()> on_tick;
 };
 
 struct JobRunResult {

@@ -8,6 +8,7 @@
 
 #include "console.hpp"
 #include "scalebench/clock.hpp"
+#include "scalebench/report.hpp"
 
 namespace sb {
 
@@ -59,13 +60,18 @@ void Progress::on_progress(const nlohmann::json& p) {
   if (new_case) {
     current_ = id;
     case_t0_ = t;
+    timed_t0_ = -1;
   }
+  if (!warm && timed_t0_ < 0) timed_t0_ = t;
   repeat_t0_ = t;
   repeat_ = r;
   warmup_ = warm;
+  repeats_ = repeats;
+  adaptive_ = adaptive;
   // A restarted job numbers its cases from 0: offset by the cases it does not hold.
   const int number = p.value("case", 0) + 1 + (total_ - p.value("cases", total_));
   const std::string what = fmt::format("[{}/{}] {}", number, total_, label(id));
+  what_ = what;
   const double elapsed = t - t0_;
   const double frac = warm ? 0.0 : static_cast<double>(r) / repeats;
   const double done = finished_ + frac;
@@ -79,12 +85,37 @@ void Progress::on_progress(const nlohmann::json& p) {
   }
   if (new_case) {
     sayf(out_, "scalebench: {} started (elapsed {})\n", what, seconds(elapsed));
+    last_line_t_ = t;
   } else if (last_repeat > kSlowRepeatS) {
     const double case_eta = last_repeat * (repeats - r);
     sayf(out_, "scalebench: {} {} done in {} (case ETA {})\n", what,
          last_was_warmup ? std::string("warm-up") : repeat_text(last_r), seconds(last_repeat),
          seconds(case_eta));
+    last_line_t_ = t;
   }
+}
+
+void Progress::tick() {
+  if (tty_ || current_.empty()) return;
+  const double t = now();
+  if (t - last_line_t_ < kQuietS) return;
+  last_line_t_ = t;
+  if (warmup_ || timed_t0_ < 0) {
+    sayf(out_, "scalebench: {} warming up, case running for {}\n", what_, seconds(t - case_t0_));
+    return;
+  }
+  const std::string done =
+      adaptive_ ? fmt::format("{} repeat(s) done (auto, at most {})", repeat_, repeats_)
+                : fmt::format("{}/{} repeats done", repeat_, repeats_);
+  std::string eta;
+  if (repeat_ > 0) {
+    // The repeats so far, each as long as their mean; the running one counts as begun.
+    const double per = (repeat_t0_ - timed_t0_) / repeat_;
+    eta = fmt::format(", case ETA {}{}", adaptive_ ? "at most " : "",
+                      seconds(std::max(0.0, per * (repeats_ - repeat_) - (t - repeat_t0_))));
+  }
+  sayf(out_, "scalebench: {} {}, repeat {} running for {}, case running for {}{}\n", what_, done,
+       repeat_ + 1, seconds(t - repeat_t0_), seconds(t - case_t0_), eta);
 }
 
 void Progress::on_record(const nlohmann::json& rec) {
@@ -99,13 +130,14 @@ void Progress::on_record(const nlohmann::json& rec) {
     const auto& m = rec.contains("metrics") ? rec.at("metrics") : nlohmann::json::object();
     std::string figures;
     if (m.contains("median_s"))
-      figures = fmt::format("  median {}  {:.3g} {}", seconds(m.value("median_s", 0.0)),
-                            m.value("throughput", 0.0), one_line(m.value("throughput_unit", "")));
+      figures = fmt::format("  median {}  {}", seconds(m.value("median_s", 0.0)),
+                            one_line(results::format_rate(m.value("throughput", 0.0),
+                                                          m.value("throughput_unit", ""))));
     if (const auto st = rec.find("repeat_stop");
         st != rec.end() && st->is_object() && st->value("reason", "count") != "count") {
       if (st->contains("rounds"))  // an A/B run: its decision is the line before
-        figures +=
-            fmt::format("  ({} repeats, {})", st->value("repeats", 0), one_line(st->value("reason", "")));
+        figures += fmt::format("  ({} repeats, {})", st->value("repeats", 0),
+                               one_line(st->value("reason", "")));
       else
         figures += fmt::format("  ({} repeats, stopped by {}; median within +-{:.1f}%)",
                                st->value("repeats", 0), one_line(st->value("reason", "")),

@@ -3,7 +3,8 @@
 /// Live progress of a run. On a terminal: one updating line (case k of N, its label, warm-up or
 /// repeat r of R, elapsed, ETA) plus a line per finished case. In batch logs and pipes: plain
 /// lines only — one when a case starts, one per repeat when repeats take longer than a few
-/// seconds (so a slow case is never silent for minutes), one when it ends.
+/// seconds, one at least every kQuietS of a long case (the repeats done and the case's ETA), so
+/// that a batch log never goes quiet for long, and one when it ends.
 
 #include <cstdio>
 #include <map>
@@ -20,10 +21,14 @@ class Progress {
  public:
   /// Repeats longer than this get a line of their own in batch logs.
   static constexpr double kSlowRepeatS = 5.0;
+  /// A running case says how far it got at least this often in batch logs.
+  static constexpr double kQuietS = 10.0;
 
   /// `cases` planned to run; output goes to `out` (stderr), as a terminal when `tty`.
   Progress(const std::vector<CaseSpec>& cases, std::FILE* out, bool tty);
   void on_record(const nlohmann::json& record);
+  /// Called often while a job runs: in batch logs, a line for a case quiet for kQuietS.
+  void tick();
   /// Ends the updating line (before printing anything else).
   void finish();
 
@@ -48,6 +53,11 @@ class Progress {
   int repeat_ = 0;
   bool warmup_ = false;
   double case_t0_ = 0;
+  double last_line_t_ = 0;  ///< when the running case last printed a line (batch logs)
+  double timed_t0_ = -1;    ///< when its first timed repeat began (<0: still warming up)
+  int repeats_ = 1;         ///< its (most) timed repeats
+  bool adaptive_ = false;   ///< `--repeats auto`
+  std::string what_;        ///< "[k/N] label" of the running case
   /// each-* cases: the device records in so far, by planned id.
   std::map<std::string, std::vector<nlohmann::json>> devices_;
 };

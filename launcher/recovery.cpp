@@ -135,11 +135,17 @@ void add_recover_command(CLI::App& app, int& exit_code) {
     sayf(stdout,
          "scalebench: recovered {} case(s) from {} killed run(s) into {}: it now holds {} "
          "case(s), {} ok\n",
-         r.cases, r.runs.size(), one_line(report.string()), cases.size(), ok);
-    sayf(stdout,
-         "scalebench: to run the cases still missing: scalebench run <the same options> "
-         "--resume {}\n",
-         one_line(report.string()));
+         r.cases, r.runs.size(), one_line(report.string()),
+         model.value("cases", nlohmann::json::array()).size(), ok);
+    if (!model.is_null()) {
+      const auto never = results::never_run_cases(model);
+      if (!never.empty())
+        sayf(stdout, "scalebench: {} of its {} planned case(s) never ran\n", never.size(),
+             model["plan"].size());
+      for (const auto& next : results::next_commands(model, report.string()))
+        if (next.find(" --resume ") != std::string::npos)  // not `recover`: that is done
+          sayf(stdout, "scalebench: to run the cases still missing: {}\n", one_line(next));
+    }
     exit_code = kExitOk;
   });
 }

@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +15,7 @@
 
 #include "ab_command.hpp"
 #include "batch/allocation.hpp"
+#include "case_estimate.hpp"
 #include "case_plan.hpp"
 #include "console.hpp"
 #include "device_records.hpp"
@@ -26,12 +26,17 @@
 #include "reference_files.hpp"
 #include "report_path.hpp"
 #include "run_folder.hpp"
+#include "run_list.hpp"
+#include "run_options.hpp"
 #include "run_report.hpp"
+#include "scalebench/case_forecast.hpp"
+#include "scalebench/cpu_allowance.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/file_identity.hpp"
 #include "scalebench/find_program.hpp"
 #include "scalebench/gpu_runtime.hpp"
 #include "scalebench/job_plan.hpp"
+#include "scalebench/nvml_probe.hpp"
 #include "scalebench/plugins.hpp"
 #include "scalebench/report.hpp"
 #include "scalebench/settings.hpp"
@@ -40,7 +45,6 @@
 #include "scalebench/verdicts.hpp"
 #include "scalebench/version.hpp"
 #include "stop_signals.hpp"
-#include "suite_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -59,150 +63,6 @@ std::string rank_executable() {
 
 namespace {
 
-struct RunOptions {
-  std::string preset = "small";
-  std::string workloads;
-  std::string paths;
-  std::string suite;
-  std::string repeats = "5";
-  int warmup = 1;
-  int min_repeats = kAutoMinRepeats;
-  int max_repeats = kAutoMaxRepeats;
-  double max_time = kAutoMaxTime;
-  double target_spread = kAutoTargetSpread;
-  std::string out;
-  double case_timeout = 0;
-  std::string resume;
-  std::vector<std::string> params;
-  bool require_gpu = false;
-  bool no_ceilings = false;
-  bool trace = false;
-  bool list = false;
-  bool wide = false;
-  bool fresh_ceilings = false;
-  bool check = false;           ///< exit 1 when a device's verdict is not ok
-  bool keep_throttled = false;  ///< throttled repeats count in the medians
-  bool force = false;           ///< --out may replace an existing report
-  std::vector<std::string> references;
-  // An A/B run (ab_request.hpp): the sides' items and the gate's options.
-  std::vector<std::string> baseline;
-  std::vector<std::string> current;
-  std::string ab_block = "auto";
-  std::uint64_t ab_seed = 0;
-  std::string threshold = "5%";
-  double alpha = 0.01;
-  std::string on_noisy = "warn";
-  // Which options were given on the command line (they override a suite file).
-  CLI::Option* o_preset = nullptr;
-  CLI::Option* o_workloads = nullptr;
-  CLI::Option* o_paths = nullptr;
-  CLI::Option* o_repeats = nullptr;
-  CLI::Option* o_warmup = nullptr;
-  CLI::Option* o_min_repeats = nullptr;
-  CLI::Option* o_max_repeats = nullptr;
-  CLI::Option* o_max_time = nullptr;
-  CLI::Option* o_target_spread = nullptr;
-  CLI::Option* o_ab_block = nullptr;
-  CLI::Option* o_ab_seed = nullptr;
-  CLI::Option* o_threshold = nullptr;
-  CLI::Option* o_alpha = nullptr;
-  CLI::Option* o_on_noisy = nullptr;
-};
-
-/// `--repeats N` or `--repeats auto` with its limits (the command line's over a suite file's).
-void resolve_repeats(const RunOptions& o, RunRequest& req) {
-  if (o.suite.empty() || o.o_repeats->count() > 0) {
-    if (o.repeats == "auto") {
-      req.auto_repeats = true;
-    } else {
-      char* end = nullptr;
-      errno = 0;
-      const long v = std::strtol(o.repeats.c_str(), &end, 10);
-      SB_EXPECTS(!o.repeats.empty() && *end == '\0' && errno == 0 && v >= 1 && v <= kMaxRepeats,
-                 fmt::format("--repeats must be 'auto' or a count between 1 and {} (got '{}')",
-                             kMaxRepeats, o.repeats));
-      req.auto_repeats = false;
-      req.repeats = static_cast<int>(v);
-    }
-  }
-  const bool limits = o.o_min_repeats->count() + o.o_max_repeats->count() + o.o_max_time->count() +
-                          o.o_target_spread->count() >
-                      0;
-  SB_EXPECTS(!limits || req.auto_repeats,
-             "--min-repeats, --max-repeats, --max-time and --target-spread apply to "
-             "--repeats auto only");
-  if (o.o_min_repeats->count() > 0) req.min_repeats = o.min_repeats;
-  if (o.o_max_repeats->count() > 0) req.max_repeats = o.max_repeats;
-  if (o.o_max_time->count() > 0) req.max_time_s = o.max_time;
-  if (o.o_target_spread->count() > 0) req.target_spread = o.target_spread;
-  req.min_repeats_set = req.min_repeats_set || o.o_min_repeats->count() > 0;
-  req.max_time_set = req.max_time_set || o.o_max_time->count() > 0;
-  req.target_spread_set = req.target_spread_set || o.o_target_spread->count() > 0;
-}
-
-/// The A/B run's sides and options: the command line's items after a suite file's.
-void resolve_ab(const RunOptions& o, RunRequest& req) {
-  for (const auto& item : o.baseline) add_side_item(req.ab.baseline, item, "--baseline");
-  for (const auto& item : o.current) add_side_item(req.ab.current, item, "--current");
-  if (o.o_ab_block->count() > 0) req.ab.block = parse_ab_block(o.ab_block);
-  if (o.o_ab_seed->count() > 0) req.ab.seed = o.ab_seed;
-  if (o.o_threshold->count() > 0) req.ab.threshold = results::parse_threshold(o.threshold);
-  if (o.o_alpha->count() > 0) {
-    SB_EXPECTS(o.alpha > 0 && o.alpha < 1,
-               fmt::format("--alpha {} must lie between 0 and 1", o.alpha));
-    req.ab.alpha = o.alpha;
-  }
-  if (o.o_on_noisy->count() > 0) {
-    (void)results::parse_noisy_policy(o.on_noisy);
-    req.ab.on_noisy = o.on_noisy;
-  }
-  const bool gate_options = o.o_ab_block->count() + o.o_ab_seed->count() + o.o_threshold->count() +
-                                o.o_alpha->count() + o.o_on_noisy->count() >
-                            0;
-  SB_EXPECTS(!req.ab.enabled() || o.resume.empty(),
-             "--resume does not apply to an A/B run: both sides are measured side by side in "
-             "one run; run it again");
-  SB_EXPECTS(!gate_options || req.ab.enabled(),
-             "--ab-block, --ab-seed, --threshold, --alpha and --on-noisy apply to an A/B run "
-             "(--baseline or --current; docs/ci.md)");
-}
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s) {
-    if (c == ',') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else {
-      cur.push_back(c);
-    }
-  }
-  if (!cur.empty()) out.push_back(cur);
-  return out;
-}
-
-/// What to run: the suite file's settings, the command line's over them.
-RunRequest resolve_request(const RunOptions& o) {
-  RunRequest req;
-  if (!o.suite.empty()) load_suite(o.suite, req);
-  for (const auto& p : req.plugins) (void)load_plugin(p);  // after --plugin's (main.cpp)
-  if (o.suite.empty() || o.o_preset->count() > 0) req.preset = o.preset;
-  resolve_repeats(o, req);
-  if (o.suite.empty() || o.o_warmup->count() > 0) req.warmup = o.warmup;
-  if (o.o_workloads->count() > 0) {
-    req.workloads = split_list(o.workloads);
-    req.cases.clear();
-    SB_EXPECTS(!req.workloads.empty(), "--workloads: no workload given");
-  }
-  if (o.o_paths->count() > 0) req.paths = parse_paths(o.paths);
-  req.params = o.params;
-  resolve_ab(o, req);
-  SB_EXPECTS(std::isfinite(o.case_timeout) && o.case_timeout >= 0 && o.case_timeout <= 1e7,
-             "--case-timeout must be a finite number of seconds, at most 1e7 (0: no limit)");
-  return req;
-}
-
 /// The allocation this run is in and how its ranks are laid out.
 struct Layout {
   batch::Allocation alloc;
@@ -215,8 +75,8 @@ struct Layout {
 Layout detect_layout() {
   Layout l;
   const int visible = visible_gpu_count(&l.gpu_why);
-  l.alloc = batch::detect_allocation(batch::current_environment(), physical_cores(), visible,
-                                     host_name());
+  l.alloc = batch::detect_allocation(batch::current_environment(), cpu_allowance().usable_cores,
+                                     visible, host_name());
   l.placement = batch::place_ranks(l.alloc);
   for (const auto& p : l.placement)
     if (!p.scheduler) ++l.workers;
@@ -240,48 +100,56 @@ std::string resume_command(const std::vector<std::string>& argv, const std::stri
   return cmd + " --resume " + out;
 }
 
-/// `run --list`: the cases and how they would run here, without running anything.
-void print_plan(const std::vector<CaseSpec>& cases, const Layout& l, const RunReport* kept) {
-  int threads = 1;
+/// The allocation as the forecasts see it (case_forecast.hpp): what the job would start here.
+MachineShape machine_shape(const Layout& l) {
+  MachineShape m;
+  m.nodes = static_cast<int>(l.alloc.nodes.size());
+  m.workers = l.workers;
   for (const auto& p : l.placement)
-    if (!p.scheduler) threads = p.threads;
-  const int gpu_workers = l.gpus;
-  for (const auto& c : cases) {
-    std::string how;
-    switch (c.path) {
-      case ExecPath::single_cpu:
-        how = "1 worker x 1 thread";
-        break;
-      case ExecPath::multi_cpu:
-        how = fmt::format("{} worker(s) x {} thread(s)", l.workers, threads);
-        break;
-      case ExecPath::single_gpu:
-      case ExecPath::multi_gpu:
-        how = gpu_workers == 0 ? "skipped here: " + l.gpu_why
-                               : fmt::format("{} GPU worker(s)",
-                                             c.path == ExecPath::single_gpu ? 1 : gpu_workers);
-        break;
-      case ExecPath::each_gpu:
-        how = gpu_workers == 0
-                  ? "skipped here: " + l.gpu_why
-                  : fmt::format("each of {} GPU(s) on its own, all at once", gpu_workers);
-        break;
-      case ExecPath::each_node:
-        how = fmt::format("each of {} node(s) on its own, all at once", l.alloc.nodes.size());
-        break;
-    }
-    if (kept != nullptr && kept->kept(c.id)) how = "kept from the resumed report";
-    sayf(stdout, "{:>4}  {}  (preset {}; {})\n", c.index, c.id, c.preset, how);
+    if (!p.scheduler) m.threads = p.threads;
+  m.gpus = l.gpus;
+  for (const auto& n : l.alloc.nodes) m.gpus_per_node = std::max(m.gpus_per_node, n.gpus);
+  // The scheduler's reason (startup_gather.cpp), so that the list says what the run records.
+  m.no_gpu_reason = !cuda_built()       ? "no GPU: scalebench was built without CUDA"
+                    : l.gpu_why.empty() ? "no GPU visible to the workers"
+                                        : l.gpu_why;
+  m.host_memory = available_host_memory();
+  for (const auto& d : probe_gpus_nvml()) {
+    const double bytes = d.value("memory_bytes", -1.0);
+    if (bytes > 0 && (m.gpu_memory < 0 || bytes < m.gpu_memory)) m.gpu_memory = bytes;
   }
-  const std::string repeats =
-      cases.empty() ? "0"
-      : cases.front().repeat_rule().adaptive()
-          ? fmt::format("{}-{} (auto)", cases.front().repeat_rule().min_repeats,
-                        cases.front().repeats)
-          : std::to_string(cases.front().repeats);
-  sayf(stdout, "{} case(s), {} repeats + {} warm-up each, on {} ({} node(s), {} worker(s))\n",
-       cases.size(), repeats, cases.empty() ? 0 : cases.front().warmup, l.alloc.scheduler,
-       l.alloc.nodes.size(), l.workers);
+  m.automatic_participants = settings::participants() == "auto";
+  return m;
+}
+
+/// "1 node (local)", "2 nodes (slurm job 42)".
+std::string where_text(const Layout& l) {
+  return fmt::format("{} node{} ({}{})", l.alloc.nodes.size(), l.alloc.nodes.size() == 1 ? "" : "s",
+                     l.alloc.scheduler, l.alloc.job_id.empty() ? "" : " job " + l.alloc.job_id);
+}
+
+/// `run --list`: the cases and how they would run here, without running anything.
+void print_plan(const std::vector<CaseSpec>& cases, const Layout& l, const RunReport& kept,
+                const fs::path& out, const std::string& resumed, bool wide) {
+  ListContext ctx;
+  ctx.machine = machine_shape(l);
+  ctx.where = where_text(l);
+  if (cpu_allowance().limited()) ctx.cpus = cpu_allowance().summary();
+  for (const auto& c : cases)
+    if (kept.kept(c.id)) ctx.kept.push_back(c.id);
+  ctx.host = host_name();
+  std::vector<fs::path> extra{out};
+  if (!resumed.empty()) extra.insert(extra.begin(), fs::absolute(resumed));
+  const fs::path folder = fs::absolute(default_report_path(ctx.host, l.alloc.job_id)).parent_path();
+  for (const auto& f : estimate_sources(folder, extra, 4)) {
+    try {
+      ctx.past_reports.push_back(results::read_report_isolated(f.string()));
+    } catch (const std::exception&) {
+      // a report that cannot be read gives no estimate
+    }
+  }
+  ctx.width = wide ? 0 : results::output_width(STDOUT_FILENO);
+  say(stdout, format_list(cases, ctx));
 }
 
 /// The distinct presets of the run, in plan order ("small, seed").
@@ -457,6 +325,12 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   const std::vector<CaseSpec> cases = plan_cases(req, &notes);
   for (const auto& n : notes) sayf(stderr, "scalebench: {}\n", n);
   const Layout layout = detect_layout();
+  if (!o.list && layout.alloc.scheduler == "local" && cpu_allowance().limited()) {
+    const MachineShape m = machine_shape(layout);
+    sayf(stderr,
+         "scalebench: this process may use {}: planning {} worker(s) \xC3\x97 {} thread(s)\n",
+         cpu_allowance().summary(), m.workers, m.threads);
+  }
   if (o.require_gpu && layout.gpus == 0)
     throw EnvironmentError(fmt::format("--require-gpu: no GPU available ({})",
                                        layout.gpu_why.empty() ? "none visible" : layout.gpu_why));
@@ -521,7 +395,7 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   if (o.list) {
     RunReport kept(out.string(), "", {});
     kept.keep_previous(previous, cases);
-    print_plan(cases, layout, &kept);
+    print_plan(cases, layout, kept, out, o.resume, o.wide);
     if (ab) print_ab_plan(*ab);
     return kExitOk;
   }
@@ -536,6 +410,7 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   RunReport report(out.string(), folder.path().string(), run_attrs(command_line, layout, cases));
   report.set_references(std::move(references));
   report.keep_previous(previous, cases);
+  report.set_plan(cases);
   std::vector<CaseSpec> to_run;
   for (const auto& c : cases)
     if (!report.kept(c.id)) to_run.push_back(c);
@@ -552,6 +427,7 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
     if (!linked && default_out) link_latest(out);
     linked = true;
   };
+  jo.on_tick = [&] { progress.tick(); };
   jo.on_record = [&](const nlohmann::json& rec) {
     progress.on_record(rec);
     const std::string type = rec.value("type", "");
@@ -647,94 +523,7 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
 void add_run_command(CLI::App& app, int& exit_code, const std::vector<std::string>& argv) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* run = app.add_subcommand("run", "Run the benchmark suite and write an HDF5 report");
-  o->o_preset = run->add_option("--preset", o->preset, "tiny, small (default), seed or large");
-  o->o_workloads = run->add_option(
-      "--workloads", o->workloads,
-      "Comma-separated workloads: " + workload_names() + " (default: all, in this order)");
-  add_plugin_option(*run);
-  o->o_paths = run->add_option("--paths", o->paths,
-                               "Comma-separated paths: single-cpu,multi-cpu,single-gpu,multi-gpu "
-                               "(aliases cpu1,cpuN,gpu1,gpuN; default: these four), each-gpu, "
-                               "each-node (every device on its own, docs/acceptance.md)");
-  run->add_option("--suite", o->suite, "Suite file (TOML, docs/suite-files.md)");
-  o->o_repeats = run->add_option(
-      "--repeats", o->repeats,
-      fmt::format("Timed repeats per case, 1-{} (default 5), or 'auto': as many as the median "
-                  "needs (docs/ci.md)",
-                  kMaxRepeats));
-  o->o_min_repeats = run->add_option(
-      "--min-repeats", o->min_repeats,
-      fmt::format("--repeats auto: the fewest timed repeats (default {})", kAutoMinRepeats));
-  o->o_max_repeats = run->add_option(
-      "--max-repeats", o->max_repeats,
-      fmt::format("--repeats auto: the most timed repeats (default {})", kAutoMaxRepeats));
-  o->o_max_time = run->add_option(
-      "--max-time", o->max_time,
-      fmt::format("--repeats auto: seconds of timed repeats a case may take once it has "
-                  "--min-repeats (default {:g})",
-                  kAutoMaxTime));
-  o->o_target_spread = run->add_option(
-      "--target-spread", o->target_spread,
-      fmt::format("--repeats auto: stop when the median's 95% interval is within this fraction "
-                  "(default {:g})",
-                  kAutoTargetSpread));
-  o->o_warmup = run->add_option(
-      "--warmup", o->warmup,
-      fmt::format("Untimed warm-up repeats per case, 0-{} (default 1), and more until those "
-                  "after the first took 50 ms (none with 0)",
-                  kMaxWarmup));
-  run->add_option("--out", o->out,
-                  "Report file (default scalebench-reports/<host>-<UTC>-<job or pid>.h5)");
-  run->add_flag("--force", o->force,
-                "Replace the report --out names when it exists (default: refuse; --resume adds to "
-                "it instead)");
-  run->add_option("--case-timeout", o->case_timeout, "Seconds a case may take (0: no limit)");
-  run->add_option("--resume", o->resume,
-                  "Run only the cases missing or not ok in this report (and recover what a "
-                  "killed run of it finished)");
-  run->add_option("--param", o->params,
-                  "workload.key=value; a comma list (a,b) or range (lo:hi[:step], lo:hi:*f) "
-                  "runs one case per value (repeatable)");
-  run->add_flag("--require-gpu", o->require_gpu, "Exit with code 3 when no GPU is available");
-  run->add_flag("--no-ceilings", o->no_ceilings, "Skip measuring the bandwidth/GEMM ceilings");
-  run->add_flag("--fresh-ceilings", o->fresh_ceilings,
-                "Measure the ceilings anew instead of taking this machine's cached ones");
-  run->add_flag(
-      "--trace", o->trace,
-      "Every repeat's timeline per worker, and the workloads' steps, to stderr (diagnostics)");
-  run->add_flag("--wide", o->wide,
-                "The final table with every column and whole case ids, whatever the terminal");
-  run->add_flag("--check", o->check,
-                "Node acceptance: exit 1 when a device's verdict is not ok, 5 when a device was "
-                "not judged (docs/acceptance.md)");
-  run->add_flag("--keep-throttled", o->keep_throttled,
-                "Count repeats that ran throttled or host-stalled in the medians (default: left "
-                "out)");
-  run->add_option("--references", o->references,
-                  "Reference file (TOML) of expected medians per device model (repeatable; "
-                  "before the shipped ones)");
-  run->add_option("--baseline", o->baseline,
-                  "A/B run: the baseline side, measured beside this run's cases in the same "
-                  "job: rank=PATH, plugin=PATH, mpiexec=PATH, env:NAME=VALUE, "
-                  "param:WORKLOAD.KEY=VALUE, label=TEXT (repeatable; docs/ci.md)")
-      ->allow_extra_args(false);
-  run->add_option("--current", o->current,
-                  "A/B run: what differs on the current side (same items as --baseline)")
-      ->allow_extra_args(false);
-  o->o_ab_block = run->add_option("--ab-block", o->ab_block,
-                                  "A/B run: timed repeats per turn, or 'auto' (turns of about "
-                                  "0.1 s; default)");
-  o->o_ab_seed =
-      run->add_option("--ab-seed", o->ab_seed, "A/B run: seed of the turns' random order");
-  o->o_threshold = run->add_option("--threshold", o->threshold,
-                                   "A/B run: the gate's threshold, as compare's (default 5%)");
-  o->o_alpha = run->add_option("--alpha", o->alpha,
-                               "A/B run: 1 - confidence of the gate's interval (default 0.01)");
-  o->o_on_noisy = run->add_option("--on-noisy", o->on_noisy,
-                                  "A/B run: noisy or inconclusive cases pass, warn (exit 5, "
-                                  "default) or fail");
-  run->add_flag("--list,--dry-run", o->list,
-                "Print the planned cases and how they would run here; run nothing");
+  add_run_options(*run, *o);
   run->callback([o, &exit_code, argv] { exit_code = run_command(*o, argv); });
 }
 

@@ -57,6 +57,18 @@ void RunReport::keep_previous(const nlohmann::json& previous,
   dirty_ = true;
 }
 
+void RunReport::set_plan(const std::vector<CaseSpec>& planned) {
+  nlohmann::json plan = nlohmann::json::array();
+  for (const auto& c : planned)
+    plan.push_back({{"index", c.index},
+                    {"id", c.id},
+                    {"workload", c.workload},
+                    {"path", std::string(to_string(c.path))},
+                    {"preset", c.preset}});
+  model_["plan"] = std::move(plan);
+  dirty_ = true;
+}
+
 void RunReport::set_start(const nlohmann::json& start) {
   model_["system"] = start.at("system");
   model_["startup"] = start.at("startup");

@@ -33,6 +33,9 @@ class RunReport {
   [[nodiscard]] bool kept(const std::string& id) const { return kept_ids_.count(id) != 0; }
   [[nodiscard]] int kept_count() const { return static_cast<int>(kept_ids_.size()); }
 
+  /// The run's planned cases, in order: the report's /plan, so that a report a killed run left
+  /// still lists the cases it never got to.
+  void set_plan(const std::vector<CaseSpec>& planned);
   /// The first job's start record (system description, start-up, ceilings).
   void set_start(const nlohmann::json& start);
   /// A finished (or failed) case; replaces the record of the same plan index (and device).

@@ -377,7 +377,7 @@ std::string submit_script(const SchedulerDialect& d, const std::string& script) 
 
 }  // namespace
 
-void add_submit_command(CLI::App& app, int& exit_code) {
+void add_submit_command(CLI::App& app, int& exit_code, RunCheck check_run) {
   auto request = std::make_shared<SubmitRequest>();
   auto dry_run = std::make_shared<bool>(false);
   CLI::App* sub = app.add_subcommand(
@@ -404,13 +404,20 @@ void add_submit_command(CLI::App& app, int& exit_code) {
       ->trigger_on_parse()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_flag("--dry-run", *dry_run, "print the batch script instead of submitting it");
-  sub->add_option("run_options", request->run_args, "options of `scalebench run`, after --");
+  sub->add_option("run_options", request->run_args,
+                  "options of `scalebench run`, after -- (checked as run checks them before "
+                  "anything is queued)");
   sub->footer(
       "Example: scalebench submit --scheduler slurm --nodes 2 --gpus-per-node 4 --time 00:30:00 "
       "-- --preset small --out run.h5");
-  sub->callback([request, dry_run, &exit_code]() {
+  sub->callback([request, dry_run, &exit_code, check_run]() {
     SubmitRequest r = *request;
     if (r.scalebench.empty()) r.scalebench = self_executable();
+    validate_request(r);
+    // What `scalebench run` would refuse is refused now, not after the job waited in a queue.
+    if (check_run)
+      for (const auto& line : check_run(r))
+        std::cerr << "scalebench: " << printable(line, 4000) << "\n";
     const std::string script = render_script(r);
     if (*dry_run) {
       std::cout << script << std::flush;

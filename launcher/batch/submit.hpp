@@ -7,6 +7,7 @@
 /// and quoted where a shell or a directive parser reads it, so no value can inject shell or an
 /// extra directive. Template variables are documented in docs/batch.md.
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -62,9 +63,15 @@ void validate_request(const SubmitRequest& request);
 /// `word` in single quotes for a POSIX shell ('it'\''s').
 [[nodiscard]] std::string shell_quote(const std::string& word);
 
-/// Registers `scalebench submit` on `app`. Its callback prints the script (--dry-run) or the job
-/// id, sets exit_code to 0, and throws sb::UsageError / sb::EnvironmentError (missing sbatch or
-/// qsub, refused submission) for main to report.
-void add_submit_command(CLI::App& app, int& exit_code);
+/// Checks the `scalebench run` options of a request (after its own fields are valid) before the
+/// script is made: throws sb::UsageError for what run would refuse, and returns lines to say on
+/// stderr. The launcher's is sb::check_submitted_run (launcher/submit_check.hpp).
+using RunCheck = std::function<std::vector<std::string>(const SubmitRequest&)>;
+
+/// Registers `scalebench submit` on `app`. Its callback checks the request and its run options
+/// (`check_run`, when given), prints the script (--dry-run) or the job id, sets exit_code to 0,
+/// and throws sb::UsageError / sb::EnvironmentError (missing sbatch or qsub, refused submission)
+/// for main to report.
+void add_submit_command(CLI::App& app, int& exit_code, RunCheck check_run = {});
 
 }  // namespace sb::batch

@@ -9,6 +9,7 @@
 #include "format_util.hpp"
 #include "scalebench/compare.hpp"
 #include "scalebench/error.hpp"
+#include "summary_util.hpp"
 
 namespace sb::results {
 namespace {
@@ -27,14 +28,49 @@ std::string pval(double p) {
   return std::isfinite(p) ? fmt::format("{:.3g}", p) : "-";
 }
 
-std::vector<std::vector<std::string>> cells(const Comparison& c) {
+/// Case names without the parameters every case of their workload shares (what tells them
+/// apart stays), as `report` shows them; `shared` gets "workload: k=v,..." per workload.
+std::vector<std::string> short_names(const Comparison& c, std::vector<std::string>* shared) {
+  std::vector<std::string> order;
+  for (const auto& r : c.cases)
+    if (std::find(order.begin(), order.end(), r.workload) == order.end())
+      order.push_back(r.workload);
+  std::vector<std::string> out(c.cases.size());
+  for (const auto& wl : order) {
+    std::vector<std::size_t> idx;
+    std::vector<detail::CaseIdParts> parts;
+    for (std::size_t i = 0; i < c.cases.size(); ++i)
+      if (c.cases[i].workload == wl) {
+        idx.push_back(i);
+        parts.push_back(detail::split_case_id(c.cases[i].name, wl));
+      }
+    const std::vector<std::string> common =
+        idx.size() > 1 ? detail::shared_params(parts) : std::vector<std::string>{};
+    std::string line;
+    for (const auto& p : common) line += (line.empty() ? "" : ",") + p;
+    if (!line.empty()) shared->push_back(wl + ": " + line);
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      std::string own;
+      for (const auto& p : parts[k].params)
+        if (std::find(common.begin(), common.end(), p) == common.end())
+          own += (own.empty() ? "" : ",") + p;
+      out[idx[k]] = wl + "/" + parts[k].path + (own.empty() ? "" : " " + own);
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<std::string>> cells(const Comparison& c,
+                                            const std::vector<std::string>* names = nullptr) {
   std::vector<std::vector<std::string>> rows{{"case", "verdict", "baseline", "current", "change",
                                               "interval", "p-value", "repeats", "detail"}};
-  for (const auto& r : c.cases) {
-    rows.push_back(
-        {r.name, std::string(to_string(r.verdict)), detail::human_seconds(r.baseline_fast_s),
-         detail::human_seconds(r.current_fast_s), pct(r.change), interval(r), pval(r.p_value),
-         fmt::format("{}/{}", r.baseline_repeats, r.current_repeats), r.detail});
+  for (std::size_t i = 0; i < c.cases.size(); ++i) {
+    const auto& r = c.cases[i];
+    rows.push_back({names != nullptr ? (*names)[i] : r.name, std::string(to_string(r.verdict)),
+                    detail::human_seconds(r.baseline_fast_s),
+                    detail::human_seconds(r.current_fast_s), pct(r.change), interval(r),
+                    pval(r.p_value), fmt::format("{}/{}", r.baseline_repeats, r.current_repeats),
+                    r.detail});
   }
   return rows;
 }
@@ -157,18 +193,57 @@ std::string text_footer(const Comparison& c, const std::string& bullet, std::siz
 std::string table(const Comparison& c, std::size_t width) {
   detail::AlignedLayout layout;
   layout.right = right();
-  layout.drop = {0, 0, 0, 0, 0, 0, 1, 2, 0};
+  // The p-value (reference only), the repeat counts and then the details (said under the table)
+  // go before an id is cut; the interval last.
+  layout.drop = {0, 0, 0, 0, 0, 4, 1, 2, 3};
   layout.elide = {true, false, false, false, false, false, false, false, true};
   layout.width = width;
-  layout.cheap_drops = 2;
-  layout.hard_floor = 10;  // nine columns, seven of numbers, in 80
+  layout.cheap_drops = 3;
+  layout.hard_floor = 10;
   std::vector<std::string> dropped;
-  std::string out = detail::render_aligned(cells(c), layout, &dropped);
+  // Too wide with whole ids: the parameters every case of a workload shares go above the
+  // table, so the ids keep what tells the cases apart.
+  std::string out;
+  std::vector<std::vector<std::string>> rows = cells(c);
+  const std::string full = detail::render_aligned(rows, right(), 0);
+  std::size_t widest = 0;
+  for (std::size_t at = 0, end = 0; at < full.size(); at = end + 1) {
+    end = full.find('\n', at);
+    if (end == std::string::npos) end = full.size();
+    widest = std::max(widest, detail::display_width(full.substr(at, end - at)));
+  }
+  if (width > 0 && widest > width) {
+    std::vector<std::string> shared;
+    const std::vector<std::string> names = short_names(c, &shared);
+    rows = cells(c, &names);
+    for (const auto& l : shared) out += wrapped("parameters of " + l, width, "  ");
+    if (!shared.empty()) out += '\n';
+  }
+  out += detail::render_aligned(rows, layout, &dropped);
   if (!dropped.empty()) {
     std::string names;
     for (const auto& d : dropped) names += (names.empty() ? "" : ", ") + d;
     out +=
         wrapped("(not shown at this width: " + names + "; --out FILE or a pipe shows all)", width);
+  }
+  if (std::find(dropped.begin(), dropped.end(), "detail") != dropped.end()) {
+    // The details under the table, each once with the cases it is about.
+    std::vector<std::pair<std::string, std::vector<std::string>>> by_detail;
+    for (std::size_t i = 0; i < c.cases.size(); ++i) {
+      const std::string& d = c.cases[i].detail;
+      if (d.empty()) continue;
+      auto it = std::find_if(by_detail.begin(), by_detail.end(),
+                             [&](const auto& p) { return p.first == d; });
+      if (it == by_detail.end()) it = by_detail.insert(by_detail.end(), {d, {}});
+      it->second.push_back(rows[i + 1][0]);
+    }
+    if (!by_detail.empty()) out += "details:\n";
+    for (const auto& [d, ids] : by_detail) {
+      std::string which;
+      for (std::size_t k = 0; k < ids.size() && k < 4; ++k) which += (k ? ", " : "") + ids[k];
+      if (ids.size() > 4) which += fmt::format(" and {} more", ids.size() - 4);
+      out += wrapped(fmt::format("  {}: {}", which, d), width, "    ");
+    }
   }
   return out;
 }
@@ -241,6 +316,78 @@ std::string junit(const Comparison& c) {
   return out;
 }
 
+nlohmann::json number_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+/// "pass", "regression", "incomplete" or "inconclusive": the exit code in a word.
+std::string outcome_word(const Comparison& c) {
+  switch (comparison_exit_code(c)) {
+    case kExitFailed:
+      return "regression";
+    case kExitIncomplete:
+      return "incomplete";
+    case kExitInconclusive:
+      return "inconclusive";
+    default:
+      return "pass";
+  }
+}
+
+/// The comparison as JSON (docs/ci.md, "compare --format json").
+std::string json_text(const Comparison& c) {
+  nlohmann::json counts = nlohmann::json::object();
+  for (const auto& r : c.cases) {
+    auto& n = counts[std::string(to_string(r.verdict))];
+    n = n.is_null() ? 1 : n.get<int>() + 1;
+  }
+  nlohmann::json system = nlohmann::json::array();
+  for (const auto& d : c.system)
+    system.push_back({{"what", d.what},
+                      {"baseline", d.baseline},
+                      {"current", d.current},
+                      {"hardware", d.hardware}});
+  nlohmann::json cases = nlohmann::json::array();
+  for (const auto& r : c.cases)
+    cases.push_back({{"case", r.name},
+                     {"workload", r.workload},
+                     {"path", r.path},
+                     {"params", r.params},
+                     {"verdict", std::string(to_string(r.verdict))},
+                     {"regression", is_regression(r.verdict)},
+                     {"baseline_repeats", r.baseline_repeats},
+                     {"current_repeats", r.current_repeats},
+                     {"marked_left_out", r.marked_left_out},
+                     {"baseline_fast_s", number_or_null(r.baseline_fast_s)},
+                     {"current_fast_s", number_or_null(r.current_fast_s)},
+                     {"change", number_or_null(r.change)},
+                     {"change_low", number_or_null(r.change_low)},
+                     {"change_high", number_or_null(r.change_high)},
+                     {"baseline_median_s", number_or_null(r.baseline_median_s)},
+                     {"current_median_s", number_or_null(r.current_median_s)},
+                     {"median_change", number_or_null(r.median_change)},
+                     {"p_value", number_or_null(r.p_value)},
+                     {"detail", r.detail}});
+  const nlohmann::json out = {{"schema", "scalebench-compare/1"},
+                              {"outcome", outcome_word(c)},
+                              {"exit_code", comparison_exit_code(c)},
+                              {"summary", tally(c)},
+                              {"rule", rule(c)},
+                              {"options",
+                               {{"threshold", c.options.threshold},
+                                {"alpha", c.options.alpha},
+                                {"min_repeats", c.options.min_repeats},
+                                {"on_noisy", std::string(to_string(c.options.on_noisy))},
+                                {"allow_missing", c.options.allow_missing},
+                                {"strict", c.options.strict}}},
+                              {"compared", c.compared()},
+                              {"counts", counts},
+                              {"system", system},
+                              {"legend", legend(c)},
+                              {"cases", cases}};
+  return out.dump(2) + "\n";
+}
+
 }  // namespace
 
 std::string format_comparison(const Comparison& c, const std::string& format, std::size_t width) {
@@ -251,8 +398,9 @@ std::string format_comparison(const Comparison& c, const std::string& format, st
     return "## scalebench compare\n\n" + detail::render_markdown(cells(c), right()) + "\n**" +
            tally(c) + "**\n\n" + rule(c) + "\n\n" + text_footer(c, "- ");
   if (format == "junit") return junit(c);
+  if (format == "json") return json_text(c);
   throw UsageError(
-      fmt::format("unknown compare format '{}'; use one of table, markdown, junit", format));
+      fmt::format("unknown compare format '{}'; use one of table, markdown, junit, json", format));
 }
 
 }  // namespace sb::results

@@ -14,6 +14,7 @@
 
 #include "format_util.hpp"
 #include "formats.hpp"
+#include "scalebench/report.hpp"
 #include "summary_util.hpp"
 
 namespace sb::results::detail {
@@ -84,6 +85,23 @@ std::vector<std::string> not_run_here_lines(const json& model) {
   }
   for (const auto& g : groups) out.push_back(group_subject(g) + ": " + g.message);
   return out;
+}
+
+std::vector<std::string> never_run_lines(const json& model) {
+  const std::vector<std::string> never = never_run_cases(model);
+  if (never.empty()) return {};
+  std::string ids;
+  for (std::size_t i = 0; i < never.size() && i < 5; ++i) ids += (i ? ", " : "") + never[i];
+  if (never.size() > 5) ids += fmt::format(" and {} more", never.size() - 5);
+  const std::string status = str(sub(model, "attrs"), "status");
+  return {fmt::format(
+      "{} of {} planned case(s) never ran ({}): {}", never.size(), sub(model, "plan").size(),
+      status == "running" ? "the run was killed, or is still running" : "the run ended before them",
+      ids)};
+}
+
+std::vector<std::string> next_lines(const json& model) {
+  return next_commands(model, str(model, "file"));
 }
 
 std::vector<std::string> problem_lines(const json& model) {

@@ -15,6 +15,7 @@
 
 #include "format_util.hpp"
 #include "formats.hpp"
+#include "scalebench/report.hpp"
 #include "summary_util.hpp"
 
 namespace sb::results::detail {
@@ -83,6 +84,8 @@ Headline headline_of(const json& model) {
   if (h.timeout > 0) h.tally += fmt::format(", {} timed out", h.timeout);
   if (h.other > 0) h.tally += fmt::format(", {} other", h.other);
   h.tally += fmt::format(" ({} case{})", h.cases, h.cases == 1 ? "" : "s");
+  if (const auto never = never_run_cases(model); !never.empty())
+    h.tally += fmt::format("; {} of {} planned never ran", never.size(), sub(model, "plan").size());
 
   const json& sys = sub(model, "system");
   const json& nodes = sub(sys, "nodes");

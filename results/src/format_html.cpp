@@ -31,6 +31,7 @@ th,td{border:1px solid #ddd;padding:2px 6px;text-align:left;white-space:nowrap}t
 th{background:#f3f3f3}.bad{color:#b00020;font-weight:600}.ok{color:#1b7f3b}.skip{color:#777}.warn{color:#9a5b00;font-weight:600}
 tr.group th{background:#e9eef5;font-weight:600}
 .scroll{overflow-x:auto}
+#summary td.id{max-width:24em;overflow:hidden;text-overflow:ellipsis}
 svg{font-size:11px;font-family:inherit}svg text{fill:#333}.note{color:#666;font-size:0.85em}
 .headline{border:1px solid #ddd;border-radius:6px;padding:12px 16px;background:#fafafa}
 .headline .status{font-size:1.4em;font-weight:700;margin:0 0 4px 0}
@@ -211,25 +212,37 @@ std::string attention(const json& model, const json& summary) {
     for (const auto& p : here) out += "<li>" + html_escape(p) + "</li>\n";
     out += "</ul>\n";
   }
-  const auto problems = problem_lines(model);
+  auto problems = problem_lines(model);
+  for (const auto& l : never_run_lines(model)) problems.push_back(l);
   if (!problems.empty()) {
     out += "<h2>Problems</h2>\n<ul class=\"attention\" id=\"problems\">\n";
     for (const auto& p : problems) out += "<li class=\"bad\">" + html_escape(p) + "</li>\n";
     out += "</ul>\n";
+  }
+  if (const auto next = next_lines(model); !next.empty()) {
+    out += "<h2>Next</h2>\n<pre id=\"next\">";
+    for (const auto& n : next) out += html_escape(n) + "\n";
+    out += "</pre>\n";
   }
   return out;
 }
 
 /// The summary, one group of rows per workload: the group's header says the parameters all its
 /// cases share, each row the path and the parameters of its own (the whole id in its title).
+/// It fits a 1280-pixel window without a sideways scroll: min, max and the standard deviation
+/// are the median cell's title (the distribution chart draws them), the ceiling the efficiency
+/// cell's, and a case's own parameters too long for its cell end in "…" (the whole id is its
+/// title).
 std::string summary_table(const json& summary) {
   // Energy per answer where the run recorded it (joules per repeat, work per joule).
   bool energy = false;
   for (const auto& r : summary) energy = energy || !str(r, "energy_source").empty();
   std::string out =
       "<div class=\"scroll\"><table id=\"summary\"><tr><th>case</th><th>workers</th>"
-      "<th>status</th><th>reps</th><th>median</th><th>min</th><th>max</th><th>stddev</th>"
-      "<th>throughput</th><th>vs 1cpu</th><th>vs 1gpu</th><th>efficiency</th><th>ceiling</th>";
+      "<th>status</th><th>reps</th><th>median</th><th title=\"the median's 95% interval, "
+      "&#177;% of the median; busy, quota, slow: the machine was busy, held back by its cgroup's "
+      "CPU quota or slowed while the case ran\">noise</th><th>throughput</th><th>vs "
+      "1cpu</th><th>vs 1gpu</th><th>efficiency</th>";
   out += energy ? "<th>energy</th><th>work/J</th></tr>\n" : "</tr>\n";
   std::string workload;
   bool first = true;
@@ -246,7 +259,7 @@ std::string summary_table(const json& summary) {
       std::string common;
       for (const auto& p : shared) common += (common.empty() ? "" : ",") + p;
       out +=
-          fmt::format("<tr class=\"group\"><th colspan=\"{}\">{}{}</th></tr>\n", energy ? 15 : 13,
+          fmt::format("<tr class=\"group\"><th colspan=\"{}\">{}{}</th></tr>\n", energy ? 12 : 10,
                       html_escape(wl), common.empty() ? "" : " — " + html_escape(common));
     }
     const CaseIdParts id = split_case_id(str(r, "case"), wl);
@@ -259,27 +272,41 @@ std::string summary_table(const json& summary) {
     const bool above = eff > 1.0;
     const std::string device = str(r, "path").find("gpu") != std::string::npos ? "gpu" : "cpu";
     const std::string ceiling =
-        str(r, "ceiling").empty()
-            ? "-"
-            : str(r, "ceiling") + " " + human_rate(num(r, "ceiling_value"), str(r, "ceiling_unit"));
+        str(r, "ceiling").empty() ? std::string()
+                                  : "of " + str(r, "ceiling") + " " +
+                                        human_rate(num(r, "ceiling_value"), str(r, "ceiling_unit"));
+    const double spread = num(r, "spread");
+    const std::string busy = str(r, "interference");
+    std::string noise = std::isfinite(spread) ? "&#177;" + human_percent(spread) : "-";
+    if (!busy.empty())
+      noise += busy.find("other processes") != std::string::npos ? " busy"
+               : busy.find("quota") != std::string::npos         ? " quota"
+                                                                 : " slow";
+    const std::string range =
+        std::isfinite(num(r, "min_s"))
+            ? fmt::format("min {}, max {}, stddev {}", human_seconds(num(r, "min_s")),
+                          human_seconds(num(r, "max_s")), human_seconds(num(r, "stddev_s")))
+            : std::string();
     out += fmt::format(
-        "<tr><td title=\"{}\">{}{}</td><td>{}</td><td class=\"{}\">{}</td><td class=\"n\">{}</td>"
-        "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
-        "class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-        "<td class=\"n{}\" title=\"{}\">{}</td><td>{}</td>",
+        "<tr><td class=\"id\" title=\"{}\">{}{}</td><td>{}</td><td class=\"{}\">{}</td>"
+        "<td class=\"n\">{}</td><td class=\"n\" title=\"{}\">{}</td><td class=\"n{}\" "
+        "title=\"{}\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+        "<td class=\"n\">{}</td><td class=\"n{}\" title=\"{}\">{}</td>",
         html_escape(str(r, "case")), html_escape(id.path),
         own.empty() ? "" : " " + html_escape(own),
         html_escape(parallel_label(device, num(r, "workers"), num(r, "threads_per_worker"))),
         status == "ok"        ? "ok"
         : status == "skipped" ? "skip"
                               : "bad",
-        html_escape(status), r.value("repeats", 0), human_seconds(num(r, "median_s")),
-        human_seconds(num(r, "min_s")), human_seconds(num(r, "max_s")),
-        human_seconds(num(r, "stddev_s")),
-        html_escape(human_rate(num(r, "throughput"), str(r, "throughput_unit"))),
+        html_escape(status), r.value("repeats", 0), range, human_seconds(num(r, "median_s")),
+        busy.empty() ? "" : " warn",
+        html_escape(busy.empty() ? "the median's 95% interval"
+                                 : busy + fmt::format(": explains up to +{:.0f}%",
+                                                      100.0 * num(r, "interference_explains"))),
+        noise, html_escape(human_rate(num(r, "throughput"), str(r, "throughput_unit"))),
         human_ratio(num(r, "speedup_vs_single_cpu")), human_ratio(num(r, "speedup_vs_single_gpu")),
-        above ? " warn" : "", html_escape(above ? str(r, "notes") : str(r, "ceiling")),
-        (above ? "\xE2\x9A\xA0 " : "") + human_percent(eff), html_escape(ceiling));
+        above ? " warn" : "", html_escape(above ? str(r, "notes") : ceiling),
+        (above ? "\xE2\x9A\xA0 " : "") + human_percent(eff));
     if (energy) {
       const std::string un = str(r, "energy_unavailable");
       out += fmt::format(

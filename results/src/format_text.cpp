@@ -61,6 +61,7 @@ enum Col {
   kStatus,
   kReps,
   kMedian,
+  kNoise,
   kMin,
   kMax,
   kStddev,
@@ -73,12 +74,26 @@ enum Col {
   kCols
 };
 
+/// The noise column: the median's 95% interval as +-% of the median (nvbench's noise), and a
+/// flag when the machine was busy, throttled or slowed while the case ran (the notes say how
+/// much that explains).
+std::string noise_text(const json& r) {
+  const double s = num(r, "spread");
+  std::string out = std::isfinite(s) ? fmt::format("\u00b1{}", human_percent(s)) : "-";
+  const std::string why = str(r, "interference");
+  if (!why.empty())
+    out += why.find("other processes") != std::string::npos ? " busy"
+           : why.find("quota") != std::string::npos         ? " quota"
+                                                            : " slow";
+  return out;
+}
+
 /// The summary's cells; the energy columns (last) only when a case has an energy figure.
 std::vector<std::vector<std::string>> summary_cells(const json& summary,
                                                     const std::vector<std::string>& labels) {
-  std::vector<std::vector<std::string>> rows{{"case", "workers", "status", "reps", "median", "min",
-                                              "max", "stddev", "throughput", "vs 1cpu", "vs 1gpu",
-                                              "efficiency", "energy", "work/J"}};
+  std::vector<std::vector<std::string>> rows{
+      {"case", "workers", "status", "reps", "median", "noise", "min", "max", "stddev", "throughput",
+       "vs 1cpu", "vs 1gpu", "efficiency", "energy", "work/J"}};
   bool energy = false;
   for (const auto& r : summary) energy = energy || std::isfinite(num(r, "energy_j"));
   for (std::size_t i = 0; i < summary.size(); ++i) {
@@ -88,7 +103,7 @@ std::vector<std::vector<std::string>> summary_cells(const json& summary,
     rows.push_back(
         {labels[i], parallel_label(device, num(r, "workers"), num(r, "threads_per_worker")),
          str(r, "status"), fmt::format("{}", r.value("repeats", 0)),
-         human_seconds(num(r, "median_s")), human_seconds(num(r, "min_s")),
+         human_seconds(num(r, "median_s")), noise_text(r), human_seconds(num(r, "min_s")),
          human_seconds(num(r, "max_s")), human_seconds(num(r, "stddev_s")),
          human_rate(num(r, "throughput"), str(r, "throughput_unit")),
          human_ratio(num(r, "speedup_vs_single_cpu")), human_ratio(num(r, "speedup_vs_single_gpu")),
@@ -103,13 +118,13 @@ std::vector<std::vector<std::string>> summary_cells(const json& summary,
 }
 
 const std::vector<bool>& summary_right() {
-  static const std::vector<bool> r{false, false, false, true, true, true, true,
+  static const std::vector<bool> r{false, false, false, true, true, true, true, true,
                                    true,  true,  true,  true, true, true, true};
   return r;
 }
 
 /// Narrow widths drop these first (rank 1 first); 0: always shown. Columns with nothing in them
-/// ("-" on every row, e.g. vs 1gpu without a GPU) go before any other.
+/// ("-" on every row, e.g. vs 1gpu without a GPU) go before any other, and do not come back.
 AlignedLayout summary_layout(const std::vector<std::vector<std::string>>& rows, std::size_t width) {
   AlignedLayout l;
   const std::size_t cols = rows.front().size();  // kCols, or without the energy columns
@@ -123,13 +138,14 @@ AlignedLayout summary_layout(const std::vector<std::vector<std::string>>& rows, 
   l.drop[kThroughput] = 6;
   l.drop[kEfficiency] = 7;
   l.drop[kVsCpu] = 8;
+  l.drop[kNoise] = 9;
   l.drop[kEnergy] = l.drop[kWorkPerJ] = 2;
   l.drop.resize(cols);
   for (std::size_t c = 0; c < cols; ++c) {
     if (l.drop[c] == 0) continue;
     bool empty = true;
     for (std::size_t i = 1; i < rows.size(); ++i) empty = empty && rows[i][c] == "-";
-    if (empty && rows.size() > 1) l.drop[c] = 1;
+    if (empty && rows.size() > 1) l.drop[c] = -1;
   }
   l.cheap_drops = 4;  // min, max, stddev and reps go before a case id is cut
   l.elide.assign(cols, false);
@@ -190,6 +206,11 @@ std::string wrapped(const std::string& text, std::size_t width, const std::strin
   return out;
 }
 
+constexpr const char* kNoiseNote =
+    "noise: the median's 95% interval, \u00b1% of the median; busy, quota, slow: other "
+    "processes, the cgroup CPU quota, or a lower clock or slower vector units took part of the "
+    "machine while the case ran (its note says how much that explains)";
+
 constexpr const char* kEfficiencyNote =
     "efficiency: achieved bytes/s or flop/s over the measured ceiling (GPU: copy bandwidth or "
     "fp64 GEMM; CPU: STREAM triad or DGEMM; times workers), or a case's floor over its time where "
@@ -237,6 +258,7 @@ std::string format_table(const json& model, const json& summary, std::size_t wid
                                fmt::join(dropped, ", "), width),
                    width, "", "  ");
   out += '\n';
+  out += wrapped(kNoiseNote, width, "", "  ");
   out += wrapped(kEfficiencyNote, width, "", "  ");
   if (const std::string c = ceilings_used(model, summary); !c.empty())
     out += wrapped(c, width, "", "  ");
@@ -254,10 +276,15 @@ std::string format_table(const json& model, const json& summary, std::size_t wid
     out += "\nnot run here:\n";
     for (const auto& p : here) out += wrapped(p, width, "  ", "    ");
   }
-  const auto problems = problem_lines(model);
+  auto problems = problem_lines(model);
+  for (const auto& l : never_run_lines(model)) problems.push_back(l);
   if (!problems.empty()) {
     out += "\nproblems:\n";
     for (const auto& p : problems) out += wrapped(p, width, "  ", "    ");
+  }
+  if (const auto next = next_lines(model); !next.empty()) {
+    out += "\nnext:\n";
+    for (const auto& n : next) out += wrapped(n, width, "  ", "    ");
   }
   if (const std::string v = format_verdicts_text(verdicts_of(model)); !v.empty()) {
     // Each entry fitted to the width: its continuation lines under its reason's indent.
@@ -313,7 +340,7 @@ std::string format_markdown(const json& model, const json& summary) {
   std::vector<bool> right = summary_right();
   right.resize(cells.front().size());
   out += render_markdown(cells, right);
-  out += std::string("\n_") + kEfficiencyNote + "_";
+  out += std::string("\n_") + kNoiseNote + "_; _" + kEfficiencyNote + "_";
   if (const std::string c = ceilings_used(model, summary); !c.empty()) out += "; _" + c + "_";
   if (const std::string e = energy_note(summary); !e.empty()) out += "; _" + markdown_cell(e) + "_";
   out += '\n';
@@ -329,47 +356,19 @@ std::string format_markdown(const json& model, const json& summary) {
     out += "\n### Not run here\n\n";
     for (const auto& p : here) out += "- " + markdown_cell(p) + '\n';
   }
-  const auto problems = problem_lines(model);
+  auto problems = problem_lines(model);
+  for (const auto& l : never_run_lines(model)) problems.push_back(l);
   if (!problems.empty()) {
     out += "\n### Problems\n\n";
     for (const auto& p : problems) out += "- " + markdown_cell(p) + '\n';
   }
+  if (const auto next = next_lines(model); !next.empty()) {
+    out += "\n### Next\n\n```sh\n";
+    for (const auto& n : next) out += n + '\n';
+    out += "```\n";
+  }
   out += markdown_verdicts(verdicts_of(model));
   return out;
-}
-
-/// The summary as CSV; `lead` (when not empty) is a first column: its name, then its value on
-/// every row.
-std::string format_csv_rows(const json& summary, const std::pair<std::string, std::string>* lead,
-                            bool header) {
-  std::string out;
-  const auto& cols = layout::summary_columns();
-  if (header) {
-    if (lead != nullptr) out += lead->first + ",";
-    for (std::size_t c = 0; c < cols.size(); ++c) out += (c ? "," : "") + cols[c].name;
-    out += '\n';
-  }
-  for (const auto& r : summary) {
-    if (lead != nullptr) out += csv_field(lead->second) + ",";
-    for (std::size_t c = 0; c < cols.size(); ++c) {
-      if (c) out += ',';
-      const auto it = r.find(cols[c].name);
-      if (it == r.end() || it->is_null()) continue;
-      if (it->is_string()) {
-        out += csv_field(it->get<std::string>());
-      } else if (it->is_number_integer()) {
-        out += it->dump();
-      } else if (it->is_number()) {
-        out += plain_number(it->get<double>());
-      }
-    }
-    out += '\n';
-  }
-  return out;
-}
-
-std::string format_csv(const json& summary) {
-  return format_csv_rows(summary, nullptr, true);
 }
 
 std::string format_json(const json& model, const json& summary) {
@@ -381,20 +380,27 @@ std::string format_json(const json& model, const json& summary) {
 
 }  // namespace detail
 
-std::string format_report(const nlohmann::json& model, const std::string& format,
-                          std::size_t width) {
-  check_report_request(1, format);
+std::string format_report(const nlohmann::json& model, const std::string& format, std::size_t width,
+                          bool per_repeat) {
+  check_report_request(1, format, per_repeat);
   const nlohmann::json summary = summarize(model);
   if (format == "table") return detail::format_table(model, summary, width);
   if (format == "markdown") return detail::format_markdown(model, summary);
-  if (format == "csv") return detail::format_csv(summary);
+  if (format == "csv" || format == "records") {
+    detail::TidyTable t;
+    detail::add_tidy_rows(t, model, summary, per_repeat);
+    return format == "csv" ? detail::tidy_csv(t) : detail::tidy_records(t);
+  }
   if (format == "json") return detail::format_json(model, summary);
   if (format == "gbench-json") return detail::format_gbench(model, summary);
   if (format == "junit") return detail::format_junit(model, summary);
   return detail::format_html(model, summary);
 }
 
-void check_report_request(std::size_t files, const std::string& format) {
+void check_report_request(std::size_t files, const std::string& format, bool per_repeat) {
+  if (per_repeat && format != "csv" && format != "records")
+    throw UsageError(fmt::format(
+        "--per-repeat applies to --format csv and records (one row per repeat), not {}", format));
   const auto& names = report_formats();
   if (std::find(names.begin(), names.end(), format) == names.end())
     throw UsageError(
@@ -407,9 +413,24 @@ void check_report_request(std::size_t files, const std::string& format) {
 }
 
 std::string format_reports(const std::vector<NamedReport>& reports, const std::string& format,
-                           std::size_t width) {
-  check_report_request(reports.size(), format);
-  if (reports.size() == 1) return format_report(reports.front().model, format, width);
+                           std::size_t width, bool per_repeat) {
+  check_report_request(reports.size(), format, per_repeat);
+  // The formats for people name the file in the commands that finish an incomplete report.
+  const bool for_people = format == "table" || format == "markdown" || format == "html";
+  const auto named = [&](const NamedReport& r) {
+    nlohmann::json m = r.model;
+    m["file"] = r.name;
+    return m;
+  };
+  if (reports.size() == 1)
+    return format_report(for_people ? named(reports.front()) : reports.front().model, format, width,
+                         per_repeat);
+  if (format == "csv" || format == "records") {
+    detail::TidyTable t;
+    for (const auto& r : reports)
+      detail::add_tidy_rows(t, r.model, summarize(r.model), per_repeat, &r.name);
+    return format == "csv" ? detail::tidy_csv(t) : detail::tidy_records(t);
+  }
   std::string out;
   if (format == "json") {
     nlohmann::json arr = nlohmann::json::array();
@@ -423,25 +444,24 @@ std::string format_reports(const std::vector<NamedReport>& reports, const std::s
   }
   for (std::size_t i = 0; i < reports.size(); ++i) {
     const auto& r = reports[i];
-    if (format == "csv") {
-      const std::pair<std::string, std::string> lead{"report", r.name};
-      out += detail::format_csv_rows(summarize(r.model), &lead, i == 0);
-      continue;
-    }
     if (i > 0) out += '\n';
     if (format == "markdown") {
       out += "# " + detail::markdown_cell(r.name) + "\n\n";
     } else {
       out += "==> " + r.name + " <==\n";
     }
-    out += format_report(r.model, format, width);
+    out += format_report(for_people ? named(r) : r.model, format, width);
   }
   return out;
 }
 
+std::string format_rate(double value, const std::string& unit) {
+  return detail::human_rate(value, unit);
+}
+
 const std::vector<std::string>& report_formats() {
-  static const std::vector<std::string> names{"table",       "markdown", "csv",  "json",
-                                              "gbench-json", "html",     "junit"};
+  static const std::vector<std::string> names{"table", "markdown",    "csv",  "records",
+                                              "json",  "gbench-json", "html", "junit"};
   return names;
 }
 

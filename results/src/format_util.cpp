@@ -261,6 +261,12 @@ struct Fitting {
   void fit(std::vector<std::string>* dropped) {
     int max_rank = 0;
     for (int r : layout.drop) max_rank = std::max(max_rank, r);
+    // Columns with nothing to say go first, and do not come back.
+    std::size_t never_back = 0;
+    if (!fits()) {
+      drop_rank(-1);
+      never_back = dropped_cols.size();
+    }
     for (int r = 1; r <= max_rank && !fits(); ++r) {
       if (r > layout.cheap_drops) cut_to(layout.soft_floor);
       if (!fits()) drop_rank(r);
@@ -268,9 +274,10 @@ struct Fitting {
     cut_to(layout.soft_floor);
     cut_to(layout.hard_floor);
     // A column dropped with others of its rank may fit again on its own: the last dropped first.
-    for (auto it = dropped_cols.rbegin(); it != dropped_cols.rend(); ++it) {
-      shown[*it] = true;
-      if (!fits()) shown[*it] = false;
+    for (std::size_t k = dropped_cols.size(); k > never_back; --k) {
+      const std::size_t c = dropped_cols[k - 1];
+      shown[c] = true;
+      if (!fits()) shown[c] = false;
     }
     if (dropped != nullptr)
       for (std::size_t c : dropped_cols)

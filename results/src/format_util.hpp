@@ -49,7 +49,8 @@ std::vector<std::string> wrap_words(const std::string& text, std::size_t width,
 /// How a column-aligned table fits a width. Columns past the end of a vector take the default.
 struct AlignedLayout {
   std::vector<bool> right;  ///< right-align column c
-  /// Narrow widths: 0 keeps column c; k > 0 drops it as the k-th when the table does not fit.
+  /// Narrow widths: 0 keeps column c; k > 0 drops it as the k-th when the table does not fit;
+  /// -1 drops it first and for good (a column with nothing in it).
   std::vector<int> drop;
   /// Columns whose cells may be cut ("…") to fit; the first column as a case id (elide_id: its
   /// workload, path and end kept), the others at the end.

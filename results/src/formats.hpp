@@ -4,6 +4,7 @@
 /// `width`: the columns a text table must fit (0: no limit, the full table).
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,19 @@ namespace sb::results::detail {
 std::string format_table(const nlohmann::json& model, const nlohmann::json& summary,
                          std::size_t width);
 std::string format_markdown(const nlohmann::json& model, const nlohmann::json& summary);
-std::string format_csv(const nlohmann::json& summary);
+
+/// The tidy export (format_tidy.cpp): "csv" and "records", one row per case or per repeat.
+struct TidyTable {
+  using Row = std::map<std::string, nlohmann::json>;
+  std::vector<std::string> columns;  ///< in the order they first appeared
+  std::vector<Row> rows;
+  void set(Row& row, const std::string& column, nlohmann::json value);
+};
+/// Appends `model`'s rows (`report`, when given, fills a leading `report` column).
+void add_tidy_rows(TidyTable& table, const nlohmann::json& model, const nlohmann::json& summary,
+                   bool per_repeat, const std::string* report = nullptr);
+std::string tidy_csv(const TidyTable& table, bool header = true);
+std::string tidy_records(const TidyTable& table);
 std::string format_json(const nlohmann::json& model, const nlohmann::json& summary);
 std::string format_gbench(const nlohmann::json& model, const nlohmann::json& summary);
 std::string format_html(const nlohmann::json& model, const nlohmann::json& summary);
@@ -26,6 +39,12 @@ std::vector<std::string> problem_lines(const nlohmann::json& model);
 /// Skipped cases that cannot run on this machine by their nature (`not_applicable`: comms with
 /// one worker), grouped by reason: no problem, and not among problem_lines.
 std::vector<std::string> not_run_here_lines(const nlohmann::json& model);
+/// "29 of 32 planned cases never ran (the run was killed or stopped before them): a, b and 27
+/// more" from the report's plan; empty when every planned case has a record.
+std::vector<std::string> never_run_lines(const nlohmann::json& model);
+/// The commands that finish an incomplete report (next_commands in report.hpp) for the file the
+/// model was read from (its "file" member, set by `scalebench report`).
+std::vector<std::string> next_lines(const nlohmann::json& model);
 
 /// The summary rows' notes grouped by what they say: the cases that share a note's head and
 /// reason ("slower than single-cpu: a (0.09x), b (0.41x)"), the reason said once.

@@ -26,7 +26,7 @@ constexpr const char* kLevelColor = "#59a14f";
 constexpr const char* kStepColor = "#e15759";  // tests/results/check_history_html.py looks for it
 
 constexpr double kWidth = 760, kHeight = 240;
-constexpr double kLeft = 76, kRight = 16, kTop = 40, kBottom = 34;
+constexpr double kLeft = 76, kRight = 16, kTop = 40, kBottom = 36;
 
 struct Frame {
   std::size_t n = 1;
@@ -53,7 +53,14 @@ Frame frame_of(const Trend& t) {
   return f;
 }
 
-std::string axes(const Frame& f) {
+/// "11-22" of "2026-11-22T10:00:00Z" ("" when it is not a time).
+std::string month_day(const std::string& utc) {
+  return utc.size() >= 10 && utc[4] == '-' && utc[7] == '-' ? utc.substr(5, 5) : std::string();
+}
+
+/// The x axis names each run by its commit and, below, its date (every run while there is room,
+/// else every k-th).
+std::string axes(const HistoryStore& store, const Trend& t, const Frame& f) {
   std::string s = fmt::format(
       "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#999\"/>"
       "<line x1=\"{0}\" y1=\"{2}\" x2=\"{3}\" y2=\"{2}\" stroke=\"#999\"/>\n",
@@ -65,12 +72,17 @@ std::string axes(const Frame& f) {
         "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
         kLeft, f.y(v), kWidth - kRight, kLeft - 6, f.y(v) + 4, detail::human_seconds(v));
   }
-  const std::size_t every = std::max<std::size_t>(1, (f.n + 11) / 12);
-  for (std::size_t i = 0; i < f.n; i += every)
-    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">#{}</text>\n",
-                     f.x(static_cast<double>(i) + 0.5), kHeight - kBottom + 16, i + 1);
-  s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">run</text>\n",
-                   (kLeft + kWidth - kRight) / 2, kHeight - 4);
+  const std::size_t every = std::max<std::size_t>(1, (f.n + 7) / 8);  // 12-digit commits fit
+  for (std::size_t i = 0; i < f.n && i < t.points.size(); i += every) {
+    const HistoryRun& run = store.runs[t.points[i].run];
+    const double x = f.x(static_cast<double>(i) + 0.5);
+    s += fmt::format(
+        "<text class=\"run-label\" x=\"{0:.1f}\" y=\"{1:.1f}\" text-anchor=\"middle\">"
+        "<title>run {2}: commit {3}, {4}</title>{5}<tspan x=\"{0:.1f}\" dy=\"12\">{6}</tspan>"
+        "</text>\n",
+        x, kHeight - kBottom + 13, run.id, html_escape(run.commit), html_escape(run.time_utc),
+        html_escape(short_commit(run.commit)), html_escape(month_day(run.time_utc)));
+  }
   return s;
 }
 
@@ -114,8 +126,8 @@ std::string steps(const HistoryStore& store, const Trend& t, const Frame& f) {
     const ChangePoint& c = t.steps[k];
     const double x = std::round(f.x(static_cast<double>(c.index)));
     const HistoryRun& run = store.runs[t.points[c.index].run];
-    const std::string label = fmt::format("{:+.1f}% at #{} ({})", c.change * 100.0, c.index + 1,
-                                          short_commit(run.commit));
+    const std::string label = fmt::format("{:+.1f}% at {} ({})", c.change * 100.0,
+                                          short_commit(run.commit), month_day(run.time_utc));
     const bool left = x > kWidth / 2;
     s += fmt::format(
         "<line class=\"change-point\" data-point=\"{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" "
@@ -133,7 +145,7 @@ std::string chart(const HistoryStore& store, const Trend& t) {
              "<svg class=\"chart\" data-chart=\"history\" data-change-points=\"{}\" "
              "width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">\n",
              t.steps.size(), kWidth, kHeight, kWidth, kHeight, html_escape(t.key)) +
-         axes(f) + levels(t, f) + points(t, f) + steps(store, t, f) + "</svg>\n";
+         axes(store, t, f) + levels(t, f) + points(t, f) + steps(store, t, f) + "</svg>\n";
 }
 
 }  // namespace

@@ -95,14 +95,16 @@ void add_report_command(CLI::App& app, int& exit_code) {
     std::string out;
     bool wide = false;
     bool make_references = false;
+    bool per_repeat = false;
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("report",
-                                     "Render reports (.h5) as a table, Markdown, CSV, "
-                                     "JSON, Google Benchmark JSON, HTML or JUnit XML");
+                                     "Render reports (.h5) as a table, Markdown, a tidy CSV or "
+                                     "JSON records table, JSON, Google Benchmark JSON, HTML or "
+                                     "JUnit XML");
   sub->add_option("files", o->files,
-                  "report files written by `scalebench run` (table, markdown, csv, json: "
-                  "several, one after another)")
+                  "report files written by `scalebench run` (table, markdown, csv, records, "
+                  "json: several, one after another)")
       ->required();
   sub->add_option("--format", o->format,
                   fmt::format("output format: {}", fmt::join(report_formats(), "|")))
@@ -110,6 +112,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
   sub->add_option("--out", o->out, "write to this file instead of standard output");
   sub->add_flag("--wide", o->wide,
                 "table: every column and whole case ids, whatever the terminal's width");
+  sub->add_flag("--per-repeat", o->per_repeat,
+                "csv, records: one row per timed repeat instead of one per case");
   sub->add_flag("--make-references", o->make_references,
                 "write a reference file (TOML, docs/acceptance.md) from one good run's device "
                 "medians instead of rendering it");
@@ -133,14 +137,14 @@ void add_report_command(CLI::App& app, int& exit_code) {
       seen.push_back(ec ? std::filesystem::path(f) : real);
       files.push_back(f);
     }
-    check_report_request(files.size(), o->format);
+    check_report_request(files.size(), o->format, o->per_repeat);
     check_out_is_no_input(o->out, o->files);
     std::vector<NamedReport> reports;
     for (const auto& f : files) reports.push_back({f, read_report_isolated(f)});
     // A file (--out) keeps the full table, like a pipe; the terminal gets what fits it.
     const bool to_stdout = o->out.empty() || o->out == "-";
     const std::size_t width = o->wide || !to_stdout ? 0 : output_width(STDOUT_FILENO);
-    emit(format_reports(reports, o->format, width), o->out,
+    emit(format_reports(reports, o->format, width, o->per_repeat), o->out,
          o->format == "table" || o->format == "markdown");
     exit_code = kExitOk;
   });
@@ -182,7 +186,8 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--allow-missing", o->allow_missing,
                 "pass when baseline cases are missing from current or nothing was compared");
   sub->add_flag("--strict", o->strict, "refuse (exit 2) reports from different hardware");
-  sub->add_option("--format", o->format, "output format: table|markdown|junit")
+  sub->add_option("--format", o->format,
+                  "output format: table|markdown|junit|json (json: docs/ci.md)")
       ->capture_default_str();
   sub->add_option("--out", o->out, "write to this file instead of standard output");
   sub->callback([o, &exit_code] {
@@ -194,9 +199,10 @@ void add_compare_command(CLI::App& app, int& exit_code) {
     opts.on_noisy = parse_noisy_policy(o->on_noisy);
     opts.allow_missing = o->allow_missing;
     opts.strict = o->strict;
-    if (o->format != "table" && o->format != "markdown" && o->format != "junit")
-      throw UsageError(
-          fmt::format("unknown compare format '{}'; use one of table, markdown, junit", o->format));
+    if (o->format != "table" && o->format != "markdown" && o->format != "junit" &&
+        o->format != "json")
+      throw UsageError(fmt::format(
+          "unknown compare format '{}'; use one of table, markdown, junit, json", o->format));
     check_out_is_no_input(o->out, {o->baseline, o->current});
     const nlohmann::json baseline = read_report_isolated(o->baseline);
     Comparison c;
@@ -212,7 +218,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
     }
     const bool to_stdout = o->out.empty() || o->out == "-";
     emit(format_comparison(c, o->format, to_stdout ? output_width(STDOUT_FILENO) : 0), o->out,
-         o->format != "junit");
+         o->format == "table" || o->format == "markdown");
     exit_code = comparison_exit_code(c);
   });
 }

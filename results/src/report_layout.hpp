@@ -18,6 +18,7 @@ inline constexpr const char* kTimes = "times";          // per-case dataset for 
 inline constexpr const char* kVerdicts = "verdicts";    // node acceptance, one row per device
 inline constexpr const char* kTelemetry = "telemetry";  // per-case group
 inline constexpr const char* kAb = "ab";                // an A/B run's sides (report_ab.cpp)
+inline constexpr const char* kPlan = "plan";            // the run's planned cases, in order
 
 using h5::Column;
 using h5::Kind;
@@ -43,6 +44,15 @@ inline const std::vector<Column>& task_event_columns() {
   static const std::vector<Column> c{
       {"repeat", Kind::Int},  {"worker", Kind::Int}, {"task", Kind::Int}, {"phase", Kind::Str},
       {"start", Kind::Float}, {"end", Kind::Float},  {"bytes", Kind::Int}};
+  return c;
+}
+
+inline const std::vector<Column>& plan_columns() {
+  static const std::vector<Column> c{{"index", Kind::Int},
+                                     {"id", Kind::Str},
+                                     {"workload", Kind::Str},
+                                     {"path", Kind::Str},
+                                     {"preset", Kind::Str}};
   return c;
 }
 
@@ -130,7 +140,10 @@ inline const std::vector<Column>& summary_columns() {
                                      {"work_per_j_unit", Kind::Str},
                                      {"flop_per_j", Kind::Float},
                                      {"energy_source", Kind::Str},
-                                     {"energy_unavailable", Kind::Str}};
+                                     {"energy_unavailable", Kind::Str},
+                                     {"spread", Kind::Float},
+                                     {"interference", Kind::Str},
+                                     {"interference_explains", Kind::Float}};
   return c;
 }
 

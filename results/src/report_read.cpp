@@ -72,6 +72,8 @@ json read_model(hid_t file) {
       continue;  // derived; summarize(model) recomputes it
     } else if (key == layout::kVerdicts) {
       model[layout::kVerdicts] = h5::read_link(file, key);
+    } else if (key == layout::kPlan) {
+      model[layout::kPlan] = h5::read_link(file, key);
     } else if (key == layout::kExtra) {
       Handle g = h5::open_group(file, key);
       json extra = h5::read_group(g.get());

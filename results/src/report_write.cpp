@@ -132,6 +132,8 @@ void write_model(hid_t file, const json& model) {
     if (!is_scalar(v) && (k == layout::kSystem || k == layout::kCases || k == layout::kSummary ||
                           k == layout::kExtra || k == layout::kVerdicts || k == layout::kAb))
       throw UsageError(fmt::format("report model: attrs.{} clashes with the /{} group", k, k));
+    if (!is_scalar(v) && k == layout::kPlan)
+      throw UsageError("report model: attrs.plan clashes with the /plan table");
   }
   h5::write_members(file, attrs);
 
@@ -159,8 +161,13 @@ void write_model(hid_t file, const json& model) {
     set_units(file, layout::kVerdicts, "value, expected, reference_s: s");
   }
 
-  const std::vector<std::string> known{"attrs",   "system",          "startup",  "cases",
-                                       "summary", layout::kVerdicts, layout::kAb};
+  if (const auto p = model.find(layout::kPlan); p != model.end()) {
+    if (!h5::write_table(file, layout::kPlan, *p, layout::plan_columns(), true))
+      throw UsageError("report model: \"plan\" is not a table of flat rows");
+  }
+
+  const std::vector<std::string> known{"attrs",   "system",          "startup",   "cases",
+                                       "summary", layout::kVerdicts, layout::kAb, layout::kPlan};
   bool has_extra = false;
   for (const auto& [k, v] : model.items())
     has_extra = has_extra || std::find(known.begin(), known.end(), k) == known.end();

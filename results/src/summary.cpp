@@ -8,6 +8,8 @@
 #include "energy_figures.hpp"
 #include "format_util.hpp"
 #include "scalebench/exec_path.hpp"
+#include "scalebench/interference.hpp"
+#include "scalebench/repeat_rule.hpp"
 #include "scalebench/report.hpp"
 #include "scalebench/stats.hpp"
 #include "scalebench/verdicts.hpp"
@@ -259,7 +261,8 @@ constexpr double kSlowerBelow = 0.9;
 /// The note of a case slower than its reference path (speedup below kSlowerBelow), "" otherwise:
 /// multi-gpu against single-gpu (single-cpu when there is none), every other path against
 /// single-cpu. Form: "slower than REF (RATIO): WHY" (detail::split_note).
-std::string slower_note(const json& c, const json& row, const std::string& preset) {
+std::string slower_note(const json& c, const json& row, const std::string& preset,
+                        const Busier& busy) {
   const std::string path = str(row, "path");
   if (path == "single-cpu" || str(row, "status") != "ok") return {};
   std::string ref = "single-cpu";
@@ -269,6 +272,14 @@ std::string slower_note(const json& c, const json& row, const std::string& prese
     s = num(row, "speedup_vs_single_gpu");
   }
   if (!std::isfinite(s) || s >= kSlowerBelow) return {};
+  // A case measured on a busy, throttled or slowed machine says nothing about its problem
+  // size: the interference is named as the cause.
+  if (busy.busy)
+    return fmt::format(
+        "slower than {} ({}): the machine was busy, throttled or slowed while it ran (its "
+        "note), so this says nothing of how the case scales, rerun on a quiet machine to see "
+        "that",
+        ref, detail::human_ratio(s));
   const bool gpu = detail::case_device(c) == "gpu";
   const std::string what = detail::case_parallel_label(c);
   const std::string overhead = path == "single-gpu"
@@ -334,6 +345,56 @@ std::string host_stall_note(const json& c) {
                                          : ", kept (--keep-throttled)");
 }
 
+/// What a run's cases measured typically (the medians over its cases): a case's own clock or
+/// vector probe below that counts as a slowed machine. Other processes and the cgroup quota
+/// count from zero.
+Interference run_reference(const json& cases) {
+  std::vector<double> mhz, probe;
+  for (const auto& c : cases) {
+    const Interference i = read_interference(c, 0.0);
+    if (std::isfinite(i.cpu_mhz) && i.cpu_mhz > 0) mhz.push_back(i.cpu_mhz);
+    if (std::isfinite(i.vector_probe_s) && i.vector_probe_s > 0) probe.push_back(i.vector_probe_s);
+  }
+  Interference ref;
+  ref.recorded = true;
+  ref.other_cpu_fraction = 0;
+  ref.throttled_share = 0;
+  ref.cpu_mhz = median(mhz);
+  ref.vector_probe_s = median(probe);
+  return ref;
+}
+
+/// "measured on a busy machine (FIGURE): WHY" for a case that interference can explain, "".
+std::string interference_note(const Busier& b) {
+  if (!b.busy) return {};
+  const std::string head = b.reason.find("other processes") != std::string::npos
+                               ? "measured on a busy machine"
+                           : b.reason.find("quota") != std::string::npos
+                               ? "measured while the cgroup CPU quota held it back"
+                               : "measured on a slowed machine";
+  return fmt::format(
+      "{} ({}, explains up to +{:.0f}% of its time): its time says more about the machine "
+      "than about the code, rerun on a quiet machine",
+      head, b.reason, 100.0 * b.explains);
+}
+
+/// "median within +-32.9% after 100 repeats, not the +-1% asked for (stopped by max-repeats)"
+/// for a `--repeats auto` case that stopped before its median was known well enough, "".
+std::string auto_repeats_note(const json& c, double spread) {
+  const json& st = sub(c, "repeat_stop");
+  const std::string reason = str(st, "reason");
+  if (reason != "max-repeats" && reason != "max-time") return {};
+  const double target = num(st, "target_spread");
+  const double got = std::isfinite(num(st, "spread")) ? num(st, "spread") : spread;
+  if (!std::isfinite(got) || (std::isfinite(target) && got <= target)) return {};
+  return fmt::format(
+      "median not known to the target (\u00b1{:.1f}% after {} repeats{}): --repeats auto stopped "
+      "by {}, more --max-time or --max-repeats, or a quieter machine, narrow it",
+      100.0 * got, static_cast<long long>(num(st, "repeats", 0.0)),
+      std::isfinite(target) ? fmt::format(", \u00b1{:.1f}% asked", 100.0 * target) : std::string(),
+      reason);
+}
+
 std::string reference_key(const json& c) {
   return str(c, "workload") + '\n' + sub(c, "params").dump();
 }
@@ -352,6 +413,7 @@ nlohmann::json summarize(const nlohmann::json& model) {
     double median = kNaN;
     Throughput tp;
   };
+  const Interference typical = run_reference(cases);
   std::vector<Row> pre(cases.size());
   std::map<std::string, double> single_cpu, single_gpu;  // reference throughput per key
   for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -388,6 +450,10 @@ nlohmann::json summarize(const nlohmann::json& model) {
       return (it == ref.end() || !std::isfinite(p.tp.value)) ? kNaN : p.tp.value / it->second;
     };
     const Efficiency eff = efficiency_of(c, ceilings, p.median, workers);
+    double timed_s = 0;
+    for (const double t : detail::phase_times(c, "total")) timed_s += std::isfinite(t) ? t : 0.0;
+    const Busier busy = busier_than(read_interference(c, timed_s), typical);
+    const double spread = p.totals.size() >= 2 ? median_spread(p.totals) : kNaN;
     json row;
     row["case"] = detail::case_label(c);
     row["workload"] = str(c, "workload");
@@ -415,12 +481,16 @@ nlohmann::json summarize(const nlohmann::json& model) {
       for (const auto& n : own)
         if (n.is_string() && !n.get<std::string>().empty())
           notes += (notes.empty() ? "" : "; ") + n.get<std::string>();
-    const std::string slower = slower_note(c, row, preset);
+    const std::string slower = slower_note(c, row, preset, busy);
     if (!slower.empty()) notes += (notes.empty() ? "" : "; ") + slower;
     const std::string throttled = throttled_note(c);
     if (!throttled.empty()) notes += (notes.empty() ? "" : "; ") + throttled;
     const std::string stalled = host_stall_note(c);
     if (!stalled.empty()) notes += (notes.empty() ? "" : "; ") + stalled;
+    if (const std::string n = interference_note(busy); !n.empty())
+      notes += (notes.empty() ? "" : "; ") + n;
+    if (const std::string n = auto_repeats_note(c, spread); !n.empty())
+      notes += (notes.empty() ? "" : "; ") + n;
     row["notes"] = notes;
     row["throttled_repeats"] =
         static_cast<std::int64_t>(num(sub(c, "metrics"), "throttled_repeats", 0.0));
@@ -438,6 +508,9 @@ nlohmann::json summarize(const nlohmann::json& model) {
     const auto v = verdict_of.find(detail::case_label(c));
     row["verdict"] = v != verdict_of.end() ? v->second.first : std::string();
     row["verdict_reason"] = v != verdict_of.end() ? v->second.second : std::string();
+    row["spread"] = spread;
+    row["interference"] = busy.busy ? busy.reason : std::string();
+    row["interference_explains"] = busy.busy ? busy.explains : 0.0;
     rows.push_back(std::move(row));
   }
   return rows;

@@ -14,6 +14,7 @@
 #include "message.hpp"
 #include "participant_watch.hpp"
 #include "repeat_timing.hpp"
+#include "scalebench/case_forecast.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/utc_time.hpp"
@@ -152,10 +153,7 @@ class Sweep {
       // A workload of several workers (comms) on a node with fewer: that node is skipped.
       d.rec["status"] = "skipped";
       d.rec["not_applicable"] = true;  // no verdict: nothing is wrong with the node
-      d.rec["message"] = fmt::format(
-          "{} needs at least {} workers and {} has {} (each-node: the node's workers; one per "
-          "GPU, or one per node without GPUs)",
-          spec_.workload, wl_.min_workers, d.name, d.parts.size());
+      d.rec["message"] = cannot_run_reason(wl_, spec_.path, d.parts.size());
       emit(d);
       return;
     }

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "scalebench/byte_size.hpp"
+#include "scalebench/case_forecast.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/settings.hpp"
 
@@ -96,22 +96,10 @@ NodeWorkers node_workers(MPI_Comm workers, bool has_gpu) {
 }
 
 void check_memory(const std::string& workload, const MemoryNeed& need, const MemoryBudget& budget) {
-  if (budget.gpu_free >= 0 && need.device_bytes > budget.gpu_free)
-    throw EnvironmentError(fmt::format(
-        "{}: needs {} of GPU memory per worker, GPU {} has {} free; use more GPUs or smaller "
-        "sizes",
-        workload, human_bytes(need.device_bytes), budget.gpu, human_bytes(budget.gpu_free)));
-  if (budget.host_available >= 0 && need.host_bytes > budget.host_available) {
-    const std::string share =
-        budget.host_sharers > 1
-            ? fmt::format(" per worker ({} shared by the case's {} workers on it)",
-                          human_bytes(budget.host_total), budget.host_sharers)
-            : std::string();
-    throw EnvironmentError(fmt::format(
-        "{}: needs {} of host memory per worker, this node has {} available{}; use more nodes "
-        "or smaller sizes",
-        workload, human_bytes(need.host_bytes), human_bytes(budget.host_available), share));
-  }
+  // The same line as a forecast's (case_forecast.hpp), so `run --list` says what the run says.
+  const std::string why = memory_shortfall(workload, need, budget.host_total, budget.host_sharers,
+                                           budget.gpu_free, budget.gpu);
+  if (!why.empty()) throw EnvironmentError(why);
 }
 
 }  // namespace sb::detail

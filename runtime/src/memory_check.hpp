@@ -29,11 +29,10 @@ struct NodeWorkers {
 
 /// What the check compares for one worker.
 struct MemoryBudget {
-  double host_available = -1;  ///< host bytes this worker may use (<0: unknown, not checked)
-  int host_sharers = 1;        ///< the case's workers on this node sharing host memory
-  double host_total = -1;      ///< host bytes available on the node before sharing
-  int gpu = -1;                ///< GPU ordinal, GPU paths only
-  double gpu_free = -1;        ///< free bytes of that GPU (<0: not checked)
+  int host_sharers = 1;    ///< the case's workers on this node sharing host memory
+  double host_total = -1;  ///< host bytes available on the node before sharing (<0: unknown)
+  int gpu = -1;            ///< GPU ordinal, GPU paths only
+  double gpu_free = -1;    ///< free bytes of that GPU (<0: not checked)
 };
 
 /// Throws sb::EnvironmentError "svd: needs 81.6 GB of GPU memory per worker, GPU 0 has 79.1 GB

@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -23,6 +24,7 @@
 #include "rank.hpp"
 #include "scalebench/ab_protocol.hpp"
 #include "scalebench/clock.hpp"
+#include "scalebench/cpu_allowance.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/placement.hpp"
 #include "scalebench/plugins.hpp"
@@ -56,7 +58,20 @@ void place(sb::detail::RankContext& ctx) {
   SB_MPI_CHECK(MPI_Comm_size(node, &node_size));
   int has_zero = ctx.rank == 0 ? 1 : 0;
   SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &has_zero, 1, MPI_INT, MPI_MAX, node));
+  // The cores this process may use (cpu_allowance.hpp): a node may hold the job to fewer than the
+  // launcher planned with (a batch system's cgroup on another node, an MPI starter's binding).
+  // Workers that share one CPU set share its cores; a worker bound to a set of its own has all
+  // of them.
+  const sb::CpuAllowance& allowed = sb::cpu_allowance();
+  const std::vector<int> cpus = sb::parse_cpu_list(allowed.cpu_list);
+  const int key = cpus.empty() ? -1 : (cpus.front() % 32768) * 65536 + allowed.allowed_cpus % 65536;
+  std::array<int, 2> mask{key, -key};  // max and -min over the node's ranks
+  SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, mask.data(), 2, MPI_INT, MPI_MAX, node));
+  const bool shared_set = mask[0] == -mask[1];
   MPI_Comm_free(&node);
+  const int workers_on_node = std::max(1, node_size - has_zero);
+  const int usable_share =
+      std::max(1, shared_set ? allowed.usable_cores / workers_on_node : allowed.usable_cores);
   if (const auto enc =
           sb::settings::environment_variable(std::string(sb::protocol::kPlacementVariable).c_str());
       enc && !enc->empty()) {
@@ -65,7 +80,7 @@ void place(sb::detail::RankContext& ctx) {
       throw sb::EnvironmentError(fmt::format(
           "SCALEBENCH_PLACEMENT describes {} ranks but the job has {}", all.size(), ctx.size));
     const auto& p = all[static_cast<std::size_t>(ctx.rank)];
-    ctx.threads = std::max(1, p.threads);
+    ctx.threads = std::max(1, std::min(p.threads, usable_share));
     ctx.gpu = p.gpu;
     ctx.device = p.gpu;
     if (ctx.gpu_isolated) {
@@ -78,9 +93,8 @@ void place(sb::detail::RankContext& ctx) {
     }
     return;
   }
-  const int workers_here = std::max(1, node_size - has_zero);
   const int worker_index = ctx.local_rank - (has_zero && ctx.rank != 0 ? 1 : 0);
-  ctx.threads = std::max(1, sb::physical_cores() / workers_here);
+  ctx.threads = usable_share;
   const int gpus = sb::visible_gpu_count();
   ctx.gpu = (ctx.rank != 0 && gpus > 0) ? worker_index % gpus : -1;
   ctx.device = ctx.gpu;

@@ -24,6 +24,7 @@
 #include "progress_records.hpp"
 #include "rank.hpp"
 #include "repeat_timing.hpp"
+#include "scalebench/case_forecast.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/lifeline.hpp"
@@ -268,22 +269,13 @@ class Scheduler {
   }
 
   /// Why a case cannot run on its path (Workload::paths) or on `workers` workers
-  /// (Workload::min_workers), "" when it can.
+  /// (Workload::min_workers), "" when it can: the forecast's rule (case_forecast.hpp).
   static std::string cannot_run(const CaseSpec& spec, std::size_t workers) {
     const auto& all = workloads();
     const auto it = std::find_if(all.begin(), all.end(),
                                  [&](const Workload& w) { return w.name == spec.workload; });
     if (it == all.end()) return {};  // run_case reports an unknown workload
-    const Workload& wl = *it;
-    if (!runs_on(wl, spec.path))
-      return fmt::format("{} does not run on {}", spec.workload, to_string(spec.path));
-    if (static_cast<int>(workers) >= wl.min_workers) return {};
-    const bool gpu = device_of(spec.path) == Device::gpu;
-    return fmt::format(
-        "{} needs at least {} workers and {} has {} here ({}: run on {} or more)", spec.workload,
-        wl.min_workers, to_string(spec.path), workers,
-        gpu ? "one worker per GPU" : "one CPU worker per GPU, or per node without GPUs",
-        gpu ? fmt::format("{} GPUs", wl.min_workers) : fmt::format("{} nodes", wl.min_workers));
+    return cannot_run_reason(*it, spec.path, workers);
   }
 
   /// CPU threads of the case's i-th participant (one on single-cpu).

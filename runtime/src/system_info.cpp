@@ -1,5 +1,7 @@
 #include "scalebench/system_info.hpp"
 
+#include "scalebench/cpu_allowance.hpp"
+
 #include <hwloc.h>
 #include <mpi.h>
 #include <omp.h>
@@ -153,18 +155,10 @@ double cpu_mhz() {
   return 0;
 }
 
-int cores_of(const Topology& topo) {
-  const int cores = topo.count(HWLOC_OBJ_CORE);
-  if (cores > 0) return cores;
-  const long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? static_cast<int>(n) : 1;
-}
-
 }  // namespace
 
 int physical_cores() {
-  static const int cores = cores_of(Topology{});
-  return cores;
+  return cpu_allowance().node_cores;
 }
 
 nlohmann::json describe_node() {
@@ -172,6 +166,8 @@ nlohmann::json describe_node() {
   // one topology for every count.
   static const nlohmann::json node = [] {
     const Topology topo;
+    // The node's cores, and those this process may use (cpu_allowance.hpp).
+    const CpuAllowance& allowed = cpu_allowance();
     utsname u{};
     uname(&u);
     // The kernel's figure: hwloc's NUMA totals can miss memory that is not yet onlined.
@@ -180,13 +176,22 @@ nlohmann::json describe_node() {
     nlohmann::json n{{"host", host_name()},
                      {"cpu_model", cpu_model()},
                      {"sockets", std::max(1, topo.count(HWLOC_OBJ_PACKAGE))},
-                     {"cores", cores_of(topo)},
-                     {"pus", std::max(1, topo.count(HWLOC_OBJ_PU))},
+                     {"cores", allowed.node_cores},
+                     {"pus", allowed.node_cpus},
                      {"numa_domains", std::max(1, topo.count(HWLOC_OBJ_NUMANODE))},
                      {"memory_bytes", mem},
                      {"os", fmt::format("{} {}", u.sysname, u.release)},
                      {"arch", u.machine}};
     if (const double mhz = cpu_mhz(); mhz > 0) n["cpu_mhz"] = mhz;
+    n["cores_usable"] = allowed.usable_cores;
+    n["cpus_allowed"] = allowed.allowed_cpus;
+    n["cpu_list"] = allowed.cpu_list;
+    n["cpus_limited_by"] = allowed.limits.empty() ? "" : allowed.limits.front().source;
+    std::string limits;
+    for (const auto& l : allowed.limits)
+      limits += fmt::format("{}{}: {} core{} ({})", limits.empty() ? "" : "; ", l.source, l.cores,
+                            l.cores == 1 ? "" : "s", l.detail);
+    n["cpu_limits"] = limits;
     // Flat fields, so /system/nodes stays one table (Google Benchmark's context reads them).
     const std::pair<const char*, hwloc_obj_type_t> caches[] = {{"l1d", HWLOC_OBJ_L1CACHE},
                                                                {"l1i", HWLOC_OBJ_L1ICACHE},

@@ -322,7 +322,6 @@ void begin_case(RankContext& ctx, const JobPlan& plan, const NodeWorkers& on_nod
                               ? 1
                               : std::max(1, env.device == Device::gpu ? on_node.gpu : on_node.all);
     budget.host_total = host_memory_available();
-    if (budget.host_total >= 0) budget.host_available = budget.host_total / budget.host_sharers;
     if (env.gpu != nullptr) {
       const GpuMemoryInfo gm = gpu_memory_info(*env.gpu);
       budget.gpu = ctx.gpu;  // the node's ordinal, also when isolated (device 0)

@@ -6,7 +6,7 @@
 # tests/results/test_report_cli.cpp.
 #
 # usage: cli_commands.sh SCALEBENCH PYTHON3 WORKDIR PART
-#   PART: info | info-gpu | run | report | compare | submit | history | recover | help
+#   PART: info | info-gpu | run | report | compare | submit | history | recover | help | affinity
 # `run` writes WORKDIR/run-a.h5, which `report`, `compare`, `history` and `recover` read (CTest
 # fixture cli_run).
 set -u
@@ -120,6 +120,16 @@ with h5py.File(sys.argv[1], "r") as f:
         assert len(c["times"]) == 3, (g, len(c["times"]))  # --repeats 3, --warmup 0
     assert len(f["summary"]) == 10
 EOF
+  # --list says what the run did: the same cases run, the comms cases skipped (one worker) with
+  # the run's reason, an estimate from this report (measured) and a memory figure per case.
+  run_sb list 0 run "${tiny[@]}" --workloads subset-mean,comms --paths cpu1,cpuN --list --out "$work/run-a.h5"
+  has list out '^ *0  run +1w×1t +~[0-9.]+ m?s +[0-9.]+ [KMG]B +subset-mean/single-cpu' \
+    'skipped: comms needs at least 2 workers and multi-cpu has 1 here' \
+    '^2 of [0-9]+ case\(s\) run, [0-9]+ skipped; estimated ~[0-9.]+ m?s \(2 measured\)' \
+    '^time: measured = the case in an earlier report of this host'
+  # A case too large for this node: listed as failing its memory check, with the run's line.
+  SCALEBENCH_HOST_MEMORY_BYTES=1000000 run_sb list-mem 0 run "${tiny[@]}" --workloads svd --paths cpu1 --list
+  has list-mem out '^ *0  fail ' 'will fail: svd: needs [0-9.]+ [KMG]B of host memory per worker, this node has 1.0 MB available'
   # A GPU path on a machine without one: skipped with the reason, and the run still succeeds.
   run_sb gpu 0 run "${tiny[@]}" --workloads subset-mean --paths gpu1 --out "$tmp/gpu.h5"
   has gpu err '\[1/1\] skipped subset-mean single-gpu +\(no (GPU|NVIDIA GPU driver)'
@@ -137,7 +147,7 @@ report)
   cmp -s "$tmp/default.out" "$tmp/table.out" || bad "report without --format is not the table"
   has table out '^run ok: 10 ok, 0 failed, 0 skipped \(10 cases\)$' \
     '^scalebench [0-9.]+ \(git ([0-9a-f]+(-dirty)?|unknown)\), report schema 1$' '^scheduler local, preset tiny; 1 node' \
-    '^case +workers +status +reps +median +min +max +stddev +throughput' \
+    '^case +workers +status +reps +median +noise +min +max +stddev +throughput' \
     '^svd/single-cpu/chunk=500,condition=1,m=2000,n=50,seed=42 +1w×1t +ok +3 +[0-9.]+ ms'
   has markdown out '^## scalebench report' '^\| case \| workers \| status \| reps \|' \
     '^\| groupby/multi-cpu/.*query=by-key.* \| 1w×2t \| ok \| 3 \|'
@@ -154,6 +164,23 @@ assert len(it) == 30 and all(b["time_unit"] == "ms" and b["real_time"] > 0 for b
 assert {b["name"] for b in it} == {r["case"] for r in rows}
 assert g["context"]["host_name"], g["context"]
 EOF
+  # The tidy export: parameters, host, commit and times as columns; per repeat on request.
+  run_sb rec 0 report "$r" --format records
+  run_sb per-repeat 0 report "$r" --format csv --per-repeat
+  run_sb per-repeat-table 2 report "$r" --per-repeat
+  has per-repeat-table err 'per-repeat applies to --format csv and records'
+  py_check "$tmp/csv.out" "$tmp/rec.out" "$tmp/per-repeat.out" <<'EOF2'
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for col in ("param_n", "param_seed", "run_host", "git_sha", "run_start_utc", "started_utc", "spread"):
+    assert col in rows[0], (col, list(rows[0]))
+assert rows[0]["param_n"] == "2000" and rows[0]["workload"] == "subset-mean", rows[0]
+rec = json.load(open(sys.argv[2]))
+assert len(rec) == 10 and rec[0]["param_n"] == 2000 and rec[0]["git_sha"], rec[0]
+per = list(csv.DictReader(open(sys.argv[3])))
+assert len(per) == 30 and {r["repeat"] for r in per} == {"0", "1", "2"}, len(per)
+assert all(float(r["total_s"]) > 0 for r in per)
+EOF2
   has html out '^<!DOCTYPE html>' '<svg [^>]*class="chart" data-chart="speedup"' \
     'data-chart="scaling"' 'data-chart="phases"' 'data-chart="task-stream"'
   grep -Eiq '<script|src="https?:' "$tmp/html.out" && bad "the HTML page loads a script or a resource"
@@ -167,6 +194,21 @@ compare)
   has self out '^case +verdict +baseline +current +change +interval +p-value' \
     '^subset-mean/single-cpu/chunk=500,n=2000,seed=42 +too-few-repeats ' \
     '^10 case\(s\): 10 too-few-repeats; 0 compared: INCOMPLETE \(exit 4\)'
+  run_sb self-json 4 compare "$a" "$a" --format json
+  py_check "$tmp/self-json.out" <<'EOF2'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["schema"] == "scalebench-compare/1" and j["outcome"] == "incomplete" and j["exit_code"] == 4, j
+assert j["counts"] == {"too-few-repeats": 10} and len(j["cases"]) == 10, j["counts"]
+assert all(c["verdict"] == "too-few-repeats" and c["params"] for c in j["cases"])
+EOF2
+  # At 80 and 120 columns the ids keep what tells the cases apart (groupby's query).
+  for cols in 80 120; do
+    COLUMNS=$cols run_sb "self-$cols" 4 compare "$a" "$a"
+    has "self-$cols" out '^parameters of groupby: ' '^groupby/multi-cpu .*by-key +too-few' '^groupby/multi-cpu query=by-name +too-few'
+    awk -v w="$cols" 'length($0) > w + 2 { print "too wide: " $0; bad = 1 } END { exit bad }' "$tmp/self-$cols.out" ||
+      bad "compare at $cols columns has lines wider than that"
+  done
   run_sb self-allow 0 compare "$a" "$a" --allow-missing
   has self-allow out '^10 case\(s\): 10 too-few-repeats; 0 compared: no regression$'
   # A/A on two real runs (5 repeats: the gate needs 5): verdicts for every case; exit 0, 5 where
@@ -203,6 +245,21 @@ submit)
     '^#PBS -l walltime=26:00:00$' '^#PBS -q workq$' '^export PBS_NGPUS=\$\{PBS_NGPUS:-2\}$' \
     "run '--preset' 'tiny' "
   bash -n "$tmp/pbs.out" || bad "the PBS script is not valid bash"
+  # The run options after -- are checked as `run` checks them, before anything is queued.
+  run_sb typo 2 submit --scheduler slurm --nodes 2 --dry-run -- --presett small --workloads nope
+  has typo err '^scalebench: run options after --: unknown option --presett \(did you mean --preset\?\) for scalebench run'
+  [ -s "$tmp/typo.out" ] && bad "a refused submit printed a script"
+  run_sb typo-workload 2 submit --scheduler pbs --nodes 2 --cpus-per-node 8 --dry-run -- --workloads nope
+  has typo-workload err "unknown workload 'nope'"
+  run_sb no-case 2 submit --scheduler slurm --dry-run -- --workloads comms --paths cpuN
+  has no-case err 'no case would run in this job .*comms needs at least 2 workers'
+  run_sb too-big 2 submit --scheduler slurm --nodes 2 --batch-option=--mem=1G --dry-run -- \
+    --workloads svd --paths cpu1 --param svd.m=40000000 --param svd.n=1000 --param svd.chunk=2000
+  has too-big err "would fail in the job: svd: needs [0-9.]+ GB of host memory per worker, the job's nodes have 1.1 GB"
+  run_sb skips 0 submit --scheduler slurm --nodes 1 --dry-run -- "${tiny[@]}" --paths cpu1,cpuN,gpu1
+  has skips err 'scalebench: [0-9]+ of [0-9]+ case\(s\) will be skipped in this job: comms needs at least 2 workers' \
+    'will be skipped in this job: the job asks for no GPU'
+  has skips out '^#SBATCH --nodes=1$'
   # Submitting: sbatch's job id on stdout; a refusal is exit 3 with sbatch's message in one line.
   printf '#!/bin/sh\ncp "$2" %q\necho "77;cluster"\n' "$tmp/held.sh" >"$tmp/sbatch"
   printf '#!/bin/sh\necho "sbatch: error: Invalid partition name specified" >&2\nexit 1\n' >"$tmp/refuse"
@@ -213,7 +270,9 @@ submit)
   has held sh "run '--preset' 'tiny'"
   SCALEBENCH_SBATCH=$tmp/refuse run_sb refused 3 submit --scheduler slurm --partition nope -- "${tiny[@]}"
   has refused err '^scalebench: sbatch refused the job \(exit 1\): sbatch: error: Invalid partition name specified$'
-  [ "$(wc -l <"$tmp/refused.err")" -eq 1 ] || bad "a refused submission printed more than one line"
+  # Its one line comes last, after the forecast's notes on the cases the job would skip.
+  [ "$(grep -c 'refused the job' "$tmp/refused.err")" -eq 1 ] && tail -n 1 "$tmp/refused.err" | grep -q 'refused the job' ||
+    bad "a refused submission did not end with its one line"
   ;;
 help)
   # The git SHA of the build's tree, '-dirty' with uncommitted changes, 'unknown' for an export.
@@ -221,7 +280,7 @@ help)
   run_sb version 0 --version
   has version out "$version"
   run_sb top 0 --help
-  for sub in run submit report compare history recover datagen info; do
+  for sub in run submit report compare history recover datagen info completion; do
     has top out "^  $sub +[A-Z]"
     run_sb "help-$sub" 0 "$sub" --help
     has "help-$sub" out "^Usage: .*scalebench $sub " '^  -h,--help '
@@ -240,10 +299,43 @@ help)
   has help-submit out '^  --batch-option '
   has help-run out '^  --preset ' '^  --paths ' '^  --suite ' '^  --repeats ' '^  --no-ceilings'
   has help-submit out '^  --scheduler ' '^  --dry-run' '^Example: scalebench submit'
-  has help-report out '^  --format TEXT.*table\|markdown\|csv\|json\|gbench-json\|html'
+  has help-report out '^  --format TEXT' 'table\|markdown\|csv\|records\|json\|gbench-json\|html' '^  --per-repeat '
   has help-compare out '^  --threshold ' '^  --alpha '
   has help-datagen out '^  --max-bytes '
   has help-info out '^  --format '
+  # Every help text fits 100 columns; info fits its terminal (or 100 columns in a pipe).
+  for f in "$tmp"/top.out "$tmp"/help-*.out; do
+    awk 'length($0) > 100 { print FILENAME ": " $0; bad = 1 } END { exit bad }' "$f" || bad "help wider than 100 columns"
+  done
+  run_sb info-narrow 0 info
+  awk 'length($0) > 100 { print; bad = 1 } END { exit bad }' "$tmp/info-narrow.out" || bad "info wider than 100 columns"
+  # "did you mean" for subcommands and options.
+  run_sb reprot 2 reprot x.h5
+  has reprot err "^scalebench: unknown subcommand 'reprot' of scalebench; did you mean \`scalebench report\`\?"
+  run_sb presett 2 run --presett small
+  has presett err '^scalebench: unknown option --presett \(did you mean --preset\?\) for scalebench run \(see scalebench run --help\)$'
+  run_sb shwo 2 history shwo store.h5
+  has shwo err "did you mean \`scalebench history show\`"
+  # The man page and the completions, from the same definitions.
+  run_sb man 0 completion man
+  has man out '^\.TH SCALEBENCH 1' '^\.SS "scalebench submit' '^\\fB\\-\\-batch\\-option\\fR'
+  if command -v man >/dev/null; then
+    MANWIDTH=80 man -l "$tmp/man.out" >"$tmp/man.txt" 2>"$tmp/man.err" || bad "man -l cannot render the page"
+  fi
+  run_sb bash 0 completion bash
+  bash -n "$tmp/bash.out" || bad "the bash completion is not valid bash"
+  # Completing for real: subcommands, run's options, --preset's values, run's options after submit --.
+  complete_words() {
+    bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _scalebench; printf "%s\n" "${COMPREPLY[@]}"' \
+      _ "$tmp/bash.out" "$@"
+  }
+  [ "$(complete_words scalebench rep | tr '\n' ' ')" = "report " ] || bad "bash: 'scalebench rep' does not complete to report"
+  complete_words scalebench run --pre | grep -qx -- --preset || bad "bash: run --pre does not complete"
+  [ "$(complete_words scalebench run --preset s | tr '\n' ' ')" = "small seed " ] || bad "bash: --preset values"
+  complete_words scalebench submit --scheduler slurm -- --work | grep -qx -- --workloads || bad "bash: run options after submit --"
+  run_sb zsh 0 completion zsh
+  has zsh out '^#compdef scalebench$'
+  if command -v zsh >/dev/null; then zsh -n "$tmp/zsh.out" || bad "the zsh completion is not valid zsh"; fi
   ;;
 history)
   a=$work/run-a.h5 store=$tmp/store.db
@@ -296,8 +388,60 @@ recover)
   cmp -s "$a" "$tmp/r.h5" || bad "recover changed a report that had nothing to recover"
   run_sb usage 2 recover
   ;;
+affinity)
+  # One allowed CPU (taskset): planned, recorded and shown as such, with a note.
+  command -v taskset >/dev/null || { echo "SKIP: no taskset"; exit 77; }
+  cores=$("$sb" info --format json | "$py" -c 'import json,sys; print(json.load(sys.stdin)["cpus"]["node_cores"])')
+  [ "$cores" -ge 2 ] || { echo "SKIP: one core only"; exit 77; }
+  timeout 60 taskset -c 0 "$sb" info --format json >"$tmp/ts.json" 2>"$tmp/ts.err" || bad "info under taskset failed"
+  py_check "$tmp/ts.json" <<'EOF2'
+import json, sys
+c = json.load(open(sys.argv[1]))["cpus"]
+assert c["usable_cores"] == 1 and c["cpu_list"] == "0" and c["limited_by"] == "affinity mask", c
+ranks = json.load(open(sys.argv[1]))["ranks"]
+assert [r["threads"] for r in ranks if r["role"] == "worker"] == [1], ranks
+EOF2
+  timeout 60 taskset -c 0 "$sb" info >"$tmp/ts.out" 2>&1
+  has ts out '^CPUs usable +1 of [0-9]+ cores; affinity mask: 1 core\(s\) \(CPUs 0\)'
+  timeout 120 taskset -c 0 "$sb" run "${tiny[@]}" --workloads subset-mean --paths cpuN --out "$tmp/ts.h5" \
+    >"$tmp/tsrun.out" 2>"$tmp/tsrun.err" || bad "run under taskset failed"
+  has tsrun err '^scalebench: this process may use 1 of [0-9]+ cores \(affinity mask: CPUs 0\): planning 1 worker\(s\) × 1 thread\(s\)'
+  has tsrun out '^subset-mean/multi-cpu/.* +1w×1t +ok '
+  py_check "$tmp/ts.h5" <<'EOF2'
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    n = f["system"]["nodes"][0]
+    names = f["system"]["nodes"].dtype.names
+    assert n[names.index("cores_usable")] == 1, dict(zip(names, n))
+    lim = n[names.index("cpus_limited_by")]
+    assert (lim.decode() if isinstance(lim, bytes) else lim) == "affinity mask", lim
+EOF2
+  # A cgroup v1 cpuset and CPU quota, for real (root, the controllers mounted and writable).
+  for ctl in cpuset cpu; do
+    d=/sys/fs/cgroup/$ctl/sb-cli-$$-t
+    if [ "$(id -u)" -ne 0 ] || ! mkdir "$d" 2>/dev/null; then echo "skip: no writable cgroup v1 $ctl"; continue; fi
+    if [ "$ctl" = cpuset ]; then
+      echo 1 >"$d/cpuset.cpus"; cat /sys/fs/cgroup/cpuset/cpuset.mems >"$d/cpuset.mems"
+      want='"cgroup cpuset"'
+    else
+      echo 100000 >"$d/cpu.cfs_period_us"; echo 100000 >"$d/cpu.cfs_quota_us"
+      want='"cgroup CPU quota"'
+    fi
+    timeout 60 bash -c 'echo $$ > "$1/cgroup.procs" && exec "$2" info --format json' _ "$d" "$sb" >"$tmp/cg.json" 2>&1 ||
+      bad "info in a cgroup v1 $ctl failed"
+    "$py" - "$tmp/cg.json" "$want" <<'EOF2' || bad "cgroup v1 $ctl: not planned from it"
+import json, sys
+c = json.load(open(sys.argv[1]))["cpus"]
+assert c["usable_cores"] == 1 and json.dumps(c["limited_by"]) == sys.argv[2], c
+EOF2
+    timeout 120 bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$d" "$sb" run "${tiny[@]}" \
+      --workloads subset-mean --paths cpuN --out "$tmp/cg-$ctl.h5" >"$tmp/cg.out" 2>&1 || bad "run in a cgroup v1 $ctl failed"
+    grep -Eq '^subset-mean/multi-cpu/.* +1w×1t +ok ' "$tmp/cg.out" || { bad "run in a cgroup v1 $ctl: not 1w×1t"; cat "$tmp/cg.out"; }
+    rmdir "$d" 2>/dev/null
+  done
+  ;;
 *)
-  echo "usage: cli_commands.sh SCALEBENCH PYTHON3 WORKDIR info|info-gpu|run|report|compare|submit|history|recover|help"
+  echo "usage: cli_commands.sh SCALEBENCH PYTHON3 WORKDIR info|info-gpu|run|report|compare|submit|history|recover|help|affinity"
   exit 2
   ;;
 esac

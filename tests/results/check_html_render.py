@@ -15,7 +15,8 @@ interconnect charts of a report with comms cases: busbw,pair-matrix).
    off. The headline (#headline) must be laid out at the top with the run status and the case
    tally; every chart must be followed by a legend whose swatches are drawn, and every colour a
    chart fills its shapes with must be one of the legends' swatch colours; the summary table's
-   rows must all be one line high (no cell wraps). The browser log must hold no "Uncaught" error.
+   rows must all be one line high (no cell wraps), and at 1280 pixels neither the summary nor
+   the page may scroll sideways. The browser log must hold no "Uncaught" error.
 2. The page itself is rendered with --screenshot; the PNG (decoded here with zlib) must not be
    all background and must show the bar colour of the speedup chart.
 Exit 0 when all holds, 1 otherwise (one line per failure).
@@ -60,6 +61,12 @@ window.addEventListener('load', function () {
   document.querySelectorAll('#summary tr').forEach(function (r) {
     out.rows.push(r.getBoundingClientRect().height);
   });
+  var scroller = document.getElementById('summary');
+  scroller = scroller ? scroller.parentElement : null;
+  out.summary_scroll = scroller ? {scroll: scroller.scrollWidth, client: scroller.clientWidth}
+                                : null;
+  out.page_scroll = {scroll: document.documentElement.scrollWidth,
+                     client: document.documentElement.clientWidth};
   document.querySelectorAll('svg.chart').forEach(function (svg) {
     var box = svg.getBoundingClientRect();
     var shapes = 0;
@@ -151,7 +158,8 @@ def main():
     with open(probe_page, "w", encoding="utf-8") as f:
         f.write(html.replace("<head>", "<head>" + ERRORS, 1).replace("</body>", PROBE + "</body>", 1))
 
-    rc, dom, log = chromium(browser, workdir, "--dump-dom", "file://" + os.path.abspath(probe_page))
+    rc, dom, log = chromium(browser, workdir, "--window-size=1280,2400", "--dump-dom",
+                            "file://" + os.path.abspath(probe_page))
     if rc != 0:
         failures.append(f"chromium --dump-dom exited {rc}: {log.strip().splitlines()[-1:]}")
     for line in log.splitlines():
@@ -208,6 +216,12 @@ def main():
     elif max(rows) > 1.5 * min(rows):
         failures.append(f"summary rows of uneven height (a cell wraps): {min(rows):.0f} to "
                         f"{max(rows):.0f} px")
+    # A 1280-pixel window shows the summary whole: no sideways scroll of the table or the page.
+    for what, key in (("summary table", "summary_scroll"), ("page", "page_scroll")):
+        sc = probe.get(key)
+        if sc and sc["scroll"] > sc["client"] + 1:
+            failures.append(f"the {what} scrolls sideways at 1280 px: {sc['scroll']} px wide in "
+                            f"{sc['client']} px")
     print(f"legends: {', '.join(sorted(legends))}; {len(probe.get('fills', []))} chart colours, "
           f"all explained" if not unexplained else "")
 

@@ -226,6 +226,16 @@ TEST(History, HtmlIsSelfContained) {
   EXPECT_NE(html.find("class=\"change-point\" data-point=\"6\""), std::string::npos);
 }
 
+TEST(History, ChartsNameEachRunByItsCommitAndDate) {
+  const HistoryStore s = store_of(6, 3);
+  const std::string h = sb::results::format_history(s, history_trends(s), "html");
+  EXPECT_EQ(h.find(">#1<"), std::string::npos) << "runs numbered, not named";
+  // 12-digit commits, the date below; the step names the commit it starts at
+  EXPECT_NE(h.find(">c00000000000<tspan"), std::string::npos);
+  EXPECT_NE(h.find(">11-01</tspan>"), std::string::npos);
+  EXPECT_NE(h.find("at c03000000000 (11-04)"), std::string::npos);
+}
+
 TEST(History, HtmlRendersInChromium) {
   const char* browsers[] = {"/usr/bin/chromium", "/usr/bin/chromium-browser",
                             "/usr/bin/google-chrome"};

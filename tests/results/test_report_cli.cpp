@@ -54,7 +54,8 @@ TEST(ReportCli, ReportWritesTheChosenFormat) {
   for (const auto& f : sb::results::report_formats()) {
     const std::string out = dir.file("out." + f);
     EXPECT_EQ(run_cli({"report", h5, "--format", f, "--out", out}), 0) << f;
-    EXPECT_EQ(slurp(out), sb::results::format_report(sb::results::read_report(h5), f)) << f;
+    EXPECT_EQ(slurp(out), sb::results::format_reports({{h5, sb::results::read_report(h5)}}, f))
+        << f;
   }
 }
 
@@ -130,8 +131,12 @@ TEST(ReportCli, SeveralReportsOneAfterAnother) {
   EXPECT_EQ(j[1]["attrs"]["preset"], "small");
   EXPECT_EQ(j[0]["summary"].size(), 6u);
   // one file renders as before
+  json named = both[0].model;
+  named["file"] = a;  // the file the commands that finish it name
   EXPECT_EQ(sb::results::format_reports({both[0]}, "table"),
-            sb::results::format_report(both[0].model, "table"));
+            sb::results::format_report(named, "table"));
+  EXPECT_NE(sb::results::format_reports({both[0]}, "table").find("--resume " + a),
+            std::string::npos);
 }
 
 TEST(ReportCli, HtmlAndGbenchJsonRefuseSeveralFilesBeforeReadingThem) {
@@ -153,7 +158,8 @@ TEST(ReportCli, WideAndFilesKeepTheFullTable) {
   TempDir dir("cli-report-wide");
   const std::string h5 = dir.file("r.h5");
   sb::results::write_report(make_model(), h5);
-  const std::string full = sb::results::format_report(sb::results::read_report(h5), "table");
+  const std::string full =
+      sb::results::format_reports({{h5, sb::results::read_report(h5)}}, "table");
   ::setenv("COLUMNS", "80", 1);  // --out is a file, not the terminal: the full table
   EXPECT_EQ(run_cli({"report", h5, "--out", dir.file("t.txt")}), 0);
   EXPECT_EQ(slurp(dir.file("t.txt")), full);

@@ -64,12 +64,15 @@ TEST(TableWidth, NarrowTablesFitAndSayWhatTheyLeftOut) {
   }
   // 80 columns: the least important go first, and the reader is told which
   const std::string t80 = format_report(m, "table", 80);
-  EXPECT_NE(t80.find("\nmin, max, stddev, vs 1gpu, throughput hidden to fit 80 columns"),
+  EXPECT_NE(t80.find("\nmin, max, stddev, reps, vs 1gpu, throughput hidden to fit 80 columns"),
             std::string::npos)
       << t80;
+  // the noise stays as long as the median does
+  EXPECT_NE(header_of(t80).find(" noise "), std::string::npos) << t80;
   // reps went with min, max and stddev, but fits again once throughput is gone
-  EXPECT_NE(header_of(t80).find(" reps "), std::string::npos) << t80;
-  EXPECT_EQ(header_of(t80).find(" min "), std::string::npos) << t80;
+  const std::string t86 = format_report(m, "table", 86);
+  EXPECT_NE(header_of(t86).find(" reps "), std::string::npos) << t86;
+  EXPECT_EQ(header_of(t86).find(" min "), std::string::npos) << t86;
   // 120 keeps more than 80
   EXPECT_GT(header_of(format_report(m, "table", 120)).size(), header_of(t80).size());
 }

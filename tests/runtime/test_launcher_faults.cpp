@@ -146,10 +146,19 @@ TEST(LauncherFaults, KilledLauncherLeavesNoRankAndRecoverKeepsEveryFinishedCase)
     }
   ASSERT_GT(streamed, 0);
 
+  // The report the killed run left lists every planned case and what to run next.
+  ASSERT_EQ(scalebench(dir.path, "report " + out.string()), 0) << slurp(dir.path / "err");
+  const std::string left = slurp(dir.path / "out");
+  EXPECT_NE(left.find("planned never ran"), std::string::npos) << left;
+  EXPECT_NE(left.find(" recover " + out.string() + "\n"), std::string::npos) << left;
+  EXPECT_NE(left.find("--resume " + out.string()), std::string::npos) << left;
+
   ASSERT_EQ(scalebench(dir.path, "recover " + out.string()), 0) << slurp(dir.path / "err");
   EXPECT_NE(slurp(dir.path / "out").find("recovered"), std::string::npos)
       << slurp(dir.path / "out");
   const auto model = sb::results::read_report(out.string());
+  ASSERT_TRUE(model.contains("plan"));
+  EXPECT_EQ(model.at("plan").size(), 10u);  // every planned case, run or not
   int ok = 0;
   for (const auto& c : model.at("cases")) ok += c.at("status") == "ok";
   EXPECT_GE(ok, streamed);

@@ -189,9 +189,10 @@ struct Comparison {
                                          const nlohmann::json& current,
                                          const CompareOptions& options = {});
 
-/// "table" (terminal), "markdown" (CI summaries) or "junit" (JUnit XML for CI test reports).
-/// `width`: the columns the table fits, cutting the case ids and details (0: no limit;
-/// output_width in report.hpp). Throws sb::UsageError for another format.
+/// "table" (terminal), "markdown" (CI summaries), "junit" (JUnit XML for CI test reports) or
+/// "json" (schema "scalebench-compare/1", docs/ci.md). `width`: the columns the table fits: the
+/// parameters every case of a workload shares go above it, then the details and ids are cut
+/// (0: no limit; output_width in report.hpp). Throws sb::UsageError for another format.
 [[nodiscard]] std::string format_comparison(const Comparison& c, const std::string& format,
                                             std::size_t width = 0);
 

@@ -69,14 +69,17 @@ void rewrite_report_in_place(const nlohmann::json& model, const std::string& pat
 /// single-cpu and single-gpu of the same workload and parameters, efficiency vs ceiling.
 [[nodiscard]] nlohmann::json summarize(const nlohmann::json& model);
 
-/// Renders the report: "table" (terminal), "markdown", "csv", "json", "gbench-json", "html",
-/// "junit" (one test case per device of node acceptance, verdicts.hpp).
+/// Renders the report: "table" (terminal), "markdown", "csv" and "records" (the tidy export:
+/// one row per case, or per timed repeat with `per_repeat`, parameters as param_<key> columns,
+/// the run's host, commit and times on every row; records is a JSON array of those rows), "json"
+/// (the whole model), "gbench-json", "html", "junit" (one test case per device of node
+/// acceptance, verdicts.hpp).
 /// `width`: the columns the "table" format fits (a narrow width shortens case ids, saying the
 /// parameters they share once above the table, and hides the least important columns, naming
 /// them); 0 gives the full table. The other formats ignore it. Throws sb::UsageError for an
 /// unknown format.
 [[nodiscard]] std::string format_report(const nlohmann::json& model, const std::string& format,
-                                        std::size_t width = 0);
+                                        std::size_t width = 0, bool per_repeat = false);
 
 /// One report of several, with the name (file) it is shown under.
 struct NamedReport {
@@ -85,21 +88,40 @@ struct NamedReport {
 };
 
 /// Renders several reports one after another: "table" and "markdown" under a heading naming each
-/// ("==> FILE <==", "# FILE"), "csv" as one table with a leading `report` column, "json" as an
-/// array of the models (each with `report` and `summary`). One report renders as format_report.
+/// ("==> FILE <==", "# FILE"), "csv" and "records" as one table with a leading `report` column
+/// (the union of the reports' columns), "json" as an array of the models (each with `report`
+/// and `summary`). One report renders as format_report. Table, Markdown and HTML name each file
+/// in the commands that finish an incomplete report (next_commands; the model's "file").
 /// Throws sb::UsageError (check_report_request) for an unknown format or several reports with
 /// "html", "gbench-json" or "junit".
 [[nodiscard]] std::string format_reports(const std::vector<NamedReport>& reports,
-                                         const std::string& format, std::size_t width = 0);
+                                         const std::string& format, std::size_t width = 0,
+                                         bool per_repeat = false);
 
-/// Throws sb::UsageError (one line) unless `format` can render `files` reports: for the command
-/// line, before any file is read.
-void check_report_request(std::size_t files, const std::string& format);
+/// Throws sb::UsageError (one line) unless `format` can render `files` reports (and rows per
+/// repeat, `per_repeat`): for the command line, before any file is read.
+void check_report_request(std::size_t files, const std::string& format, bool per_repeat = false);
 
 /// The columns a text table written to `fd` should fit: the terminal's width when `fd` is a
 /// terminal (TIOCGWINSZ), else the COLUMNS environment variable when it holds a positive number,
 /// else 0: no limit (a pipe, a file or a batch log keeps the full table).
 [[nodiscard]] std::size_t output_width(int fd);
+
+/// The planned cases (the report's /plan) that have no record: a run killed or stopped before
+/// them. Their ids, in plan order; none for a report without a plan (older versions).
+[[nodiscard]] std::vector<std::string> never_run_cases(const nlohmann::json& model);
+
+/// What to run next for the report in `file` when it is not complete, one command a line:
+/// `PROGRAM recover FILE` while its run has not ended (status "running": killed, or still
+/// going), and the run's own command line with `--resume FILE` when a planned case never ran or
+/// did not finish ok (PROGRAM: the program that command line started). Empty for a complete
+/// report.
+[[nodiscard]] std::vector<std::string> next_commands(const nlohmann::json& model,
+                                                     const std::string& file);
+
+/// A rate as the tables print it: "381 M draws/s", "12.4 GB/s" (SI prefix, three digits);
+/// "-" for NaN. For the launcher's progress lines, so that both say the same figure alike.
+[[nodiscard]] std::string format_rate(double value, const std::string& unit);
 
 /// The names format_report accepts, in the order the command line lists them.
 [[nodiscard]] const std::vector<std::string>& report_formats();
