@@ -94,7 +94,8 @@ TEST(NvmlAcceptance, TheProcessListHoldsThisProcessAndItIsNotAnOther) {
   sb::TelemetrySample s2;
   stranger->read(s2);
   bool found = false;
-  for (const auto& p : stranger->case_summary()["others"])
+  const json strangers = stranger->case_summary();  // kept: the loop reads into it
+  for (const auto& p : strangers["others"])
     if (p["pid"] == me) {
       found = true;
       EXPECT_FALSE(p["name"].get<std::string>().empty()) << p.dump();
