@@ -172,14 +172,10 @@ void ReportMerger::add(const std::string& name, nlohmann::json model) {
 
   // The system: every node and GPU once (the first report that describes it), every ceiling.
   const json& sys = sub(model, "system");
-  std::set<std::string> hosts;
-  for (const auto& n : nodes_) hosts.insert(str(n, "host"));
   for (const auto& n : sub(sys, "nodes"))
-    if (hosts.insert(str(n, "host")).second) nodes_.push_back(n);
-  std::set<std::string> gpus;
-  for (const auto& g : gpus_) gpus.insert(str(g, "host") + '\n' + sub(g, "index").dump());
+    if (hosts_.insert(str(n, "host")).second) nodes_.push_back(n);
   for (const auto& g : sub(sys, "gpus"))
-    if (gpus.insert(str(g, "host") + '\n' + sub(g, "index").dump()).second) gpus_.push_back(g);
+    if (gpu_keys_.insert(str(g, "host") + '\n' + sub(g, "index").dump()).second) gpus_.push_back(g);
   for (const auto& c : sub(sys, "ceilings")) ceilings_.push_back(c);
   for (const auto& [k, v] : sub(sys, "versions").items())
     if (!versions_.contains(k)) versions_[k] = v;

@@ -84,9 +84,8 @@ void start(Reader& r, const std::vector<std::string>& paths, bool slim) {
       char status = 'J';
       std::vector<std::uint8_t> payload;
       try {
-        nlohmann::json model = read_report(paths[r.files[k]]);
-        if (slim) drop_series(model);
-        payload = nlohmann::json::to_cbor(model);
+        payload = nlohmann::json::to_cbor(slim ? read_report_slim(paths[r.files[k]])
+                                               : read_report(paths[r.files[k]]));
       } catch (const std::exception& e) {
         status = 'E';
         const std::string msg = e.what();

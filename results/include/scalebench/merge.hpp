@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,7 @@ class ReportMerger {
   nlohmann::json startup_ = nlohmann::json::object();
   nlohmann::json attrs_ = nlohmann::json::object();
   std::vector<std::string> presets_, schedulers_, sb_versions_, commits_, job_ids_;
+  std::set<std::string> hosts_, gpu_keys_;  ///< the nodes and GPUs in the system so far
   std::size_t ranks_ = 0, workers_ = 0;
 };
 
@@ -107,6 +109,9 @@ class ReportMerger {
 void read_reports_isolated(const std::vector<std::string>& paths, bool slim, std::size_t jobs,
                            const std::function<void(std::size_t, nlohmann::json&&)>& on_report,
                            const std::function<void(std::size_t, const std::string&)>& on_error);
+
+/// read_report (report.hpp) without the bulky arrays drop_series drops: they are not read.
+[[nodiscard]] nlohmann::json read_report_slim(const std::string& path);
 
 /// Drops a report model's bulky per-case arrays (task events, telemetry series, per-repeat
 /// results), keeping the figures a merged report needs.
