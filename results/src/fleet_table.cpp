@@ -60,6 +60,21 @@ nlohmann::json fleet_nodes(const nlohmann::json& model) {
       n.worst = fmt::format("{} {}: {}", verdict, str(v, "case"), str(v, "reason"));
     }
   }
+  // A report's node that no device verdict names (a sweep of paths other than each-*): judged
+  // by its run's status alone.
+  for (const auto& s : sub(model, "sources")) {
+    if (s.value("superseded", false)) continue;
+    const std::string host = str(s, "host");
+    if (host.empty() || nodes.count(host) != 0) continue;
+    NodeRow& n = nodes[host];
+    n.report = str(s, "report");
+    n.job_id = str(s, "job_id");
+    if (const std::string st = str(s, "status"); st != "ok") {
+      n.not_ok.insert(-1);
+      n.verdict = "failed";
+      n.worst = "its run ended " + st + " (" + n.report + ")";
+    }
+  }
   json bad = json::array(), missing = json::array(), ok = json::array();
   for (const auto& [host, n] : nodes) {
     json row = {{"host", host},

@@ -10,7 +10,9 @@
 
 namespace sb::results {
 
-/// One row per node, not-ok nodes first, then missing ones, then ok ones (each group by name):
+/// One row per node (every node a device verdict names, and every merged report's node: one
+/// without a device record is judged by its run's status), not-ok nodes first, then missing
+/// ones, then ok ones (each group by name):
 /// {"host", "status" ("not ok", "missing", "ok"), "verdict" (the worst of its devices; "missing"),
 /// "devices" (judged), "not_ok" (devices not ok), "worst" (the worst device's verdict line, or the
 /// missing element's reason), "report" (the report its records came from), "job_id"}. Empty
