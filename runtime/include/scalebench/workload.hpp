@@ -264,7 +264,8 @@ struct Workload {
   /// SCALEBENCH_PARTICIPANTS=all (docs/settings.md).
   std::function<WorkerPlan(const CaseSpec&, int available)> plan_workers;
   /// Optional: weak scaling (`scalebench scale --mode weak`, docs/batch.md "Scaling studies"):
-  /// the parameters of a problem `factor` (> 1) times as large as `params`, for `factor` times
+  /// the parameters of a problem `factor` (> 1) times as large as `params` (one case's: a
+  /// variant that `expand` returned), for `factor` times
   /// the nodes, so that each node's share stays the same. Grow it exactly where the parameters
   /// allow; where they allow only steps (a size that must be a multiple of its chunk), take the
   /// nearest: the scaling table counts the work each case did (Work::units), not the factor.
