@@ -280,6 +280,7 @@ void bm_scheduler(benchmark::State& state, sb::ExecPath path) {
     sb::detail::RankContext ctx;
     ctx.size = workers + 1;
     ctx.host = "node0";
+    std::remove(stream.c_str());  // the stream appends: one iteration's records each time
     sb::detail::set_message_transport(&sim);
     const double cpu0 = thread_cpu_s();
     sb::detail::run_scheduler(plan, ctx);
