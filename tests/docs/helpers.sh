@@ -253,7 +253,7 @@ fake_submit() {
 n=\$(( \$(cat "$ENTRY_DIR/submitted" 2>/dev/null || echo 0) + 1 ))
 echo \$n >"$ENTRY_DIR/submitted"
 f=\${@: -1}
-if [ \$# -eq 0 ] || [ "\$f" = -terse ]; then cat >"$ENTRY_DIR/job-\$n.sh"; else cp "\$f" "$ENTRY_DIR/job-\$n.sh"; fi
+if [ \$# -eq 0 ] || [ "\$f" = -terse ]; then cat >"$PWD/job-\$n.sh"; else cp "\$f" "$PWD/job-\$n.sh"; fi
 answer='$2'
 echo "\${answer//@N@/\$((80000 + n))}"
 EOF_SH
