@@ -182,6 +182,9 @@ void add_run_options(CLI::App& run, RunOptions& o) {
   run.add_flag("--check", o.check,
                "Node acceptance: exit 1 when a device's verdict is not ok, 5 when a device was not "
                "judged (docs/acceptance.md)");
+  run.add_flag("--fleet-element", o.fleet_element,
+               "One node of a fleet sweep (submit --fleet adds it): with --check, devices "
+               "without a peer here are left to `report merge`, not exit 5");
   run.add_flag("--keep-throttled", o.keep_throttled,
                "Count repeats that ran throttled or host-stalled in the medians (default: left "
                "out)");

@@ -41,6 +41,7 @@ struct RunOptions {
   bool wide = false;
   bool fresh_ceilings = false;
   bool check = false;           ///< exit 1 when a device's verdict is not ok
+  bool fleet_element = false;   ///< one element of a fleet sweep: `report merge` judges its peers
   bool keep_throttled = false;  ///< throttled repeats count in the medians
   bool force = false;           ///< --out may replace an existing report
   std::vector<std::string> references;

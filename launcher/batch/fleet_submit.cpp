@@ -88,11 +88,14 @@ std::string element_setup(const SchedulerDialect& d, const std::string& dir,
   return out;
 }
 
-/// The options of `scalebench run` each element gets: the user's, and the report in the folder.
+/// The options of `scalebench run` each element gets: the user's, --fleet-element (a device
+/// without a peer on its node is judged by the merge, not an exit 5 of --check), and the report
+/// in the folder.
 std::string element_run_args(const std::vector<std::string>& run_args) {
   std::string out;
   for (const auto& a : run_args) out += (out.empty() ? "" : " ") + shell_quote(a);
-  return out + (out.empty() ? "" : " ") + "'--out' \"$sb_fleet_dir/$SB_ELEMENT.h5\"";
+  return out + (out.empty() ? "" : " ") +
+         "'--fleet-element' '--out' \"$sb_fleet_dir/$SB_ELEMENT.h5\"";
 }
 
 std::string joined(const std::vector<std::string>& words) {

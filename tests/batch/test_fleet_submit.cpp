@@ -111,8 +111,8 @@ TEST(FleetSubmit, ArrayScriptsOfEveryBatchSystem) {
     for (const auto& l : lines) EXPECT_TRUE(has_line(script, l)) << s << ": no line " << l;
     EXPECT_TRUE(has_line(script, "sb_elements=('element-0' 'element-1' 'element-2')")) << s;
     EXPECT_NE(script.find(index.at(s)), std::string::npos) << s;
-    EXPECT_NE(script.find("run '--preset' 'tiny' '--paths' 'each-node' '--check' '--out' "
-                          "\"$sb_fleet_dir/$SB_ELEMENT.h5\" &"),
+    EXPECT_NE(script.find("run '--preset' 'tiny' '--paths' 'each-node' '--check' "
+                          "'--fleet-element' '--out' \"$sb_fleet_dir/$SB_ELEMENT.h5\" &"),
               std::string::npos)
         << s << script;
     EXPECT_NE(script.find("--fleet 3 --fleet-dir " + dir + " --"), std::string::npos) << s;
@@ -179,8 +179,8 @@ TEST(FleetSubmit, AnElementFindsItsReportAndLogFromTheArrayIndex) {
   {
     TempDir d;
     const std::string args = run_element("slurm", "SLURM_ARRAY_TASK_ID=2", d.path, "--fleet", "3");
-    EXPECT_EQ(args,
-              "run\n--preset\ntiny\n--out\n" + (d.path / "fleet/element-2.h5").string() + "\n");
+    EXPECT_EQ(args, "run\n--preset\ntiny\n--fleet-element\n--out\n" +
+                        (d.path / "fleet/element-2.h5").string() + "\n");
     EXPECT_NE(slurp(d.path / "fleet/element-2.out").find("fleet element element-2"),
               std::string::npos);
   }
