@@ -169,7 +169,8 @@ std::vector<std::string> sweep_values(const std::string& value, const std::strin
   return {value};
 }
 
-std::vector<CaseSpec> plan_cases(const RunRequest& req, std::vector<std::string>* notes) {
+std::vector<CaseSpec> plan_cases(const RunRequest& req, std::vector<std::string>* notes,
+                                 std::map<std::string, std::string>* scaling_ids) {
   SB_EXPECTS(req.repeats >= 1 && req.repeats <= kMaxRepeats,
              fmt::format("--repeats must lie between 1 and {} (got {})", kMaxRepeats, req.repeats));
   if (req.auto_repeats) {
@@ -186,6 +187,8 @@ std::vector<CaseSpec> plan_cases(const RunRequest& req, std::vector<std::string>
                            "got {})",
                            req.target_spread));
   }
+  SB_EXPECTS(std::isfinite(req.scale_factor) && req.scale_factor >= 1 && req.scale_factor <= 1e6,
+             fmt::format("--scale-factor must lie between 1 and 1e6 (got {})", req.scale_factor));
   SB_EXPECTS(req.warmup >= 0 && req.warmup <= kMaxWarmup,
              fmt::format("--warmup must lie between 0 and {} (got {})", kMaxWarmup, req.warmup));
   check_preset(req.preset);
@@ -262,8 +265,20 @@ std::vector<CaseSpec> plan_cases(const RunRequest& req, std::vector<std::string>
         notes->push_back(line);
       if (paths.empty()) last_path_note = line;
     }
+    const bool grow = req.scale_factor != 1.0;
+    if (grow && !w.weak_scale)
+      throw UsageError(fmt::format(
+          "{} has no weak scaling rule (Workload::weak_scale): run it in a strong scaling study",
+          w.name));
     for (const Params& point : sweep(w.preset(preset), specs)) {
-      for (const Params& variant : w.expand(point)) {
+      // Weak scaling: each variant grown by the rule, paired with itself at factor 1. The rule
+      // sees one case's parameters (groupby's query=all is three cases, of one query each).
+      const std::vector<Params> base = w.expand(point);
+      std::vector<Params> variants = base;
+      if (grow)
+        for (Params& v : variants) v = w.weak_scale(v, req.scale_factor);
+      for (std::size_t vi = 0; vi < variants.size(); ++vi) {
+        const Params& variant = variants[vi];
         for (const ExecPath path : paths) {
           CaseSpec s;
           s.workload = w.name;
@@ -279,6 +294,8 @@ std::vector<CaseSpec> plan_cases(const RunRequest& req, std::vector<std::string>
           }
           s.id = case_id(w.name, path, variant);
           if (!seen.insert(s.id).second) continue;  // the same case listed twice runs once
+          if (grow && scaling_ids != nullptr)
+            (*scaling_ids)[s.id] = case_id(w.name, path, base[vi]);
           out.push_back(std::move(s));
           SB_EXPECTS(out.size() <= kMaxCases,
                      fmt::format("the run has more than {} cases", kMaxCases));

@@ -3,6 +3,7 @@
 /// Turns what the user asked for (preset, workloads, paths, --param overrides and sweeps, a
 /// suite file) into the ordered list of cases of a run. Pure: tested without MPI.
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,9 @@ struct RunRequest {
   std::vector<std::string> plugins;
   /// An A/B run's sides and settings (a suite file's [baseline], [current] and [ab]).
   AbRequest ab;
+  /// A weak scaling study's growth (`run --scale-factor`): every case's problem grown this many
+  /// times by its workload's rule (Workload::weak_scale); 1: as given.
+  double scale_factor = 1.0;
 };
 
 /// Limits of a run's settings, checked before anything starts.
@@ -71,9 +75,12 @@ inline constexpr std::size_t kMaxCases = 10000;
 /// variant, paths single-cpu, multi-cpu, single-gpu, multi-gpu (so the single-cpu case is each
 /// group's reference). Throws sb::UsageError with one line for unknown workloads, presets,
 /// keys, a key given twice with --param, and bad values. `notes` (if given) receives one line
-/// per parameter that applies to no planned case.
-[[nodiscard]] std::vector<CaseSpec> plan_cases(const RunRequest& request,
-                                               std::vector<std::string>* notes = nullptr);
+/// per parameter that applies to no planned case. With a scale factor other than 1, every case's
+/// parameters are grown by its workload's weak_scale rule (refused, one line, for a workload
+/// without one), and `scaling_ids` (if given) receives each case's id at the factor 1.
+[[nodiscard]] std::vector<CaseSpec> plan_cases(
+    const RunRequest& request, std::vector<std::string>* notes = nullptr,
+    std::map<std::string, std::string>* scaling_ids = nullptr);
 
 /// "subset-mean/multi-cpu/chunk=2000,n=20000,seed=42"
 [[nodiscard]] std::string case_id(const std::string& workload, ExecPath path, const Params& p);

@@ -14,9 +14,11 @@
 #include "console.hpp"
 #include "datagen_command.hpp"
 #include "info_command.hpp"
+#include "merge_command.hpp"
 #include "plugin_options.hpp"
 #include "recovery.hpp"
 #include "run_command.hpp"
+#include "scale_command.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/report_cli.hpp"
 #include "scalebench/version.hpp"
@@ -56,8 +58,10 @@ int main(int argc, char** argv) {
   sb::add_run_command(app, exit_code, args);
   sb::batch::add_submit_command(app, exit_code, sb::check_submitted_run);
   sb::results::add_report_command(app, exit_code);
+  sb::add_merge_command(*app.get_subcommand("report"), exit_code, args);
   sb::results::add_compare_command(app, exit_code);
   sb::results::add_history_command(app, exit_code);
+  sb::add_scale_command(app, exit_code, args);
   sb::add_recover_command(app, exit_code);
   sb::add_info_command(app, exit_code);
   sb::add_datagen_command(app, exit_code, command_line);
@@ -65,6 +69,7 @@ int main(int argc, char** argv) {
   // `scalebench SUBCOMMAND --version` answers too (before the subcommand's required options).
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     sub->set_version_flag("--version", version);
+  app.get_subcommand("report")->get_subcommand("merge")->set_version_flag("--version", version);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

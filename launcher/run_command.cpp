@@ -72,11 +72,18 @@ struct Layout {
   std::string gpu_why;
 };
 
-Layout detect_layout() {
+/// `nodes` > 0: the first that many nodes of the allocation only (a scaling study's job steps).
+Layout detect_layout(int nodes) {
   Layout l;
   const int visible = visible_gpu_count(&l.gpu_why);
   l.alloc = batch::detect_allocation(batch::current_environment(), cpu_allowance().usable_cores,
                                      visible, host_name());
+  if (nodes > 0) {
+    if (static_cast<std::size_t>(nodes) > l.alloc.nodes.size())
+      throw UsageError(fmt::format("--nodes {}: the allocation ({}) has {} node(s)", nodes,
+                                   l.alloc.scheduler, l.alloc.nodes.size()));
+    l.alloc.nodes.resize(static_cast<std::size_t>(nodes));
+  }
   l.placement = batch::place_ranks(l.alloc);
   for (const auto& p : l.placement)
     if (!p.scheduler) ++l.workers;
@@ -163,7 +170,7 @@ std::string presets_of(const std::vector<CaseSpec>& cases) {
 }
 
 nlohmann::json run_attrs(const std::string& command_line, const Layout& l,
-                         const std::vector<CaseSpec>& cases) {
+                         const std::vector<CaseSpec>& cases, const RunOptions& o) {
   nlohmann::json a = {{"schema_version", results::kSchemaVersion},
                       {"scalebench_version", version()},
                       {"git_sha", git_sha()},
@@ -178,6 +185,11 @@ nlohmann::json run_attrs(const std::string& command_line, const Layout& l,
                       {"workers", l.workers},
                       {"preset", presets_of(cases)},
                       {"status", "running"}};
+  if (!o.scaling.empty()) {  // one node count of a scaling study (results/.../scaling.hpp)
+    a["scaling_mode"] = o.scaling;
+    a["scaling_nodes"] = static_cast<int>(l.alloc.nodes.size());
+    a["weak_scale"] = o.scale_factor;
+  }
   const nlohmann::json set = settings::set_in_environment();  // items() must not outlive it
   for (const auto& [k, v] : set.items()) a[k] = v;
   if (!loaded_plugins().empty()) a["plugins"] = plugins_record();  // the /plugins table
@@ -322,9 +334,12 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   settings::validate_all();
   const RunRequest req = resolve_request(o);
   std::vector<std::string> notes;
-  const std::vector<CaseSpec> cases = plan_cases(req, &notes);
+  std::map<std::string, std::string> scaling_ids;  // weak scaling: each case's id at factor 1
+  const std::vector<CaseSpec> cases = plan_cases(req, &notes, &scaling_ids);
   for (const auto& n : notes) sayf(stderr, "scalebench: {}\n", n);
-  const Layout layout = detect_layout();
+  SB_EXPECTS(o.nodes >= 0 && o.nodes <= 100000,
+             fmt::format("--nodes must lie between 1 and 100000 (got {})", o.nodes));
+  const Layout layout = detect_layout(o.nodes);
   if (!o.list && layout.alloc.scheduler == "local" && cpu_allowance().limited()) {
     const MachineShape m = machine_shape(layout);
     sayf(stderr,
@@ -407,8 +422,9 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   jo.lifeline_path = folder.lifeline_path();
   jo.launch.work_dir = folder.path().string();
 
-  RunReport report(out.string(), folder.path().string(), run_attrs(command_line, layout, cases));
+  RunReport report(out.string(), folder.path().string(), run_attrs(command_line, layout, cases, o));
   report.set_references(std::move(references));
+  report.set_scaling_ids(std::move(scaling_ids));
   report.keep_previous(previous, cases);
   report.set_plan(cases);
   std::vector<CaseSpec> to_run;
@@ -506,7 +522,16 @@ int run_command(RunOptions& o, const std::vector<std::string>& argv) {
   const nlohmann::json verdicts = results::verdicts_of(report.model());
   const bool not_ok = o.check && results::count_not_ok(verdicts) > 0;
   if (report.any_failed() || not_ok) return kExitFailed;
-  // --check that judged nothing of some device is no pass (docs/acceptance.md).
+  // --check that judged nothing of some device is no pass (docs/acceptance.md), unless the run
+  // is one node of a fleet sweep: `report merge` judges it against the fleet.
+  if (o.check && o.fleet_element && !verdicts.empty() &&
+      !results::unjudged_devices(verdicts).empty()) {
+    sayf(stderr,
+         "scalebench: --check: {} device(s) without a peer on this node: `scalebench report "
+         "merge` of the fleet's folder judges them\n",
+         results::unjudged_devices(verdicts).size());
+    return kExitOk;
+  }
   if (o.check && (verdicts.empty() || !results::unjudged_devices(verdicts).empty())) {
     if (!verdicts.empty())
       sayf(stderr,

@@ -12,6 +12,7 @@
 #include "scalebench/compare.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/plugins.hpp"
+#include "scalebench/printable.hpp"
 #include "suite_file.hpp"
 
 namespace sb {
@@ -106,6 +107,14 @@ RunRequest resolve_request(const RunOptions& o) {
   }
   if (o.o_paths->count() > 0) req.paths = parse_paths(o.paths);
   req.params = o.params;
+  SB_EXPECTS(o.scaling.empty() || o.scaling == "strong" || o.scaling == "weak",
+             fmt::format("--scaling '{}' is not strong or weak", one_line(o.scaling)));
+  SB_EXPECTS(
+      o.scale_factor == 1.0 || o.scaling == "weak",
+      "--scale-factor grows the problem of a weak scaling study: give it with --scaling weak");
+  SB_EXPECTS(std::isfinite(o.scale_factor) && o.scale_factor >= 1 && o.scale_factor <= 1e6,
+             "--scale-factor must be a number from 1 to 1e6");
+  req.scale_factor = o.scale_factor;
   resolve_ab(o, req);
   SB_EXPECTS(std::isfinite(o.case_timeout) && o.case_timeout >= 0 && o.case_timeout <= 1e7,
              "--case-timeout must be a finite number of seconds, at most 1e7 (0: no limit)");
@@ -173,12 +182,23 @@ void add_run_options(CLI::App& run, RunOptions& o) {
   run.add_flag("--check", o.check,
                "Node acceptance: exit 1 when a device's verdict is not ok, 5 when a device was not "
                "judged (docs/acceptance.md)");
+  run.add_flag("--fleet-element", o.fleet_element,
+               "One node of a fleet sweep (submit --fleet adds it): with --check, devices "
+               "without a peer here are left to `report merge`, not exit 5");
   run.add_flag("--keep-throttled", o.keep_throttled,
                "Count repeats that ran throttled or host-stalled in the medians (default: left "
                "out)");
   run.add_option("--references", o.references,
                  "Reference file (TOML) of expected medians per device model (repeatable; "
                  "before the shipped ones)");
+  run.add_option("--nodes", o.nodes,
+                 "Run on the first N nodes of the allocation only (a scaling study's steps)");
+  run.add_option("--scaling", o.scaling,
+                 "strong or weak: this run is one node count of a scaling study (recorded for "
+                 "`report merge`; docs/batch.md)");
+  run.add_option("--scale-factor", o.scale_factor,
+                 "With --scaling weak: grow every case's problem this many times by its "
+                 "workload's rule");
   run.add_option("--baseline", o.baseline,
                  "A/B run: the baseline side, measured beside this run's cases in the same "
                  "job: rank=PATH, plugin=PATH, mpiexec=PATH, env:NAME=VALUE, "

@@ -41,9 +41,13 @@ struct RunOptions {
   bool wide = false;
   bool fresh_ceilings = false;
   bool check = false;           ///< exit 1 when a device's verdict is not ok
+  bool fleet_element = false;   ///< one element of a fleet sweep: `report merge` judges its peers
   bool keep_throttled = false;  ///< throttled repeats count in the medians
   bool force = false;           ///< --out may replace an existing report
   std::vector<std::string> references;
+  int nodes = 0;              ///< --nodes K: the first K nodes of the allocation (0: all)
+  std::string scaling;        ///< --scaling strong|weak: one node count of a scaling study
+  double scale_factor = 1.0;  ///< --scale-factor F: grow every problem F times (weak scaling)
   // An A/B run (ab_request.hpp): the sides' items and the gate's options.
   std::vector<std::string> baseline;
   std::vector<std::string> current;

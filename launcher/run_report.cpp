@@ -118,6 +118,11 @@ void RunReport::rebuild() {
     rec["index"] = next++;
     arr.push_back(std::move(rec));
   }
+  if (!scaling_ids_.empty())
+    for (auto& rec : arr) {
+      const auto it = scaling_ids_.find(planned_id_of(rec));
+      if (it != scaling_ids_.end()) rec["scaling_id"] = it->second;
+    }
   model_["cases"] = std::move(arr);
   // One verdict per device record; none in a run without one.
   nlohmann::json verdicts = results::judge_devices(model_, references_);
@@ -127,6 +132,11 @@ void RunReport::rebuild() {
     model_["verdicts"] = std::move(verdicts);
   }
   dirty_ = false;
+}
+
+void RunReport::set_scaling_ids(std::map<std::string, std::string> ids) {
+  scaling_ids_ = std::move(ids);
+  dirty_ = true;
 }
 
 const nlohmann::json& RunReport::model() {

@@ -51,6 +51,9 @@ class RunReport {
   /// The reference files the verdicts (results/include/scalebench/verdicts.hpp) use; the
   /// report's /verdicts is judged again whenever it is written.
   void set_references(results::ReferenceSet references);
+  /// A weak scaling study's cases (case_plan.hpp): each case id's id at the factor 1, recorded
+  /// as the record's `scaling_id`.
+  void set_scaling_ids(std::map<std::string, std::string> ids);
 
   /// Writes the report (throws results::ReportWriteError, exit code 3).
   void write();
@@ -81,6 +84,7 @@ class RunReport {
   int planned_ = 0;
   bool dirty_ = true;
   results::ReferenceSet references_;
+  std::map<std::string, std::string> scaling_ids_;
 };
 
 }  // namespace sb

@@ -1,6 +1,8 @@
 // tiled-dgemm's parameters (config.hpp).
 #include "config.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
@@ -27,6 +29,17 @@ Config parse(const sb::Params& p) {
   SB_EXPECTS(c.tile * c.n <= (std::int64_t{1} << 31),
              "tiled-dgemm: a panel (tile x n) must hold at most 2^31 entries");
   return c;
+}
+
+sb::Params weak_scale(const sb::Params& p, double factor) {
+  // The tasks are panels of C's rows: more rows (m, to whole tiles) give each node as many.
+  const Config c = parse(p);
+  const auto tiles = std::max<std::int64_t>(
+      1, std::llround(static_cast<double>(c.m) * factor / static_cast<double>(c.tile)));
+  sb::Params out = p;
+  out.set("m", std::to_string(tiles * c.tile));
+  (void)parse(out);
+  return out;
 }
 
 sb::Params preset(const std::string& name) {

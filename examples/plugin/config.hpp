@@ -29,6 +29,9 @@ struct Config {
 /// Throws sb::UsageError naming the parameter on bad values.
 [[nodiscard]] Config parse(const sb::Params& p);
 
+/// Weak scaling (Workload::weak_scale): m grown `factor` times, to whole tiles.
+[[nodiscard]] sb::Params weak_scale(const sb::Params& p, double factor);
+
 /// Parameters of a preset: tiny, small, seed, large.
 [[nodiscard]] sb::Params preset(const std::string& name);
 

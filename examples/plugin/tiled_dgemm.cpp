@@ -1,6 +1,7 @@
 // tiled-dgemm: the workload's description and its registration (tiled_dgemm.hpp).
 #include "tiled_dgemm.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -78,6 +79,7 @@ sb::Workload tiled_dgemm_workload() {
   w.cross_check = tiled_dgemm::cross_check;
   w.memory_needed = tiled_dgemm::memory_needed;
   w.export_inputs = tiled_dgemm::export_inputs;
+  w.weak_scale = tiled_dgemm::weak_scale;
   return w;
 }
 

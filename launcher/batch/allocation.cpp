@@ -92,6 +92,11 @@ Allocation detect_slurm(const Environment& env, int local_cpus, int local_gpus,
   Allocation a;
   a.scheduler = "slurm";
   a.job_id = first_of(env, {"SLURM_JOB_ID", "SLURM_JOBID"});
+  // An array element is named ARRAY_TASK (squeue, sacct, --dependency), as a fleet sweep's
+  // manifest names it; its own SLURM_JOB_ID is another number.
+  if (const auto array = get(env, "SLURM_ARRAY_JOB_ID"), task = get(env, "SLURM_ARRAY_TASK_ID");
+      all_digits(array) && all_digits(task))
+    a.job_id = array + "_" + task;
   const std::string list = first_of(env, {"SLURM_JOB_NODELIST", "SLURM_NODELIST"});
   std::vector<std::string> hosts = expand_hostlist(list);
   const std::string num = first_of(env, {"SLURM_JOB_NUM_NODES", "SLURM_NNODES"});

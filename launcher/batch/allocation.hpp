@@ -29,7 +29,8 @@ struct NodeResources {
 /// What the batch system (or the laptop) gives us.
 struct Allocation {
   std::string scheduler = "local";   ///< "local", "slurm", "pbs", "lsf" or "sge"
-  std::string job_id;                ///< empty when local; LSF `ID[INDEX]`, SGE `ID.TASK` in arrays
+  std::string job_id;                ///< empty when local; in arrays SLURM `ID_TASK`, LSF
+                                     ///< `ID[INDEX]`, SGE `ID.TASK` (PBS: its PBS_JOBID)
   std::vector<NodeResources> nodes;  ///< at least one
   std::string nodefile;              ///< the node file read: PBS_NODEFILE, LSB_DJOB_HOSTFILE or
                                      ///< PE_HOSTFILE; empty when none was

@@ -44,6 +44,20 @@ class LsfDialect final : public SchedulerDialect {
     if (!r.after.empty()) o += "#BSUB -w \"ended(" + r.after + ")\"\n";
     v["LSF_OPTIONS"] = o;
     v["OUTPUT"] = r.output.empty() ? std::string("scalebench-%J.out") : r.output;
+    v["LSF_JOB_NAME"] = "scalebench";
+  }
+
+  void add_fleet_variables(int array_size, const std::string& node, const std::string& dir,
+                           TemplateVars& v) const override {
+    // An LSF job array is a job name with an index range; -m names the host.
+    if (array_size >= 2) v["LSF_JOB_NAME"] = "\"scalebench[1-" + std::to_string(array_size) + "]\"";
+    v["FLEET_DIRECTIVES"] = node.empty() ? std::string() : "#BSUB -m " + node + "\n";
+    v["OUTPUT"] = dir + (array_size >= 2 ? "/lsf-%J_%I.out" : "/lsf-%J.out");
+  }
+  const char* array_index_variable() const override { return "LSB_JOBINDEX"; }
+  int array_first_index() const override { return 1; }
+  std::string array_element_id(const std::string& id, int position) const override {
+    return id + "[" + std::to_string(position + 1) + "]";
   }
 
   std::vector<std::string> submit_args(const std::string&) const override { return {}; }

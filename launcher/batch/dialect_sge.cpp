@@ -44,6 +44,20 @@ class SgeDialect final : public SchedulerDialect {
     v["OUTPUT"] = r.output.empty() ? std::string("scalebench-$JOB_ID.out") : r.output;
   }
 
+  void add_fleet_variables(int array_size, const std::string& node, const std::string& dir,
+                           TemplateVars& v) const override {
+    std::string d;
+    if (array_size >= 2) d += "#$ -t 1-" + std::to_string(array_size) + "\n";
+    if (!node.empty()) d += "#$ -l hostname=" + node + "\n";
+    v["FLEET_DIRECTIVES"] = d;
+    v["OUTPUT"] = dir + (array_size >= 2 ? "/sge-$JOB_ID.$TASK_ID.out" : "/sge-$JOB_ID.out");
+  }
+  const char* array_index_variable() const override { return "SGE_TASK_ID"; }
+  int array_first_index() const override { return 1; }
+  std::string array_element_id(const std::string& id, int position) const override {
+    return id + "." + std::to_string(position + 1);
+  }
+
   std::vector<std::string> submit_args(const std::string& path) const override {
     return {"-terse", path};
   }

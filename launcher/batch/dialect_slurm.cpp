@@ -50,6 +50,20 @@ class SlurmDialect final : public SchedulerDialect {
     const std::string line = SchedulerDialect::job_id(out);
     return line.substr(0, line.find(';'));
   }
+
+  void add_fleet_variables(int array_size, const std::string& node, const std::string& dir,
+                           TemplateVars& v) const override {
+    std::string d;
+    if (array_size >= 2) d += "#SBATCH --array=0-" + std::to_string(array_size - 1) + "\n";
+    if (!node.empty()) d += "#SBATCH --nodelist=" + shell_quote(node) + "\n";
+    v["FLEET_DIRECTIVES"] = d;
+    v["OUTPUT"] = shell_quote(dir + (array_size >= 2 ? "/slurm-%A_%a.out" : "/slurm-%j.out"));
+  }
+  const char* array_index_variable() const override { return "SLURM_ARRAY_TASK_ID"; }
+  int array_first_index() const override { return 0; }
+  std::string array_element_id(const std::string& id, int position) const override {
+    return id + "_" + std::to_string(position);
+  }
 };
 
 }  // namespace

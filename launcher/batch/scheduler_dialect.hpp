@@ -50,6 +50,22 @@ class SchedulerDialect {
   /// The job id in the submit program's standard output; empty when it holds none. Default: the
   /// last non-blank line, trimmed.
   [[nodiscard]] virtual std::string job_id(const std::string& out) const;
+
+  // Fleet sweeps (fleet_submit.hpp): one-node jobs, as a job array or pinned to a node.
+
+  /// Sets FLEET_DIRECTIVES (and what else this batch system's template needs: PBS its select's
+  /// host, LSF the array in the job name) for a job array of `array_size` elements (>= 2) or,
+  /// with `array_size` 0, one job on `node` (when not empty); and OUTPUT, the batch system's own
+  /// log, in the folder `dir` (each element's scalebench log is ELEMENT.out there).
+  virtual void add_fleet_variables(int array_size, const std::string& node, const std::string& dir,
+                                   TemplateVars& v) const = 0;
+  /// The variable that holds an array element's index in its job, and the first index.
+  [[nodiscard]] virtual const char* array_index_variable() const = 0;
+  [[nodiscard]] virtual int array_first_index() const = 0;
+  /// The job id of the element at `position` (0-based) of the array job whose submission printed
+  /// `id` (job_id's answer), as the batch system names it: SLURM 123_4, PBS 123[4].server, LSF
+  /// 123[5], Grid Engine 123.5.
+  [[nodiscard]] virtual std::string array_element_id(const std::string& id, int position) const = 0;
 };
 
 /// The dialect named `name` (slurm, pbs, lsf, sge); sb::UsageError for any other.

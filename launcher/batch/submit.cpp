@@ -7,6 +7,7 @@
 #include "batch/run_capture.hpp"
 
 #include "batch/scheduler_dialect.hpp"
+#include "batch/sweep_submit.hpp"
 #include "scalebench/printable.hpp"
 
 #include <scalebench/error.hpp>
@@ -181,13 +182,13 @@ std::string first_line(const std::string& text) {
   return "(no message)";
 }
 
+}  // namespace
+
 std::string self_executable() {
   std::error_code ec;
   const fs::path p = fs::read_symlink("/proc/self/exe", ec);
   return ec ? std::string("scalebench") : p.string();
 }
-
-}  // namespace
 
 std::string shell_quote(const std::string& word) {
   std::string out = "'";
@@ -251,6 +252,10 @@ std::map<std::string, std::string> template_variables(const SubmitRequest& r) {
   // Ranks on the busiest node: the scheduler plus one worker per GPU (or one CPU worker).
   v["MPIPROCS"] = std::to_string(std::max(shape.gpus_per_node, 1) + 1);
   v["EXTRA_DIRECTIVES"] = extra_directives(d, r.batch_options);
+  // A fleet sweep's element and a scaling study set these (fleet_submit.hpp, scaling_submit.hpp).
+  v["FLEET_DIRECTIVES"] = "";
+  v["ELEMENT_SETUP"] = "";
+  v["SUBCOMMAND"] = "run";
 
   std::vector<std::string> cmd{"scalebench", "submit",  "--scheduler",
                                r.scheduler,  "--nodes", r.nodes};
@@ -325,20 +330,34 @@ std::string template_dir() {
   return SB_TEMPLATE_SOURCE_DIR;
 }
 
-std::string render_script(const SubmitRequest& request) {
+namespace {
+
+std::string installed_template(const SubmitRequest& request) {
   validate_request(request);
   const fs::path file = fs::path(template_dir()) / dialect(request.scheduler).template_file();
   std::error_code ec;
   if (!fs::exists(file, ec))
     throw EnvironmentError("no batch template at '" + printable(file.string()) +
                            "': reinstall scalebench or set SCALEBENCH_TEMPLATE_DIR");
-  return render_script(request, read_file(file));
+  return read_file(file);
 }
 
-namespace {
+}  // namespace
 
-/// Submits `script` with the batch system's program; returns the job id.
-std::string submit_script(const SchedulerDialect& d, const std::string& script) {
+std::string render_script(const SubmitRequest& request) {
+  return render_script(request, installed_template(request));
+}
+
+std::string render_script(const SubmitRequest& request,
+                          const std::map<std::string, std::string>& overrides) {
+  const std::string text = installed_template(request);
+  std::map<std::string, std::string> vars = template_variables(request);
+  for (const auto& [k, v] : overrides) vars[k] = v;
+  return fill_template(text, vars);
+}
+
+std::string submit_script(const std::string& scheduler, const std::string& script) {
+  const SchedulerDialect& d = dialect(scheduler);
   const std::string program = find_program(settings::submit_program(d.name()));
   if (program.empty())
     throw EnvironmentError(std::string(d.program()) + " not found in PATH: submit from a " +
@@ -375,8 +394,6 @@ std::string submit_script(const SchedulerDialect& d, const std::string& script) 
   return id;
 }
 
-}  // namespace
-
 void add_submit_command(CLI::App& app, int& exit_code, RunCheck check_run) {
   auto request = std::make_shared<SubmitRequest>();
   auto dry_run = std::make_shared<bool>(false);
@@ -404,13 +421,28 @@ void add_submit_command(CLI::App& app, int& exit_code, RunCheck check_run) {
       ->trigger_on_parse()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_flag("--dry-run", *dry_run, "print the batch script instead of submitting it");
+  auto sweep = std::make_shared<SweepRequest>();  // fleet sweeps, scaling studies
+  add_sweep_options(*sub, *sweep);
   sub->add_option("run_options", request->run_args,
                   "options of `scalebench run`, after -- (checked as run checks them before "
                   "anything is queued)");
   sub->footer(
       "Example: scalebench submit --scheduler slurm --nodes 2 --gpus-per-node 4 --time 00:30:00 "
       "-- --preset small --out run.h5");
-  sub->callback([request, dry_run, &exit_code, check_run]() {
+  sub->callback([request, dry_run, sweep, &exit_code, check_run]() {
+    if (sweep->fleet_requested()) {
+      exit_code = submit_fleet(*request, *sweep, *dry_run);
+      return;
+    }
+    if (sweep->scaling_requested()) {
+      exit_code = submit_scaling(*request, *sweep, *dry_run);
+      return;
+    }
+    if (sweep->chain || !sweep->fleet_dir.empty() || !sweep->scaling_dir.empty())
+      throw UsageError(sweep->chain ? "--chain belongs to a scaling study (--scaling)"
+                       : !sweep->fleet_dir.empty()
+                           ? "--fleet-dir belongs to a fleet sweep (--fleet or --fleet-nodes)"
+                           : "--scaling-dir belongs to a scaling study (--scaling)");
     SubmitRequest r = *request;
     if (r.scalebench.empty()) r.scalebench = self_executable();
     validate_request(r);
@@ -425,7 +457,7 @@ void add_submit_command(CLI::App& app, int& exit_code, RunCheck check_run) {
       return;
     }
     const SchedulerDialect& d = dialect(r.scheduler);
-    const std::string id = submit_script(d, script);
+    const std::string id = submit_script(r.scheduler, script);
     std::cerr << "scalebench: submitted " << d.title() << " job " << id << "\n";
     std::cout << id << "\n" << std::flush;
     exit_code = kExitOk;

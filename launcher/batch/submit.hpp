@@ -57,6 +57,19 @@ void validate_request(const SubmitRequest& request);
 /// sb::EnvironmentError when no template is found.
 [[nodiscard]] std::string render_script(const SubmitRequest& request);
 
+/// render_script with `overrides` over the request's template variables (fleet sweeps and scaling
+/// studies: fleet_submit.hpp, scaling_submit.hpp).
+[[nodiscard]] std::string render_script(const SubmitRequest& request,
+                                        const std::map<std::string, std::string>& overrides);
+
+/// Submits `script` with the request's batch system (its submit program, SCALEBENCH_SBATCH and
+/// the like); returns the job id. Throws sb::EnvironmentError when the program is missing, refuses
+/// the job or prints no job id.
+[[nodiscard]] std::string submit_script(const std::string& scheduler, const std::string& script);
+
+/// The scalebench executable running now (/proc/self/exe), for the jobs to start.
+[[nodiscard]] std::string self_executable();
+
 /// The folder the templates are read from (see render_script).
 [[nodiscard]] std::string template_dir();
 

@@ -358,8 +358,10 @@ std::string format_html(const json& model, const json& summary) {
   out += std::string("<style>") + kStyle + "</style></head><body>\n";
   out += "<h1>scalebench report</h1>\n" + headline(model);
   out += attention(model, summary);
+  if (model.contains("fleet")) out += "<h2>Fleet</h2>\n" + fleet_section(model);
   if (model.contains("verdicts") || !verdicts_of(model).empty())
     out += "<h2>Verdicts</h2>\n" + verdict_heatmap(model) + verdict_table(model);
+  if (model.contains("scaling")) out += "<h2>Scaling study</h2>\n" + scaling_section(model);
   out += "<h2>Summary</h2>\n" + summary_table(summary);
   out +=
       "<p class=\"note\">Workers: CPU cases as workers \xC3\x97 threads per worker, GPU cases as "

@@ -2,7 +2,8 @@
 /// node acceptance (a failing GPU shows by name: classname = its host, name = the device and
 /// the case), failing for every verdict but ok and `not judged`, which is skipped (a dashboard
 /// shows it as nothing tested, not as a pass); cases that are not per device are one test case
-/// each (failed, timed-out: a failure; skipped: skipped).
+/// each (failed, timed-out: a failure; skipped: skipped); a merged fleet's missing nodes fail one
+/// test case each.
 
 #include <cmath>
 #include <map>
@@ -58,6 +59,17 @@ std::string format_junit(const json& model, const json& summary) {
       t.message = verdict + ": " + str(v, "reason");
     }
     suite(str(v, "case")).push_back(std::move(t));
+  }
+  // A fleet sweep's elements that never reported (merge.hpp): a failure each, by node.
+  for (const auto& m : sub(sub(model, "fleet"), "missing")) {
+    TestCase t;
+    const std::string node = str(m, "node");
+    const std::string job = str(m, "job_id");
+    t.classname = "scalebench." + (node.empty() ? std::string("fleet") : node);
+    t.name = node.empty() ? str(m, "element") + ": missing" : "node " + node + ": missing";
+    t.failure_type = "missing";
+    t.message = "missing: " + str(m, "reason") + (job.empty() ? "" : " (job " + job + ")");
+    suite("fleet").push_back(std::move(t));
   }
   const json& cases = sub(model, "cases");
   for (std::size_t i = 0; i < cases.size(); ++i) {

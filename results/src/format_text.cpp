@@ -15,7 +15,9 @@
 #include "formats.hpp"
 #include "report_layout.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/fleet.hpp"
 #include "scalebench/report.hpp"
+#include "scalebench/scaling.hpp"
 #include "scalebench/verdicts.hpp"
 #include "summary_util.hpp"
 
@@ -304,6 +306,9 @@ std::string format_table(const json& model, const json& summary, std::size_t wid
       start = end == std::string::npos ? v.size() : end + 1;
     }
   }
+  // Merged reports (merge.hpp): the fleet's nodes and the scaling study.
+  if (const std::string f = format_fleet_text(model); !f.empty()) out += "\n" + f;
+  if (const std::string sc = format_scaling_text(model); !sc.empty()) out += "\n" + sc;
   return out;
 }
 
@@ -326,6 +331,42 @@ std::string markdown_verdicts(const json& verdicts) {
   const std::string first = format_verdicts_text(verdicts);
   out += "**" + markdown_cell(first.substr(0, first.find('\n'))) + "**\n\n";
   return out + render_markdown(rows, {false, false, false, false, true, true, false});
+}
+
+/// A merged fleet (fleet.hpp): the nodes that are not ok or missing, and the re-submit command.
+std::string markdown_fleet(const json& model) {
+  if (!model.contains("fleet")) return {};
+  std::string text = format_fleet_text(model);
+  std::string out = "\n### Fleet\n\n" + markdown_cell(text.substr(0, text.find('\n'))) + "\n";
+  std::vector<std::vector<std::string>> rows{{"node", "status", "verdict", "not ok", "why"}};
+  for (const auto& r : fleet_nodes(model))
+    if (str(r, "status") != "ok")
+      rows.push_back({str(r, "host"), str(r, "status"), str(r, "verdict"),
+                      fmt::format("{} of {}", static_cast<long long>(num(r, "not_ok", 0)),
+                                  static_cast<long long>(num(r, "devices", 0))),
+                      str(r, "worst")});
+  if (rows.size() > 1) out += "\n" + render_markdown(rows, {false, false, false, true, false});
+  if (const std::string cmd = str(sub(model, "fleet"), "resubmit"); !cmd.empty())
+    out += "\nRe-submit the failed and missing nodes: `" + cmd + "`\n";
+  return out;
+}
+
+/// A merged scaling study (scaling.hpp): its table.
+std::string markdown_scaling(const json& model) {
+  const json& rows = sub(sub(model, "scaling"), "rows");
+  if (!rows.is_array() || rows.empty()) return {};
+  std::vector<std::vector<std::string>> t{
+      {"case", "nodes", "workers", "median", "speedup", "ideal", "efficiency", "status"}};
+  for (const auto& r : rows) {
+    const std::string device = str(r, "path") == "multi-gpu" ? "gpu" : "cpu";
+    t.push_back({str(r, "case"), fmt::format("{}", static_cast<long long>(num(r, "nodes", 0))),
+                 parallel_label(device, num(r, "workers"), num(r, "threads_per_worker")),
+                 human_seconds(num(r, "median_s")), human_ratio(num(r, "speedup")),
+                 std::isfinite(num(r, "ideal")) ? fmt::format("{:g}x", num(r, "ideal")) : "-",
+                 human_percent(num(r, "efficiency")), str(r, "status")});
+  }
+  return fmt::format("\n### Scaling ({})\n\n", str(sub(model, "scaling"), "mode")) +
+         render_markdown(t, {false, true, true, true, true, true, true, false});
 }
 
 std::string format_markdown(const json& model, const json& summary) {
@@ -368,6 +409,8 @@ std::string format_markdown(const json& model, const json& summary) {
     out += "```\n";
   }
   out += markdown_verdicts(verdicts_of(model));
+  out += markdown_fleet(model);
+  out += markdown_scaling(model);
   return out;
 }
 

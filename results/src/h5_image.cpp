@@ -35,6 +35,16 @@ std::vector<char> file_image(const std::function<void(hid_t file)>& fill) {
   Handle fapl{SB_HDF5_CHECK(H5Pcreate(H5P_FILE_ACCESS)), H5Pclose};
   SB_HDF5_CHECK(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V18));
   SB_HDF5_CHECK(H5Pset_fapl_core(fapl.get(), std::size_t{1} << 20, /*backing_store=*/0));
+  // The file is in memory: a metadata cache that holds it saves evicting (serialising) and
+  // loading back the headers of thousands of cases (a merged fleet's) while they are written.
+  H5AC_cache_config_t mdc{};
+  mdc.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  SB_HDF5_CHECK(H5Pget_mdc_config(fapl.get(), &mdc));
+  mdc.set_initial_size = true;
+  mdc.initial_size = std::size_t{32} << 20;
+  mdc.max_size = std::size_t{128} << 20;  // HDF5 1.10 takes at most 128 MiB
+  mdc.min_size = std::size_t{1} << 20;
+  SB_HDF5_CHECK(H5Pset_mdc_config(fapl.get(), &mdc));
   const std::string name = fmt::format("scalebench-image-{}-{}", ::getpid(), serial++);
   Handle file{SB_HDF5_CHECK(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get())),
               H5Fclose};

@@ -42,6 +42,21 @@ Handle scalar_space() {
   return Handle{SB_HDF5_CHECK(H5Screate(H5S_SCALAR)), H5Sclose};
 }
 
+// The types and the dataspace every attribute and table of a report uses, made once per
+// process: a merged report writes hundreds of thousands of them (bench/merge_fleet.sh).
+hid_t shared_str_type() {
+  static const Handle t = str_type();
+  return t.get();
+}
+hid_t shared_bool_type() {
+  static const Handle t = bool_type();
+  return t.get();
+}
+hid_t shared_scalar_space() {
+  static const Handle s = scalar_space();
+  return s.get();
+}
+
 Handle simple_space(std::initializer_list<hsize_t> dims) {
   std::vector<hsize_t> d(dims);
   return Handle{SB_HDF5_CHECK(H5Screate_simple(static_cast<int>(d.size()), d.data(), nullptr)),
@@ -57,9 +72,26 @@ bool fits_i64(const json& v) {
                                    v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX));
 }
 
+/// A transfer property list whose type-conversion buffers hold `n` elements of the larger of the
+/// two types: HDF5's default is 1 MiB, allocated and cleared for every read or write that
+/// converts, which cost a report of many small tables more than its data (bench/merge_fleet.sh).
+Handle transfer_plist(hid_t a, hid_t b, std::size_t n) {
+  const std::size_t element = std::max(H5Tget_size(a), H5Tget_size(b));
+  Handle p{SB_HDF5_CHECK(H5Pcreate(H5P_DATASET_XFER)), H5Pclose};
+  SB_HDF5_CHECK(H5Pset_buffer(p.get(),
+                              std::max<std::size_t>(4096, element * std::max<std::size_t>(n, 1)),
+                              nullptr, nullptr));
+  return p;
+}
+
 Handle create_dataset(hid_t parent, const std::string& name, hid_t type, hid_t space) {
+  static const hid_t dcpl = [] {
+    const hid_t p = H5Pcreate(H5P_DATASET_CREATE);
+    if (p >= 0) H5Pset_obj_track_times(p, 0);
+    return p;
+  }();
   return Handle{SB_HDF5_CHECK(H5Dcreate2(parent, name.c_str(), type, space, H5P_DEFAULT,
-                                         H5P_DEFAULT, H5P_DEFAULT)),
+                                         dcpl >= 0 ? dcpl : H5P_DEFAULT, H5P_DEFAULT)),
                 H5Dclose};
 }
 
@@ -69,7 +101,10 @@ void write_dataset(hid_t parent, const std::string& name, hid_t file_type, hid_t
   Handle ds = create_dataset(parent, name, file_type, space.get());
   hsize_t n = 1;
   for (hsize_t d : dims) n *= d;
-  if (n > 0) SB_HDF5_CHECK(H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
+  if (n > 0) {
+    const Handle xfer = transfer_plist(file_type, mem_type, static_cast<std::size_t>(n));
+    SB_HDF5_CHECK(H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, xfer.get(), data));
+  }
 }
 
 /// Homogeneous arrays of scalars (1-D) or of equal-length number arrays (2-D). False when the
@@ -190,29 +225,39 @@ std::optional<std::vector<Column>> infer_kinds(const TableSource& src,
 void write_compound(hid_t parent, const std::string& name, const std::vector<Column>& cols,
                     const TableSource& src, const std::vector<std::size_t>& source_col) {
   const std::size_t rec = kSlot * cols.size();
-  Handle mem{SB_HDF5_CHECK(H5Tcreate(H5T_COMPOUND, rec)), H5Tclose};
-  Handle s_type = str_type();
-  Handle b_type = bool_type();
-  for (std::size_t c = 0; c < cols.size(); ++c) {
-    hid_t t = H5T_NATIVE_DOUBLE;
-    switch (cols[c].kind) {
-      case Kind::Int:
-        t = H5T_NATIVE_INT64;
-        break;
-      case Kind::Float:
-        t = H5T_NATIVE_DOUBLE;
-        break;
-      case Kind::Str:
-        t = s_type.get();
-        break;
-      case Kind::Bool:
-        t = b_type.get();
-        break;
+  // The memory and file types of a table's columns, made once per column set: the same tables
+  // (times, validation, telemetry) recur in every case.
+  static std::map<std::string, std::pair<Handle, Handle>> types;
+  std::string signature;
+  for (const auto& c : cols)
+    signature += c.name + '\x1f' + static_cast<char>('0' + static_cast<int>(c.kind));
+  auto it = types.find(signature);
+  if (it == types.end()) {
+    Handle mem_t{SB_HDF5_CHECK(H5Tcreate(H5T_COMPOUND, rec)), H5Tclose};
+    for (std::size_t c = 0; c < cols.size(); ++c) {
+      hid_t t = H5T_NATIVE_DOUBLE;
+      switch (cols[c].kind) {
+        case Kind::Int:
+          t = H5T_NATIVE_INT64;
+          break;
+        case Kind::Float:
+          t = H5T_NATIVE_DOUBLE;
+          break;
+        case Kind::Str:
+          t = shared_str_type();
+          break;
+        case Kind::Bool:
+          t = shared_bool_type();
+          break;
+      }
+      SB_HDF5_CHECK(H5Tinsert(mem_t.get(), cols[c].name.c_str(), kSlot * c, t));
     }
-    SB_HDF5_CHECK(H5Tinsert(mem.get(), cols[c].name.c_str(), kSlot * c, t));
+    Handle file_t{SB_HDF5_CHECK(H5Tcopy(mem_t.get())), H5Tclose};
+    SB_HDF5_CHECK(H5Tpack(file_t.get()));
+    it = types.emplace(signature, std::make_pair(std::move(mem_t), std::move(file_t))).first;
   }
-  Handle file_type{SB_HDF5_CHECK(H5Tcopy(mem.get())), H5Tclose};
-  SB_HDF5_CHECK(H5Tpack(file_type.get()));
+  const Handle& mem = it->second.first;
+  const Handle& file_type = it->second.second;
 
   static const char* const kEmpty = "";
   std::vector<unsigned char> buf(rec * src.rows, 0);
@@ -490,7 +535,8 @@ json read_compound(hid_t ds, hid_t ftype, hid_t space, bool as_columns) {
   for (std::size_t c = 0; c < fields.size(); ++c)
     SB_HDF5_CHECK(H5Tinsert(mem.get(), names[c].c_str(), offsets[c], fields[c].mem.get()));
   std::vector<unsigned char> buf(rec * n, 0);
-  SB_HDF5_CHECK(H5Dread(ds, mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()));
+  const Handle xfer = transfer_plist(ftype, mem.get(), n);
+  SB_HDF5_CHECK(H5Dread(ds, mem.get(), H5S_ALL, H5S_ALL, xfer.get(), buf.data()));
   for (std::size_t r = 0; r < n; ++r) {
     json row = json::object();
     for (std::size_t c = 0; c < fields.size(); ++c) {
@@ -520,7 +566,8 @@ json read_dataset(hid_t ds) {
   std::size_t n = 1;
   for (hsize_t d : dims) n *= static_cast<std::size_t>(d);
   auto flat = read_atomic(type.get(), space.get(), n, [&](hid_t mem, void* buf) {
-    SB_HDF5_CHECK(H5Dread(ds, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf));
+    const Handle xfer = transfer_plist(type.get(), mem, n);
+    SB_HDF5_CHECK(H5Dread(ds, mem, H5S_ALL, H5S_ALL, xfer.get(), buf));
   });
   if (!flat) return nullptr;
   if (dims.empty()) return flat->empty() ? json() : (*flat)[0];
@@ -579,8 +626,19 @@ std::string unescape_name(const std::string& name) {
 }
 
 Handle create_group(hid_t parent, const std::string& key) {
-  return Handle{SB_HDF5_CHECK(H5Gcreate2(parent, escape_name(key).c_str(), H5P_DEFAULT, H5P_DEFAULT,
-                                         H5P_DEFAULT)),
+  // Attributes stay in the group's header up to 64 of them (HDF5 moves more than 8 into a heap
+  // and a B-tree of their own per group, which made writing a merged report of thousands of
+  // cases several times slower: bench/merge_fleet.sh). Readers of every HDF5 version read both.
+  static const hid_t gcpl = [] {
+    const hid_t p = H5Pcreate(H5P_GROUP_CREATE);
+    if (p >= 0) {
+      H5Pset_attr_phase_change(p, 64, 48);
+      H5Pset_obj_track_times(p, 0);
+    }
+    return p;
+  }();
+  return Handle{SB_HDF5_CHECK(H5Gcreate2(parent, escape_name(key).c_str(), H5P_DEFAULT,
+                                         gcpl >= 0 ? gcpl : H5P_DEFAULT, H5P_DEFAULT)),
                 H5Gclose};
 }
 
@@ -608,29 +666,29 @@ void write_attr(hid_t obj, const std::string& key, const json& v) {
     create(H5T_STD_I8LE, space.get());
     return;
   }
-  Handle space = scalar_space();
+  const hid_t space = shared_scalar_space();
   if (v.is_boolean()) {
-    Handle t = bool_type();
+    const hid_t t = shared_bool_type();
     const std::int8_t x = v.get<bool>() ? 1 : 0;
-    Handle a = create(t.get(), space.get());
-    SB_HDF5_CHECK(H5Awrite(a.get(), t.get(), &x));
+    Handle a = create(t, space);
+    SB_HDF5_CHECK(H5Awrite(a.get(), t, &x));
   } else if (fits_i64(v)) {
     const std::int64_t x = v.get<std::int64_t>();
-    Handle a = create(H5T_STD_I64LE, space.get());
+    Handle a = create(H5T_STD_I64LE, space);
     SB_HDF5_CHECK(H5Awrite(a.get(), H5T_NATIVE_INT64, &x));
   } else if (v.is_number_unsigned()) {
     const std::uint64_t x = v.get<std::uint64_t>();
-    Handle a = create(H5T_STD_U64LE, space.get());
+    Handle a = create(H5T_STD_U64LE, space);
     SB_HDF5_CHECK(H5Awrite(a.get(), H5T_NATIVE_UINT64, &x));
   } else if (v.is_number()) {
     const double x = v.get<double>();
-    Handle a = create(H5T_IEEE_F64LE, space.get());
+    Handle a = create(H5T_IEEE_F64LE, space);
     SB_HDF5_CHECK(H5Awrite(a.get(), H5T_NATIVE_DOUBLE, &x));
   } else if (v.is_string()) {
-    Handle t = str_type();
+    const hid_t t = shared_str_type();
     const char* p = v.get_ref<const std::string&>().c_str();
-    Handle a = create(t.get(), space.get());
-    SB_HDF5_CHECK(H5Awrite(a.get(), t.get(), &p));
+    Handle a = create(t, space);
+    SB_HDF5_CHECK(H5Awrite(a.get(), t, &p));
   } else {
     throw Error("internal error: attribute '" + key + "' is not a scalar");
   }

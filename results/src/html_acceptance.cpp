@@ -27,8 +27,9 @@ constexpr const char* kBusy = "#4e79a7";
 constexpr const char* kUnhealthy = "#9c755f";
 constexpr const char* kFailed = "#e15759";
 constexpr const char* kNotJudged = "#bab0ac";
-constexpr const char* kNone = "#e8e8e8";   // no verdict for that cell
-constexpr const char* kShade = "#f6c9c4";  // a throttled repeat on a timeline
+constexpr const char* kNone = "#e8e8e8";     // no verdict for that cell
+constexpr const char* kMissing = "#555555";  // a fleet's node that left no report
+constexpr const char* kShade = "#f6c9c4";    // a throttled repeat on a timeline
 constexpr double kCharPx = 6.5;
 
 /// A cell shows its device's worst verdict; ok outranks `not judged` (something judged it).
@@ -205,7 +206,12 @@ std::string one_timeline(const json& c) {
 
 std::string verdict_heatmap(const nlohmann::json& model) {
   const json verdicts = verdicts_of(model);
-  if (!verdicts.is_array() || verdicts.empty()) return "<p class=\"note\">no device judged</p>\n";
+  // A merged fleet's nodes that never reported (merge.hpp) get a row of their own.
+  std::map<std::string, std::string> missing;
+  for (const auto& m : sub(sub(model, "fleet"), "missing"))
+    if (!str(m, "node").empty()) missing[str(m, "node")] = str(m, "reason");
+  if ((!verdicts.is_array() || verdicts.empty()) && missing.empty())
+    return "<p class=\"note\">no device judged</p>\n";
   // Worst verdict and every reason per (host, device).
   std::map<std::pair<std::string, int>, std::pair<std::string, std::string>> cells;
   std::set<std::string> hosts;
@@ -224,6 +230,8 @@ std::string verdict_heatmap(const nlohmann::json& model) {
     cell.second += (cell.second.empty() ? "" : "\n") + str(v, "verdict") + " " + str(v, "case") +
                    ": " + str(v, "reason");
   }
+  for (const auto& [host, why] : missing) hosts.insert(host);
+  nodes = nodes || (max_gpu < 0 && !missing.empty());
   std::vector<int> cols;
   if (nodes) cols.push_back(-1);
   for (int g = 0; g <= max_gpu; ++g) cols.push_back(g);
@@ -240,6 +248,14 @@ std::string verdict_heatmap(const nlohmann::json& model) {
   for (const auto& h : hosts) {
     const double y = top + i++ * ch;
     out += fmt::format("<text x=\"4\" y=\"{:.1f}\">{}</text>\n", y + 14, html_escape(h));
+    if (const auto m = missing.find(h); m != missing.end()) {
+      out += fmt::format(
+          "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.0f}\" height=\"{:.0f}\" fill=\"{}\" "
+          "stroke=\"#fff\" data-verdict=\"missing\"><title>{}</title></rect>\n",
+          left, y, cw * static_cast<double>(cols.size()), ch, kMissing,
+          html_escape(h + ": missing (" + m->second + ")"));
+      continue;
+    }
     for (std::size_t j = 0; j < cols.size(); ++j) {
       const auto it = cells.find({h, cols[j]});
       const bool have = it != cells.end();
@@ -275,6 +291,8 @@ std::string verdict_heatmap(const nlohmann::json& model) {
   for (const auto& [sev, key] : all_keys)
     if (shown.count(sev) != 0 || sev == 1 || sev == 3 || sev == 7) keys.push_back(key);
   if (empty_cell) keys.push_back({kNone, "no verdict: that device ran no judged case"});
+  if (!missing.empty())
+    keys.push_back({kMissing, "missing: the node's job left no report (never ran, or killed)"});
   return out + html_legend("verdicts", keys);
 }
 

@@ -56,4 +56,10 @@ std::string verdict_heatmap(const nlohmann::json& model);
 std::string verdict_table(const nlohmann::json& model);
 std::string telemetry_charts(const nlohmann::json& model, std::size_t max_cases);
 
+/// Merged reports (html_merged.cpp): the fleet's nodes, those not ok and missing first, with
+/// the command that re-submits them; the scaling study's table and chart (speedup against the
+/// node count on log-2 axes, the ideal dashed), with its legend.
+std::string fleet_section(const nlohmann::json& model);
+std::string scaling_section(const nlohmann::json& model);
+
 }  // namespace sb::results::detail

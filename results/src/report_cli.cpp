@@ -104,8 +104,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
                                      "JUnit XML");
   sub->add_option("files", o->files,
                   "report files written by `scalebench run` (table, markdown, csv, records, "
-                  "json: several, one after another)")
-      ->required();
+                  "json: several, one after another)");
   sub->add_option("--format", o->format,
                   fmt::format("output format: {}", fmt::join(report_formats(), "|")))
       ->capture_default_str();
@@ -117,7 +116,11 @@ void add_report_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--make-references", o->make_references,
                 "write a reference file (TOML, docs/acceptance.md) from one good run's device "
                 "medians instead of rendering it");
-  sub->callback([o, &exit_code] {
+  sub->callback([o, sub, &exit_code] {
+    // `report merge` (launcher/merge_command.hpp) is a subcommand of its own.
+    if (!sub->get_subcommands().empty()) return;
+    if (o->files.empty())
+      throw UsageError("report: give one report file or more (or `report merge` to merge them)");
     if (o->make_references) {
       if (o->files.size() != 1) throw UsageError("report --make-references takes one report");
       check_out_is_no_input(o->out, o->files);

@@ -20,8 +20,9 @@ void write_case(hid_t cases, std::size_t i, const nlohmann::json& c);
 
 /// The inverses: model["system"] and model["startup"]; the cases in their order.
 void read_system(hid_t parent, nlohmann::json& model);
-[[nodiscard]] nlohmann::json read_cases(hid_t parent);
-[[nodiscard]] nlohmann::json read_case(hid_t cases, const std::string& name);
+/// `slim`: without the bulky arrays drop_series (merge.hpp) drops, which are not read.
+[[nodiscard]] nlohmann::json read_cases(hid_t parent, bool slim = false);
+[[nodiscard]] nlohmann::json read_case(hid_t cases, const std::string& name, bool slim = false);
 
 /// /ab: an A/B run's settings, sides, turns and baseline side (docs/report-schema.md).
 void write_ab(hid_t file, const nlohmann::json& ab);

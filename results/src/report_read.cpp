@@ -10,6 +10,7 @@
 #include "report_parts.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/h5_tree.hpp"
+#include "scalebench/merge.hpp"
 #include "scalebench/report.hpp"
 
 namespace sb::results {
@@ -20,9 +21,29 @@ using json = nlohmann::json;
 
 }  // namespace
 
-json read_case(hid_t cases, const std::string& name) {
+/// `slim`: without what drop_series (merge.hpp) drops, never read.
+json read_case(hid_t cases, const std::string& name, bool slim) {
   Handle g{SB_HDF5_CHECK(H5Gopen2(cases, name.c_str(), H5P_DEFAULT)), H5Gclose};
-  json c = h5::read_group(g.get());
+  json c;
+  if (!slim) {
+    c = h5::read_group(g.get());
+  } else {
+    c = h5::read_attrs(g.get());
+    for (const auto& link : h5::link_names(g.get())) {
+      const std::string key = h5::unescape_name(link);
+      if (key == "task_events" || key == "results") continue;
+      if (key != layout::kTelemetry) {
+        c[key] = h5::read_link(g.get(), key);
+        continue;
+      }
+      Handle t = h5::open_group(g.get(), key);
+      json tel = h5::read_attrs(t.get());
+      for (const auto& tl : h5::link_names(t.get()))
+        if (const std::string k = h5::unescape_name(tl); k != "series")
+          tel[k] = h5::read_link(t.get(), k);
+      c[key] = std::move(tel);
+    }
+  }
   if (auto t = c.find(layout::kTimes); t != c.end() && t->is_array()) {
     json reps = json::array();
     for (auto& row : *t) {
@@ -35,13 +56,13 @@ json read_case(hid_t cases, const std::string& name) {
   return c;
 }
 
-json read_cases(hid_t parent) {
+json read_cases(hid_t parent, bool slim) {
   Handle g = h5::open_group(parent, layout::kCases);
   std::vector<std::pair<long long, std::string>> names;
   for (const auto& n : h5::link_names(g.get())) names.emplace_back(std::atoll(n.c_str()), n);
   std::sort(names.begin(), names.end());
   json cases = json::array();
-  for (const auto& [i, n] : names) cases.push_back(read_case(g.get(), n));
+  for (const auto& [i, n] : names) cases.push_back(read_case(g.get(), n, slim));
   return cases;
 }
 
@@ -57,7 +78,7 @@ void read_system(hid_t parent, json& model) {
 
 namespace {
 
-json read_model(hid_t file) {
+json read_model(hid_t file, bool slim) {
   json model = json::object();
   json attrs = h5::read_attrs(file);
   for (const auto& name : h5::link_names(file)) {
@@ -65,7 +86,7 @@ json read_model(hid_t file) {
     if (key == layout::kSystem) {
       read_system(file, model);
     } else if (key == layout::kCases) {
-      model["cases"] = read_cases(file);
+      model["cases"] = read_cases(file, slim);
     } else if (key == layout::kAb) {
       model[layout::kAb] = read_ab(file);
     } else if (key == layout::kSummary) {
@@ -88,7 +109,9 @@ json read_model(hid_t file) {
 
 }  // namespace
 
-nlohmann::json read_report(const std::string& path) {
+namespace {
+
+json read_file(const std::string& path, bool slim) {
   namespace fs = std::filesystem;
   h5::quiet_errors();
   std::error_code ec;
@@ -125,12 +148,22 @@ nlohmann::json read_report(const std::string& path) {
       throw UsageError(
           fmt::format("report {} has schema version {}; this scalebench reads version {}", path,
                       version.get<long long>(), kSchemaVersion));
-    return read_model(file.get());
+    return read_model(file.get(), slim);
   } catch (const LibraryError&) {
     throw UsageError(fmt::format(
         "report {} is truncated or damaged: HDF5 cannot read part of it (re-run to write it again)",
         path));
   }
+}
+
+}  // namespace
+
+nlohmann::json read_report(const std::string& path) {
+  return read_file(path, false);
+}
+
+nlohmann::json read_report_slim(const std::string& path) {
+  return read_file(path, true);
 }
 
 }  // namespace sb::results

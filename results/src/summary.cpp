@@ -201,7 +201,26 @@ struct Efficiency {
   std::string unit;          ///< "B/s" or "flop/s"
 };
 
-Efficiency efficiency_of(const json& c, const json& ceilings, double median_s, double workers) {
+/// detail::ceiling_median per (kind, threads), computed once: a merged fleet's report holds
+/// every node's ceilings, and a scan of them per case grew with cases x nodes
+/// (bench/merge_fleet.sh).
+class CeilingMedians {
+ public:
+  explicit CeilingMedians(const json& ceilings) : ceilings_(ceilings) {}
+  double operator()(const std::string& kind, int threads) {
+    const auto key = std::make_pair(kind, threads);
+    auto it = cache_.find(key);
+    if (it == cache_.end())
+      it = cache_.emplace(key, detail::ceiling_median(ceilings_, kind, threads)).first;
+    return it->second;
+  }
+
+ private:
+  const json& ceilings_;
+  std::map<std::pair<std::string, int>, double> cache_;
+};
+
+Efficiency efficiency_of(const json& c, CeilingMedians& ceilings, double median_s, double workers) {
   // A workload that states its own efficiency (a bus bandwidth over its link's rate) is taken
   // at its word; its ceiling is not one of /system/ceilings.
   if (const json& m = sub(c, "metrics"); std::isfinite(num(m, "efficiency")))
@@ -226,7 +245,7 @@ Efficiency efficiency_of(const json& c, const json& ceilings, double median_s, d
   if (std::isfinite(amount) && amount > 0) {
     const std::string kind =
         gpu ? (by_bytes ? "copy_bandwidth" : "fp64_gemm") : (by_bytes ? "stream_triad" : "dgemm");
-    const double per_device = detail::ceiling_median(ceilings, kind, threads);
+    const double per_device = ceilings(kind, threads);
     if (std::isfinite(per_device)) {
       e = {kNaN, kind, per_device, per_device * n, by_bytes ? "B/s" : "flop/s"};
       floor_s = amount / e.total;
@@ -234,7 +253,7 @@ Efficiency efficiency_of(const json& c, const json& ceilings, double median_s, d
   }
   if (std::isfinite(philox) && philox > 0) {
     const std::string kind = gpu ? "philox" : "philox_simd";
-    const double per_device = detail::ceiling_median(ceilings, kind, threads);
+    const double per_device = ceilings(kind, threads);
     if (!std::isfinite(per_device)) return {};  // which of the two bounds it is unknown
     if (philox / (per_device * n) > floor_s) {
       e = {kNaN, kind, per_device, per_device * n, "calls/s"};
@@ -403,7 +422,7 @@ std::string reference_key(const json& c) {
 
 nlohmann::json summarize(const nlohmann::json& model) {
   const json& cases = sub(model, "cases");
-  const json& ceilings = sub(sub(model, "system"), "ceilings");
+  CeilingMedians ceilings(sub(sub(model, "system"), "ceilings"));
   const std::string preset = str(sub(model, "attrs"), "preset");
   json rows = json::array();
   if (!cases.is_array()) return rows;

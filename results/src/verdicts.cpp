@@ -229,21 +229,37 @@ Comparison against_reference(double value, const Reference* ref) {
   return out;
 }
 
+/// A peer's energy per repeat, or -1 where it cannot be compared: it shared its device, or ran
+/// too briefly to resolve it.
+double peer_energy_of(const json& c) {
+  const detail::Energy e = detail::energy_of(c);
+  return e.comparable && !detail::sharing_of(c).present() ? e.per_repeat_j : -1.0;
+}
+
 }  // namespace
 
 nlohmann::json judge_devices(const nlohmann::json& model, const ReferenceSet& references) {
   json rows = json::array();
   const json& cases = sub(model, "cases");
   if (!cases.is_array()) return rows;
-  // Peers: ok records of the same case on devices of the same model.
-  std::map<std::string, std::vector<std::pair<std::size_t, double>>> groups;
+  // Peers: ok records of the same case on devices of the same model. Their vector probes and
+  // energies are read once here: a merged fleet has thousands of peers per case.
+  struct Peer {
+    std::size_t index;
+    double value, probe;
+    double energy;  ///< joules per repeat; -1: not comparable (energy is compared between
+                    ///< devices that ran alone and long enough to resolve it)
+  };
+  std::map<std::string, std::vector<Peer>> groups;
   auto group_key = [](const json& c) {
     return str(c, "workload") + '\n' + detail::canonical_path(str(c, "path")) + '\n' +
            detail::params_text(sub(c, "params")) + '\n' + str(c, "device_model");
   };
   for (std::size_t i = 0; i < cases.size(); ++i)
     if (device_record(cases[i]) && str(cases[i], "status") == "ok")
-      groups[group_key(cases[i])].emplace_back(i, value_of(cases[i]));
+      groups[group_key(cases[i])].push_back({i, value_of(cases[i]),
+                                             num(sub(cases[i], "interference"), "vector_probe_s"),
+                                             peer_energy_of(cases[i])});
 
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const json& c = cases[i];
@@ -257,15 +273,13 @@ nlohmann::json judge_devices(const nlohmann::json& model, const ReferenceSet& re
     const detail::Sharing sharing = detail::sharing_of(c);
     const detail::Energy energy = detail::energy_of(c);
     std::vector<double> peers, peer_probes, peer_energy;
-    for (const auto& [j, v] : groups[group_key(c)]) {
-      if (j == i) continue;
-      peers.push_back(v);
-      const double probe = num(sub(cases[j], "interference"), "vector_probe_s");
-      if (probe > 0) peer_probes.push_back(probe);
-      // Energy is compared between devices that ran alone and long enough to resolve it.
-      const detail::Energy pe = detail::energy_of(cases[j]);
-      if (pe.comparable && !detail::sharing_of(cases[j]).present())
-        peer_energy.push_back(pe.per_repeat_j);
+    const auto& group = groups[group_key(c)];
+    peers.reserve(group.size());
+    for (const Peer& p : group) {
+      if (p.index == i) continue;
+      peers.push_back(p.value);
+      if (p.probe > 0) peer_probes.push_back(p.probe);
+      if (p.energy >= 0) peer_energy.push_back(p.energy);
     }
     if (!peer_probes.empty()) ev.peers_vector_probe_s = median(peer_probes);
     const Reference* ref = find_reference(references, str(c, "device_model"), str(c, "workload"),

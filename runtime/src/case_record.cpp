@@ -46,21 +46,21 @@ std::vector<Check> CrossCheckReferences::check(const CaseSpec& spec, const Workl
   return out;
 }
 
-nlohmann::json empty_task_events() {
-  nlohmann::json e = nlohmann::json::object();
-  for (const char* k : {"repeat", "worker", "task", "phase", "start", "end", "bytes"})
-    e[k] = nlohmann::json::array();
-  return e;
+void TaskEvents::add(int r, int w, const TaskOutcome& o) {
+  repeat.push_back(r);
+  worker.push_back(w);
+  task.push_back(o.task);
+  phase.push_back(o.phase);
+  start.push_back(o.start);
+  end.push_back(o.end);
+  bytes.push_back(o.bytes);
 }
 
-void add_task_event(nlohmann::json& e, int repeat, int worker, const TaskOutcome& o) {
-  e["repeat"].push_back(repeat);
-  e["worker"].push_back(worker);
-  e["task"].push_back(o.task);
-  e["phase"].push_back(std::string(to_string(o.phase)));
-  e["start"].push_back(o.start);
-  e["end"].push_back(o.end);
-  e["bytes"].push_back(o.bytes);
+nlohmann::json TaskEvents::to_json() const {
+  nlohmann::json names = nlohmann::json::array();
+  for (const Phase p : phase) names.push_back(std::string(to_string(p)));
+  return {{"repeat", repeat}, {"worker", worker}, {"task", task},  {"phase", std::move(names)},
+          {"start", start},   {"end", end},       {"bytes", bytes}};
 }
 
 nlohmann::json repeat_stop_record(const RepeatRule& rule, const RepeatStop& stop,

@@ -33,10 +33,19 @@ class CrossCheckReferences {
   std::map<std::string, std::pair<std::string, Fingerprint>> refs_;
 };
 
-/// An empty rec["task_events"]: columns of equal length (docs/report-schema.md).
-[[nodiscard]] nlohmann::json empty_task_events();
-/// Appends a task of timed repeat `repeat` that case rank `worker` finished.
-void add_task_event(nlohmann::json& events, int repeat, int worker, const TaskOutcome& o);
+/// A case's finished tasks while its repeats run: plain columns, made JSON once for the record
+/// (a JSON value per field and task cost the scheduler more than the rest of its dispatch:
+/// bench/bench_scheduler.cpp).
+struct TaskEvents {
+  std::vector<std::int32_t> repeat, worker;
+  std::vector<std::int64_t> task, bytes;
+  std::vector<Phase> phase;
+  std::vector<double> start, end;
+  /// Appends a task of timed repeat `repeat` that case rank `worker` finished.
+  void add(int repeat, int worker, const TaskOutcome& o);
+  /// rec["task_events"]: columns of equal length (docs/report-schema.md).
+  [[nodiscard]] nlohmann::json to_json() const;
+};
 
 /// rec["repeat_stop"]: why the case stopped taking repeats under `rule`, after `repeats`.
 [[nodiscard]] nlohmann::json repeat_stop_record(const RepeatRule& rule, const RepeatStop& stop,

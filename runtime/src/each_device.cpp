@@ -46,7 +46,7 @@ struct DeviceRun {
   std::vector<double> totals, computes, scheduler_cpu;
   json repeats = json::array();
   json results = json::array();
-  json events = empty_task_events();
+  TaskEvents events;
   std::vector<std::vector<double>> vparts;
   std::size_t vgot = 0;
   std::vector<WorkerTelemetry> telemetry;
@@ -104,23 +104,31 @@ class Sweep {
 
   bool run(std::vector<DeviceRun> devices) {
     devices_ = std::move(devices);
+    open_ = repeating_ = devices_.size();
+    for (const auto& d : devices_) move_repeat(d, -2, d.repeat);  // none has begun: -1
     for (std::size_t i = 0; i < devices_.size(); ++i)
-      for (const auto& p : devices_[i].parts) owner_[p.rank] = i;
+      for (const auto& p : devices_[i].parts) {
+        if (static_cast<std::size_t>(p.rank) >= owner_.size())
+          owner_.resize(static_cast<std::size_t>(p.rank) + 1, kNoDevice);
+        owner_[static_cast<std::size_t>(p.rank)] = i;
+      }
     deadline_ = plan_.case_timeout_s > 0 ? now() + plan_.case_timeout_s : 0;
     for (auto& d : devices_) begin(d);
     Backoff backoff(device_of(spec_.path) == Device::gpu ? kGpuPollUs : kCpuPollUs);
     Message m;
     while (open_devices() > 0) {
       if (!try_receive(ctx_.world, MPI_ANY_SOURCE, MPI_ANY_TAG, m)) {
+        sync_records();
         if (deadline_ > 0 && now() > deadline_) time_out();
         backoff.pause();
         continue;
       }
       backoff.reset();
-      const auto it = owner_.find(m.source);
-      if (it == owner_.end()) continue;
+      if (m.source < 0 || static_cast<std::size_t>(m.source) >= owner_.size() ||
+          owner_[static_cast<std::size_t>(m.source)] == kNoDevice)
+        continue;
       watch_.heard(m);
-      DeviceRun& d = devices_[it->second];
+      DeviceRun& d = devices_[owner_[static_cast<std::size_t>(m.source)]];
       if (d.finished) continue;  // a failed device's late messages
       try {
         dispatch(d, m);
@@ -129,13 +137,22 @@ class Sweep {
       }
       report_progress();
     }
+    sync_records();
     return restart_;
   }
 
  private:
-  [[nodiscard]] std::size_t open_devices() const {
-    return static_cast<std::size_t>(std::count_if(devices_.begin(), devices_.end(),
-                                                  [](const DeviceRun& d) { return !d.finished; }));
+  // Counts kept as devices move on, not recounted per message: with thousands of devices a
+  // scan per message grew with the square of their number (bench/bench_scheduler.cpp).
+  [[nodiscard]] std::size_t open_devices() const { return open_; }
+
+  /// Device `d` (still open) moves from repeat `from` to `to` (-2: gone) in the progress count.
+  void move_repeat(const DeviceRun& d, int from, int to) {
+    if (from != -2) {
+      auto it = at_repeat_.find({from, d.spec.warmup});
+      if (it != at_repeat_.end() && --it->second == 0) at_repeat_.erase(it);
+    }
+    if (to != -2) ++at_repeat_[{to, d.spec.warmup}];
   }
 
   void begin(DeviceRun& d) {
@@ -209,6 +226,7 @@ class Sweep {
   }
 
   void start_repeat(DeviceRun& d) {
+    move_repeat(d, d.repeat, -2);
     ++d.repeat;
     d.sc->begin_repeat();
     d.next_task = 0;
@@ -219,10 +237,11 @@ class Sweep {
         warm_up_more(d.repeat, d.spec.warmup, d.repeat == 0 ? 0.0 : now() - d.warm_t0))
       ++d.spec.warmup;
     const bool measured = d.repeat >= d.spec.warmup;
+    move_repeat(d, -2, d.repeat);
     Writer rb;
     rb.put<std::int32_t>(measured ? d.repeat - d.spec.warmup : -1);  // -1: a warm-up repeat
-    d.cpu0 = process_cpu_s();
-    d.timing.begin(out_.seconds_writing());
+    d.cpu0 = process_cpu();
+    d.timing.begin(out_.seconds_writing(), plan_.trace);
     if (d.repeat == d.spec.warmup) d.timed_t0 = now();
     watch_.begin(d.parts, ParticipantWatch::Stage::repeat,
                  measured ? d.repeat - d.spec.warmup : -1);
@@ -238,7 +257,7 @@ class Sweep {
 
   void end_repeat(DeviceRun& d) {
     const double total = d.timing.end(out_.seconds_writing());
-    const double cpu = process_cpu_s() - d.cpu0;
+    const double cpu = process_cpu() - d.cpu0;
     json result = d.sc->end_repeat();
     const bool measured = d.repeat >= d.spec.warmup;
     if (plan_.trace)
@@ -260,6 +279,7 @@ class Sweep {
       start_repeat(d);
     } else {
       d.repeats_done = true;
+      --repeating_;
       d.rec["warmup"] = d.spec.warmup;  // the warm-up repeats run
       validate_when_all_done();
     }
@@ -270,8 +290,8 @@ class Sweep {
   /// timed repeats (the first repeats of a case ran 10x slower beside them: --trace of svd and
   /// groupby seed on each-gpu).
   void validate_when_all_done() {
-    for (const auto& d : devices_)
-      if (!d.finished && !d.repeats_done) return;
+    if (repeating_ > 0 || validating_) return;
+    validating_ = true;
     for (auto& d : devices_) {
       if (d.finished || d.validating) continue;
       d.validating = true;
@@ -288,7 +308,7 @@ class Sweep {
     rec["repeats"] = d.repeats;
     rec["results"] = d.results;
     rec["result"] = d.results.empty() ? json::object() : d.results.back();
-    rec["task_events"] = d.events;
+    rec["task_events"] = d.events.to_json();
     std::vector<Check> checks = d.sc->validate(d.vparts);
     for (Check c : refs_.check(d.spec, wl_, d.sc->fingerprint(),
                                fmt::format("{} {}", to_string(spec_.path), d.name)))
@@ -332,19 +352,43 @@ class Sweep {
   }
 
   void emit(DeviceRun& d) {
+    if (!d.finished) {
+      --open_;
+      if (!d.repeats_done) --repeating_;
+      move_repeat(d, d.repeat, -2);
+    }
     d.finished = true;
     d.rec["ended_utc"] = utc_now();
-    out_.write(d.rec, /*durable=*/true);
+    // Flushed now, made durable with the others that finish with it (sync_records): the
+    // devices finish together, and an fsync each cost thousands of them seconds.
+    out_.write(d.rec, /*durable=*/false);
+    unsynced_ = true;
+  }
+
+  /// This process's CPU time; with more than 64 devices read at most once a millisecond: the
+  /// process-wide clock sums every thread (a system call), and thousands of devices start and
+  /// end repeats within one.
+  double process_cpu() {
+    const double t = now();
+    if (devices_.size() <= 64 || t - cpu_read_at_ > 1e-3) {
+      cpu_ = process_cpu_s();
+      cpu_read_at_ = t;
+    }
+    return cpu_;
+  }
+
+  /// fsync's the records written since the last time, once: whenever no message waits, and
+  /// before the case's end.
+  void sync_records() {
+    if (!unsynced_) return;
+    out_.sync();
+    unsynced_ = false;
   }
 
   /// A progress record whenever the slowest device still running starts a repeat.
   void report_progress() {
-    int slowest = -2, warmup = spec_.warmup;
-    for (const auto& d : devices_)
-      if (!d.finished && (slowest == -2 || d.repeat < slowest)) {
-        slowest = d.repeat;
-        warmup = d.spec.warmup;
-      }
+    if (at_repeat_.empty()) return;
+    const auto [slowest, warmup] = at_repeat_.begin()->first;
     if (slowest < 0 || slowest == last_progress_) return;
     last_progress_ = slowest;
     out_.write({{"type", "progress"},
@@ -368,8 +412,16 @@ class Sweep {
   const CaseSpec& spec_;
   int k_, n_;
   const Workload& wl_;
+  static constexpr std::size_t kNoDevice = static_cast<std::size_t>(-1);
   std::vector<DeviceRun> devices_;
-  std::map<int, std::size_t> owner_;  ///< world rank -> device
+  std::vector<std::size_t> owner_;     ///< world rank -> device (kNoDevice: none)
+  std::size_t open_ = 0;               ///< devices without their record yet
+  std::size_t repeating_ = 0;          ///< open devices still taking repeats
+  bool validating_ = false;            ///< VALIDATE sent to every open device
+  bool unsynced_ = false;              ///< records written since the last fsync
+  double cpu_ = 0, cpu_read_at_ = -1;  ///< process_cpu()'s last reading and when
+  /// Open devices per (repeat, warm-up repeats): the slowest is the first.
+  std::map<std::pair<int, int>, std::size_t> at_repeat_;
   double deadline_ = 0;
   int last_progress_ = -1;
   ParticipantWatch watch_;  ///< what each worker was last doing (a timeout names them)

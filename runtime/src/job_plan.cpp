@@ -118,4 +118,10 @@ void StreamWriter::write(const nlohmann::json& record, bool durable) {
   seconds_writing_ += now() - t0;
 }
 
+void StreamWriter::sync() {
+  const double t0 = now();
+  ::fsync(fileno(f_));
+  seconds_writing_ += now() - t0;
+}
+
 }  // namespace sb

@@ -124,6 +124,19 @@ void send_empty(MPI_Comm comm, int dest, int tag);
 /// one is waiting; never blocks.
 bool try_receive(MPI_Comm comm, int source, int tag, Message& out);
 
+/// A stand-in for MPI's point-to-point messages: while one is set (set_message_transport),
+/// send, send_empty and try_receive go through it, whatever the communicator. The scheduler's
+/// benchmark drives the real scheduler with thousands of simulated workers this way
+/// (bench/bench_scheduler.cpp); nothing else sets one.
+class MessageTransport {
+ public:
+  virtual ~MessageTransport() = default;
+  virtual void send(int dest, int tag, const std::vector<char>& data) = 0;
+  virtual bool try_receive(int source, int tag, Message& out) = 0;
+};
+/// Sets the transport (nullptr: MPI again). Not thread-safe: set it before the ranks' code runs.
+void set_message_transport(MessageTransport* transport) noexcept;
+
 /// Waits for a message matching (source, tag), sleeping with back-off between probes (at most
 /// `max_sleep_us` microseconds at a time). `deadline` (seconds on sb::now(), 0 = none) makes it
 /// return false when passed.

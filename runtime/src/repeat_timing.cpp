@@ -92,12 +92,14 @@ void WorkerRepeatTrace::mark_task(const char* what, long long task, double end) 
   text_ += fmt::format("{}{}@{:.3f}({:.3f})", what, task, (now() - t0_) * 1e3, end * 1e3);
 }
 
-void RepeatTiming::begin(double writing) {
+void RepeatTiming::begin(double writing, bool switches) {
   phases_ = {};
   workers_.clear();
   total_ = 0;
   writing_ = writing;
-  std::tie(csw_, icsw_) = context_switches();
+  switches_ = switches;
+  csw_ = icsw_ = 0;
+  if (switches_) std::tie(csw_, icsw_) = context_switches();
   t0_ = now();
 }
 
@@ -113,9 +115,11 @@ void RepeatTiming::on_done(int case_rank, const RepeatDone& d) {
 double RepeatTiming::end(double writing) {
   total_ = now() - t0_;
   writing_ = writing - writing_;
-  const auto [v, i] = context_switches();
-  csw_ = v - csw_;
-  icsw_ = i - icsw_;
+  if (switches_) {
+    const auto [v, i] = context_switches();
+    csw_ = v - csw_;
+    icsw_ = i - icsw_;
+  }
   return total_;
 }
 

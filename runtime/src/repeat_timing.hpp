@@ -64,8 +64,10 @@ class WorkerRepeatTrace {
 class RepeatTiming {
  public:
   /// Starts the clock (just before the first REPEAT_BEGIN is sent); `writing`: the stream's
-  /// StreamWriter::seconds_writing() then (end() takes it again).
-  void begin(double writing = 0);
+  /// StreamWriter::seconds_writing() then (end() takes it again). `switches`: count the
+  /// scheduler thread's context switches for trace_lines (two system calls a repeat, which
+  /// thousands of each-* devices' repeats need not pay without --trace).
+  void begin(double writing = 0, bool switches = true);
   /// A participant's DONE.
   void on_done(int case_rank, const RepeatDone& d);
   /// Ends the repeat: its total time, seconds.
@@ -99,6 +101,7 @@ class RepeatTiming {
   double total_ = 0;
   double writing_ = 0;       ///< seconds the scheduler spent writing records during the repeat
   long csw_ = 0, icsw_ = 0;  ///< the scheduler thread's context switches (at begin, then deltas)
+  bool switches_ = true;     ///< whether they are counted
   PhaseTimes phases_;
   std::vector<Worker> workers_;
 };

@@ -163,13 +163,15 @@ class Scheduler {
   struct CaseRun {
     CaseSpec spec;
     std::vector<WorkerInfo> parts;
-    std::map<int, int> case_rank;  ///< world rank -> rank within the case
-    double deadline = 0;           ///< --case-timeout, on sb::now(); 0: none
+    /// World rank -> rank within the case (-1: not in it); a vector, as a map's lookups per
+    /// message grew with the workers (bench/bench_scheduler.cpp).
+    std::vector<int> case_rank;
+    double deadline = 0;  ///< --case-timeout, on sb::now(); 0: none
     std::unique_ptr<SchedulerCase> sc;
     bool begun = false;  ///< the workers hold their WorkerCase
     nlohmann::json repeats = nlohmann::json::array();
     nlohmann::json results = nlohmann::json::array();
-    nlohmann::json events = empty_task_events();
+    TaskEvents events;
     std::vector<double> totals;
     std::vector<double> computes;
     SchedulerCpu scheduler_cpu;  ///< this rank's CPU time per timed repeat
@@ -210,9 +212,10 @@ class Scheduler {
     }
     rec["threads_per_worker"] = threads_of(run, 0);
     rec["hosts"] = nlohmann::json::array();
+    run.case_rank.assign(static_cast<std::size_t>(ctx_.size), -1);
     for (std::size_t i = 0; i < run.parts.size(); ++i) {
       rec["hosts"].push_back(run.parts[i].host);
-      run.case_rank[run.parts[i].rank] = static_cast<int>(i);
+      run.case_rank.at(static_cast<std::size_t>(run.parts[i].rank)) = static_cast<int>(i);
     }
     run.deadline = plan_.case_timeout_s > 0 ? now() + plan_.case_timeout_s : 0;
     watched_ = &run.parts;
@@ -226,7 +229,7 @@ class Scheduler {
       rec["repeats"] = run.repeats;
       rec["results"] = run.results;
       rec["result"] = run.results.empty() ? nlohmann::json::object() : run.results.back();
-      rec["task_events"] = run.events;
+      rec["task_events"] = run.events.to_json();
       validate_case(run, wl, rec);
       const CaseTelemetry t =
           combine_telemetry(run.telemetry, run.scheduler_cpu, run.totals.size());
@@ -278,6 +281,17 @@ class Scheduler {
     return cannot_run_reason(*it, spec.path, workers);
   }
 
+  /// The case rank of world rank `source`; a message from outside the case is an internal error.
+  static int case_rank_of(const CaseRun& run, int source) {
+    const int r = source >= 0 && static_cast<std::size_t>(source) < run.case_rank.size()
+                      ? run.case_rank[static_cast<std::size_t>(source)]
+                      : -1;
+    if (r < 0)
+      throw CaseFailure{
+          "failed", fmt::format("internal: a message from rank {}, not in the case", source), true};
+    return r;
+  }
+
   /// CPU threads of the case's i-th participant (one on single-cpu).
   static int threads_of(const CaseRun& run, std::size_t i) {
     return run.spec.path == ExecPath::single_cpu ? 1 : run.parts[i].threads;
@@ -287,12 +301,15 @@ class Scheduler {
   void begin_case(CaseRun& run, nlohmann::json& rec) {
     const double t0 = now();
     watch_.begin(run.parts, ParticipantWatch::Stage::setup);
+    // One message per worker, the spec made once (thousands of workers).
+    nlohmann::json j = {{"spec", case_spec_to_json(run.spec)},
+                        {"rank", 0},
+                        {"size", run.spec.workers},
+                        {"threads", 1},
+                        {"series_points", series_points(run.spec.workers)}};
     for (std::size_t i = 0; i < run.parts.size(); ++i) {
-      nlohmann::json j = {{"spec", case_spec_to_json(run.spec)},
-                          {"rank", static_cast<int>(i)},
-                          {"size", run.spec.workers},
-                          {"threads", threads_of(run, i)},
-                          {"series_points", series_points(run.spec.workers)}};
+      j["rank"] = static_cast<int>(i);
+      j["threads"] = threads_of(run, i);
       Writer w;
       w.put_str(j.dump());
       send(ctx_.world, run.parts[i].rank, kTagCaseBegin, w);
@@ -400,7 +417,7 @@ class Scheduler {
     while (done < run.parts.size()) {
       const Message m = wait(run.deadline);
       Reader rd(m.data);
-      const int crank = run.case_rank.at(m.source);
+      const int crank = case_rank_of(run, m.source);
       if (m.tag == kTagRequest) {
         const std::int64_t first = next;
         answer_request(ctx_.world, m.source, crank, rd, *run.sc, run.events,
@@ -438,7 +455,7 @@ class Scheduler {
     std::vector<std::vector<double>> vparts(run.parts.size());
     for (std::size_t i = 0; i < 2 * run.parts.size(); ++i) {
       const Message m = wait(run.deadline);
-      const int crank = run.case_rank.at(m.source);
+      const int crank = case_rank_of(run, m.source);
       Reader rd(m.data);
       if (m.tag == kTagValidation) {
         vparts[static_cast<std::size_t>(crank)] = rd.get_vec<double>();
@@ -469,7 +486,7 @@ class Scheduler {
   CrossCheckReferences references_;
   int wait_sleep_us_ = 500;      ///< longest sleep between probes in wait() (short for GPU cases)
   std::unique_ptr<AbTurns> ab_;  ///< an A/B run's side: repeats in the launcher's turns
-  ParticipantWatch watch_;   ///< what each participant was last doing (a timeout names them)
+  ParticipantWatch watch_;       ///< what each participant was last doing (a timeout names them)
   const std::vector<WorkerInfo>* watched_ = nullptr;  ///< the running case's participants
   double stalled_s_ = 0;  ///< the longest this rank did not run while it waited, this case
 };

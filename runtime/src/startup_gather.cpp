@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <set>
 #include <thread>
+#include <unordered_set>
 
 #include "message.hpp"
 #include "scalebench/clock.hpp"
@@ -41,7 +41,7 @@ StartupInfo gather_startup(
   nlohmann::json host_links = nlohmann::json::array();
   double acceptance_probe_s = 0;
   nlohmann::json versions = library_versions();
-  std::set<std::string> hosts;
+  std::unordered_set<std::string> hosts;  // a lookup per worker, whatever their number
   double mpi_init = ctx.mpi_init_s, cuda_init = 0, nccl_init = 0, ceilings_s = 0;
   // Finer start-up figures (max over workers): where the time before `ready` went.
   double launch_to_main = ctx.launch_epoch > 0 ? ctx.main_epoch - ctx.launch_epoch : 0.0;

@@ -8,13 +8,13 @@
 namespace sb::detail {
 
 void answer_request(MPI_Comm world, int source, int crank, Reader& rd, SchedulerCase& sc,
-                    nlohmann::json& events, int timed, std::int64_t& next) {
+                    TaskEvents& events, int timed, std::int64_t& next) {
   const int want = rd.get<std::int32_t>();
   const int count = rd.get<std::int32_t>();
   for (int i = 0; i < count; ++i) {
     const TaskOutcome o = get_outcome(rd);
     sc.on_task(o);
-    if (timed >= 0) add_task_event(events, timed, crank, o);
+    if (timed >= 0) events.add(timed, crank, o);
   }
   if (want <= 0) return;
   std::vector<std::int64_t> ids;

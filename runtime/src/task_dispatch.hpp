@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "case_record.hpp"
 #include "message.hpp"
 #include "scalebench/workload.hpp"
 
@@ -19,6 +20,6 @@ namespace sb::detail {
 /// then sends it up to the asked number of the next task ids (ASSIGN, `next` advancing, none
 /// past sc.num_tasks()). Asking for none sends nothing.
 void answer_request(MPI_Comm world, int source, int crank, Reader& rd, SchedulerCase& sc,
-                    nlohmann::json& events, int timed, std::int64_t& next);
+                    TaskEvents& events, int timed, std::int64_t& next);
 
 }  // namespace sb::detail

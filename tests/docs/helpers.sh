@@ -195,3 +195,67 @@ ab_sides() {
   ln -sf "$SB_BUILD/tests/plugin/libsb_ab_dgemm_0.so" main-plugin/libtiled_dgemm.so
   ln -sf "$SB_BUILD/tests/plugin/libsb_ab_dgemm_10.so" mr-plugin/libtiled_dgemm.so
 }
+
+# fleet_folder DIR [NODES] [SLOW] [MISSING]: the folder of a fleet sweep as `submit --fleet-nodes`
+# leaves it once its jobs have run: one report per node (a tiny each-node run of subset-mean,
+# copied with its host renamed sbn1..sbnNODES, node SLOW's repeats 60% longer), fleet.json
+# listing those nodes and MISSING more (sbn<NODES+1>..) whose job left no report (job 81235..).
+fleet_folder() {
+  local dir=$1 nodes=${2:-3} slow=${3:-2} missing=${4:-1} i
+  tiny_run "$ENTRY_DIR/fleet-base.h5" --workloads subset-mean --paths each-node --repeats 5
+  mkdir -p "$dir"
+  for i in $(seq 1 "$nodes"); do cp "$ENTRY_DIR/fleet-base.h5" "$dir/node-sbn$i.h5"; done
+  "$SB_PYTHON3" - "$dir" "$nodes" "$slow" "$missing" <<'PY'
+import json, sys
+import h5py
+d, nodes, slow, missing = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+text = lambda v: v.decode() if isinstance(v, bytes) else str(v)
+for i in range(1, nodes + 1):
+    host = f"sbn{i}"
+    with h5py.File(f"{d}/node-{host}.h5", "r+") as f:
+        old = text(f.attrs["host"])
+        f.attrs["host"] = host
+        f.attrs["job_id"] = str(81230 + i)
+        t = f["system/nodes"][()]
+        t["host"] = [host.encode()] * len(t)
+        f["system/nodes"][...] = t
+        for g in f["cases"].values():
+            for k in ("host", "id", "device_id"):
+                if k in g.attrs:
+                    g.attrs[k] = text(g.attrs[k]).replace(old, host)
+            if "hosts" in g:
+                del g["hosts"]
+                g.create_dataset("hosts", data=[host.encode()], dtype=h5py.string_dtype())
+            if i == slow and "times" in g:
+                tt = g["times"][()]
+                tt["total"] *= 1.6
+                g["times"][...] = tt
+                g["metrics"].attrs["median_s"] = float(g["metrics"].attrs["median_s"]) * 1.6
+        if "verdicts" in f:
+            del f["verdicts"]
+elements = [{"element": f"node-sbn{i}", "node": f"sbn{i}", "job_id": str(81230 + i),
+             "submitted_utc": "2026-12-02T09:00:00Z"} for i in range(1, nodes + missing + 1)]
+json.dump({"format": "scalebench-fleet", "version": 1, "scheduler": "slurm",
+           "submit": ["--scheduler", "slurm", "--gpus-per-node", "8", "--time", "00:30:00",
+                      "--partition", "gpu"],
+           "run": ["--preset", "seed", "--workloads", "subset-mean,svd", "--paths",
+                   "each-gpu,each-node", "--check"],
+           "elements": elements}, open(f"{d}/fleet.json", "w"), indent=1)
+PY
+}
+
+# fake_submit NAME ANSWER: a submit program NAME on the entry's PATH that keeps every script it
+# is given (job-N.sh, N from 1) and prints ANSWER with @N@ replaced by 80000 + N (sbatch
+# --parsable prints "@N@", bsub "Job <@N@> is submitted to queue <normal>.").
+fake_submit() {
+  cat >"$ENTRY_BIN/$1" <<EOF_SH
+#!/bin/bash
+n=\$(( \$(cat "$ENTRY_DIR/submitted" 2>/dev/null || echo 0) + 1 ))
+echo \$n >"$ENTRY_DIR/submitted"
+f=\${@: -1}
+if [ \$# -eq 0 ] || [ "\$f" = -terse ]; then cat >"$PWD/job-\$n.sh"; else cp "\$f" "$PWD/job-\$n.sh"; fi
+answer='$2'
+echo "\${answer//@N@/\$((80000 + n))}"
+EOF_SH
+  chmod +x "$ENTRY_BIN/$1"
+}

@@ -121,7 +121,7 @@ class Runner:
         (own / "bin").mkdir(parents=True)
         work.mkdir()
         (work / "build").symlink_to(self.build)
-        for name in ("tools", "tests", "examples"):  # what the docs name by its path in a checkout
+        for name in ("tools", "tests", "examples", "bench"):  # what the docs name by its path in a checkout
             (work / name).symlink_to(self.source / name)
         return own, work
 

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "case_plan.hpp"
@@ -149,6 +150,35 @@ TEST(CasePlan, TheShippedReferencesNamePlannedCases) {
     }
   }
   EXPECT_GT(entries, 0u);
+}
+
+TEST(CasePlan, WeakScalingGrowsEveryVariantAndKeepsItsIdAtFactorOne) {
+  // groupby's preset is query=all: three cases, each grown by the rule on its own parameters.
+  sb::RunRequest r;
+  r.preset = "tiny";
+  r.workloads = {"groupby", "subset-mean"};
+  r.paths = sb::parse_paths("multi-cpu");
+  r.params = {"groupby.days=6"};
+  const auto base = sb::plan_cases(r);
+  r.scale_factor = 2;
+  std::map<std::string, std::string> ids;
+  const auto grown = sb::plan_cases(r, nullptr, &ids);
+  ASSERT_EQ(grown.size(), base.size());
+  ASSERT_EQ(grown.size(), 4u);  // subset-mean, groupby by-name, by-id, by-key
+  std::set<std::string> queries;
+  for (std::size_t i = 0; i < grown.size(); ++i) {
+    EXPECT_EQ(ids.at(grown[i].id), base[i].id);
+    if (grown[i].workload == "groupby") {
+      queries.insert(grown[i].params.str("query"));
+      EXPECT_EQ(grown[i].params.str("days"), "12") << grown[i].id;
+      EXPECT_EQ(grown[i].params.str("query"), base[i].params.str("query"));
+    } else {
+      // n x n draws: n by sqrt(2), to the nearest multiple of the chunk
+      EXPECT_GT(grown[i].params.i64("n", 0), base[i].params.i64("n", 0)) << grown[i].id;
+      EXPECT_EQ(grown[i].params.i64("n", 0) % grown[i].params.i64("chunk", 1), 0);
+    }
+  }
+  EXPECT_EQ(queries, (std::set<std::string>{"by-name", "by-id", "by-key"}));
 }
 
 }  // namespace

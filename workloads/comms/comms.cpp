@@ -48,6 +48,9 @@ Workload comms_workload() {
       "matrix of bandwidth and latency between every two workers, slow links named";
   w.keys = comms::config_keys();
   w.preset = [](const std::string& preset) { return comms::preset_params(preset); };
+  // Weak scaling: every worker sends the same messages whatever their number; the collectives
+  // grow with the workers by themselves.
+  w.weak_scale = [](const Params& p, double) { return p; };
   w.expand = [](const Params& p) { return comms::expand_params(p); };
   w.make_scheduler = comms::make_scheduler;
   w.make_worker = [](const CaseSpec& spec, const CaseEnv& env) -> std::unique_ptr<WorkerCase> {

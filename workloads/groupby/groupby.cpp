@@ -2,6 +2,8 @@
 #include "groupby/groupby.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -32,6 +34,19 @@ Workload groupby_workload() {
       "high-cardinality key";
   w.keys = config_keys();
   w.preset = [](const std::string& preset) { return preset_params(preset); };
+  // Weak scaling: the rows grow by the factor (whole days where they stay whole days); the
+  // groups (cardinality) stay.
+  w.weak_scale = [](const Params& p, double factor) {
+    const std::int64_t rows = std::llround(static_cast<double>(parse_config(p).rows) * factor);
+    Params out = p;
+    if (!p.has("rows") && rows % kRowsPerDay == 0) {
+      out.set("days", std::to_string(rows / kRowsPerDay));
+    } else {
+      out.set("rows", std::to_string(rows));
+    }
+    (void)parse_config(out);
+    return out;
+  };
   w.expand = [](const Params& p) { return expand_params(p); };
   w.make_scheduler = groupby::make_scheduler;
   w.plan_workers = [](const CaseSpec& spec, int available) {

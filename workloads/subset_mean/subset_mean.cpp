@@ -102,6 +102,17 @@ Workload subset_mean_workload() {
   w.cross_check = subset_mean::cross_check;
   w.memory_needed = subset_mean::memory_needed;
   w.export_inputs = subset_mean::export_inputs;
+  // Weak scaling: the n x n draws grow by the factor, so n by its square root, to the nearest
+  // multiple of chunk (the scaling table counts the draws made).
+  w.weak_scale = [](const Params& params, double factor) {
+    const subset_mean::Config cfg = subset_mean::parse(params);
+    const double n = static_cast<double>(cfg.n) * std::sqrt(factor);
+    const auto blocks = std::max<std::int64_t>(1, std::llround(n / static_cast<double>(cfg.chunk)));
+    Params out = params;
+    out.set("n", std::to_string(blocks * cfg.chunk));
+    (void)subset_mean::parse(out);
+    return out;
+  };
   return w;
 }
 

@@ -1,5 +1,9 @@
 #include "svd/svd.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 #include "scalebench/error.hpp"
 #include "scalebench/workload_registration.hpp"
 #include "svd/config.hpp"
@@ -28,6 +32,16 @@ Workload svd_workload() {
     return std::vector<Params>{p};
   };
   w.make_scheduler = [](const CaseSpec& spec) { return svd::make_scheduler(spec); };
+  // Weak scaling: a tall matrix grows in rows, m, to the nearest multiple of chunk; n stays.
+  w.weak_scale = [](const Params& p, double factor) {
+    const svd::Config c = svd::parse(p);
+    const auto blocks = std::max<std::int64_t>(
+        1, std::llround(static_cast<double>(c.m) * factor / static_cast<double>(c.chunk)));
+    Params out = p;
+    out.set("m", std::to_string(blocks * c.chunk));
+    (void)svd::parse(out);
+    return out;
+  };
   w.plan_workers = [](const CaseSpec& spec, int available) {
     return svd::plan_workers(svd::parse(spec.params), device_of(spec.path), available);
   };

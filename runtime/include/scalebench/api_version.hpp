@@ -15,4 +15,4 @@
 /// The installed CMake package carries it as `scalebench_API_VERSION`.
 
 /// The workload API version of these headers.
-#define SCALEBENCH_API_VERSION 2
+#define SCALEBENCH_API_VERSION 3

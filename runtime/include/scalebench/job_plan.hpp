@@ -55,6 +55,9 @@ class StreamWriter {
   StreamWriter(const StreamWriter&) = delete;
   StreamWriter& operator=(const StreamWriter&) = delete;
   void write(const nlohmann::json& record, bool durable);
+  /// fsync's every record written so far: records written as one batch (durable = false) made
+  /// durable at once.
+  void sync();
   /// Seconds spent in write() so far (run --trace shows a repeat's share).
   [[nodiscard]] double seconds_writing() const { return seconds_writing_; }
 

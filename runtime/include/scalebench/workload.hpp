@@ -263,6 +263,15 @@ struct Workload {
   /// ones, in rank order), and the report says so. Empty: all of them. Not asked under
   /// SCALEBENCH_PARTICIPANTS=all (docs/settings.md).
   std::function<WorkerPlan(const CaseSpec&, int available)> plan_workers;
+  /// Optional: weak scaling (`scalebench scale --mode weak`, docs/batch.md "Scaling studies"):
+  /// the parameters of a problem `factor` (> 1) times as large as `params` (one case's: a
+  /// variant that `expand` returned), for `factor` times
+  /// the nodes, so that each node's share stays the same. Grow it exactly where the parameters
+  /// allow; where they allow only steps (a size that must be a multiple of its chunk), take the
+  /// nearest: the scaling table counts the work each case did (Work::units), not the factor.
+  /// Throws sb::UsageError (one line) for values it cannot grow. Empty: the workload has no
+  /// weak scaling, and a weak study of it is refused with one line.
+  std::function<Params(const Params& params, double factor)> weak_scale;
 };
 
 /// True when `w` runs on `path` (Workload::paths).
