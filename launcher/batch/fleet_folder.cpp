@@ -3,7 +3,7 @@
 
 #include "batch/fleet_folder.hpp"
 
-#include "batch/printable.hpp"
+#include "scalebench/printable.hpp"
 #include "batch/submit.hpp"
 
 #include <scalebench/error.hpp>

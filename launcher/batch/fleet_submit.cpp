@@ -4,7 +4,7 @@
 
 #include "batch/fleet_folder.hpp"
 #include "batch/hostlist.hpp"
-#include "batch/printable.hpp"
+#include "scalebench/printable.hpp"
 #include "batch/scheduler_dialect.hpp"
 #include "batch/sweep_submit.hpp"
 

@@ -3,7 +3,7 @@
 /// allocation of the largest node count, or one job per node count chained with dependencies.
 
 #include "batch/fleet_folder.hpp"
-#include "batch/printable.hpp"
+#include "scalebench/printable.hpp"
 #include "batch/scheduler_dialect.hpp"
 #include "batch/sweep_submit.hpp"
 
