@@ -37,14 +37,14 @@ Workload groupby_workload() {
   // Weak scaling: the rows grow by the factor (whole days where they stay whole days); the
   // groups (cardinality) stay.
   w.weak_scale = [](const Params& p, double factor) {
-    const std::int64_t rows = std::llround(static_cast<double>(parse_config(p).rows) * factor);
+    const std::int64_t rows = std::llround(static_cast<double>(parse(p).rows) * factor);
     Params out = p;
     if (!p.has("rows") && rows % kRowsPerDay == 0) {
       out.set("days", std::to_string(rows / kRowsPerDay));
     } else {
       out.set("rows", std::to_string(rows));
     }
-    (void)parse_config(out);
+    (void)parse(out);
     return out;
   };
   w.expand = [](const Params& p) { return expand_params(p); };
