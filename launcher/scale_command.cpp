@@ -23,6 +23,7 @@
 #include "scalebench/job_plan.hpp"
 #include "scalebench/scaling.hpp"
 #include "scalebench/system_info.hpp"
+#include "scalebench/utc_time.hpp"
 #include "stop_signals.hpp"
 
 namespace fs = std::filesystem;
