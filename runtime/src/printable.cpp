@@ -10,17 +10,17 @@ void escape_into(std::string& out, std::string_view text, bool escape_backslash,
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     const auto u = static_cast<unsigned char>(c);
-    if (keep_layout && (c == '\n' || c == '\t')) {
-      out += c;
-    } else if (c == '\n') {
+    // A kept line break or tab is written as it is, by the last branch.
+    const bool layout = keep_layout && (c == '\n' || c == '\t');
+    if (c == '\n' && !layout) {
       out += "\\n";
     } else if (c == '\r') {
       out += "\\r";
-    } else if (c == '\t') {
+    } else if (c == '\t' && !layout) {
       out += "\\t";
     } else if (c == '\\' && escape_backslash) {
       out += "\\\\";
-    } else if (u < 0x20 || u == 0x7f) {
+    } else if ((u < 0x20 && !layout) || u == 0x7f) {
       out += "\\x";
       out += kHex[u >> 4];
       out += kHex[u & 0xf];
