@@ -123,13 +123,13 @@ EOF
   # --list says what the run did: the same cases run, the comms cases skipped (one worker) with
   # the run's reason, an estimate from this report (measured) and a memory figure per case.
   run_sb list 0 run "${tiny[@]}" --workloads subset-mean,comms --paths cpu1,cpuN --list --out "$work/run-a.h5"
-  has list out '^ *0  run +1w×1t +~[0-9.]+ m?s +[0-9.]+ [KMG]B +subset-mean/single-cpu' \
+  has list out '^ *0  run +1w×1t +~[0-9.]+ m?s +[0-9.]+ [KMG]iB +subset-mean/single-cpu' \
     'skipped: comms needs at least 2 workers and multi-cpu has 1 here' \
     '^2 of [0-9]+ case\(s\) run, [0-9]+ skipped; estimated ~[0-9.]+ m?s \(2 measured\)' \
     '^time: measured = the case in an earlier report of this host'
   # A case too large for this node: listed as failing its memory check, with the run's line.
   SCALEBENCH_HOST_MEMORY_BYTES=1000000 run_sb list-mem 0 run "${tiny[@]}" --workloads svd --paths cpu1 --list
-  has list-mem out '^ *0  fail ' 'will fail: svd: needs [0-9.]+ [KMG]B of host memory per worker, this node has 1.0 MB available'
+  has list-mem out '^ *0  fail ' 'will fail: svd: needs [0-9.]+ [KMG]iB of host memory per worker, this node has 977 KiB available'
   # A GPU path on a machine without one: skipped with the reason, and the run still succeeds.
   run_sb gpu 0 run "${tiny[@]}" --workloads subset-mean --paths gpu1 --out "$tmp/gpu.h5"
   has gpu err '\[1/1\] skipped subset-mean single-gpu +\(no (GPU|NVIDIA GPU driver)'
