@@ -255,7 +255,7 @@ submit)
   has no-case err 'no case would run in this job .*comms needs at least 2 workers'
   run_sb too-big 2 submit --scheduler slurm --nodes 2 --batch-option=--mem=1G --dry-run -- \
     --workloads svd --paths cpu1 --param svd.m=40000000 --param svd.n=1000 --param svd.chunk=2000
-  has too-big err "would fail in the job: svd: needs [0-9.]+ GB of host memory per worker, the job's nodes have 1.1 GB"
+  has too-big err "would fail in the job: svd: needs [0-9.]+ GiB of host memory per worker, the job's nodes have 1.00 GiB"
   run_sb skips 0 submit --scheduler slurm --nodes 1 --dry-run -- "${tiny[@]}" --paths cpu1,cpuN,gpu1
   has skips err 'scalebench: [0-9]+ of [0-9]+ case\(s\) will be skipped in this job: comms needs at least 2 workers' \
     'will be skipped in this job: the job asks for no GPU'
