@@ -174,7 +174,7 @@ TEST(Forecast, ACaseTooLargeForTheMemoryWillFailWithTheRunsMessage) {
   const sb::CaseForecast f = sb::forecast_case(cases.front(), m);
   EXPECT_EQ(f.outcome, sb::CaseForecast::Outcome::fail);
   EXPECT_NE(f.reason.find("svd: needs "), std::string::npos) << f.reason;
-  EXPECT_NE(f.reason.find("of host memory per worker, this node has 4.0 GB available"),
+  EXPECT_NE(f.reason.find("of host memory per worker, this node has 3.73 GiB available"),
             std::string::npos)
       << f.reason;
 }
@@ -259,7 +259,7 @@ TEST(SubmitCheck, ForecastsTheJobsCasesOnTheNodesItAsksFor) {
   big.batch_options = {"--mem=4G"};
   EXPECT_NE(refused(big).find("would fail in the job: svd: needs "), std::string::npos)
       << refused(big);
-  EXPECT_NE(refused(big).find("the job's nodes have 4.3 GB available"), std::string::npos)
+  EXPECT_NE(refused(big).find("the job's nodes have 4.00 GiB available"), std::string::npos)
       << refused(big);
 }
 
