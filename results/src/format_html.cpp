@@ -38,7 +38,8 @@ svg{font-size:11px;font-family:inherit}svg text{fill:#333}.note{color:#666;font-
 .headline .status.ok{color:#1b7f3b}.headline .status.bad{color:#b00020}
 .headline .tally{margin:0 0 8px 0;font-size:1.05em}
 .headline dl{display:grid;grid-template-columns:max-content auto;gap:2px 12px;margin:0;font-size:0.9em}
-.headline dt{color:#666}.headline dd{margin:0}
+.headline dt{color:#666}.headline dd{margin:0;min-width:0;overflow-wrap:anywhere}
+table.kv td{white-space:normal;overflow-wrap:anywhere}
 .attention li{margin:4px 0}.attention .why{color:#444;font-weight:400}
 .legend{font-size:0.8em;color:#444;margin:4px 0 12px 0}
 .legend .key{display:inline-block;margin-right:16px;white-space:nowrap}
@@ -99,10 +100,11 @@ std::string html_records(const json& rows, const std::vector<std::string>& first
   return out + "</table></div>\n";
 }
 
-/// Key/value table of an object's members, with units.
+/// Key/value table of an object's members, with units (values wrap: a long path or command line
+/// must not widen the page).
 std::string html_object(const json& obj) {
   if (!obj.is_object() || obj.empty()) return "<p class=\"note\">none</p>\n";
-  std::string out = "<table>";
+  std::string out = "<table class=\"kv\">";
   for (const auto& [k, v] : obj.items())
     out += "<tr><th>" + html_escape(k) + "</th><td>" + html_escape(value_text(k, v)) + "</td></tr>";
   return out + "</table>\n";
@@ -144,7 +146,7 @@ std::string run_attributes(const json& a) {
                                       "schema_version",
                                       "command_line"};
   json ordered = json::object();
-  std::string out = "<table>";
+  std::string out = "<table class=\"kv\">";  // the command line wraps
   auto row = [&](const std::string& k, const json& v) {
     std::string text = value_text(k, v);
     if (k == "job_id" && text == "-") text = "- (not a batch job)";

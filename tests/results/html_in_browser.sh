@@ -15,7 +15,11 @@ done
 if [ -z "$browser" ] || [ -z "$py" ]; then echo "SKIP: needs chromium and python3"; exit 77; fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# A folder name long enough that the command line alone is wider than a 1280-pixel window: the
+# page must still not scroll sideways (the run's attributes and headline wrap it).
+out="$tmp/a-report-folder-whose-name-alone-makes-the-command-line-wider-than-the-window/r.h5"
+mkdir -p "$(dirname "$out")"
 "$sb" run --preset tiny --workloads subset-mean,groupby --paths cpu1,cpuN,each-node --repeats 2 --warmup 0 \
-  --out "$tmp/r.h5" >"$tmp/run.log" 2>&1 || { cat "$tmp/run.log"; exit 1; }
-"$sb" report "$tmp/r.h5" --format html --out "$tmp/r.html" || exit 1
+  --out "$out" >"$tmp/run.log" 2>&1 || { cat "$tmp/run.log"; exit 1; }
+"$sb" report "$out" --format html --out "$tmp/r.html" || exit 1
 "$py" "$(dirname "$0")/check_html_render.py" "$browser" "$tmp/r.html" "$tmp" verdicts,telemetry
