@@ -10,9 +10,9 @@
 
 #include "batch/run_capture.hpp"
 #include "console.hpp"
-#include "scalebench/file_sha256.hpp"
 #include "scalebench/ab_protocol.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/file_sha256.hpp"
 #include "scalebench/find_program.hpp"
 #include "scalebench/plugins.hpp"
 

@@ -3,8 +3,8 @@
 
 #include "batch/fleet_folder.hpp"
 
-#include "scalebench/printable.hpp"
 #include "batch/submit.hpp"
+#include "scalebench/printable.hpp"
 
 #include <scalebench/error.hpp>
 

@@ -4,9 +4,9 @@
 
 #include "batch/fleet_folder.hpp"
 #include "batch/hostlist.hpp"
-#include "scalebench/printable.hpp"
 #include "batch/scheduler_dialect.hpp"
 #include "batch/sweep_submit.hpp"
+#include "scalebench/printable.hpp"
 
 #include <scalebench/error.hpp>
 

@@ -3,9 +3,9 @@
 /// allocation of the largest node count, or one job per node count chained with dependencies.
 
 #include "batch/fleet_folder.hpp"
-#include "scalebench/printable.hpp"
 #include "batch/scheduler_dialect.hpp"
 #include "batch/sweep_submit.hpp"
+#include "scalebench/printable.hpp"
 
 #include <scalebench/error.hpp>
 

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "scalebench/h5_tree.hpp"
 #include "report_layout.hpp"
 #include "report_parts.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/h5_tree.hpp"
 
 namespace sb::results {
 namespace {
@@ -29,8 +29,8 @@ const std::vector<Column>& side_columns() {
 const std::vector<Column>& turn_columns() {
   static const std::vector<Column> c{{"turn", Kind::Int},         {"index", Kind::Int},
                                      {"side", Kind::Str},         {"repeats", Kind::Int},
-                                     {"first_repeat", Kind::Int}, {"round", Kind::Int}, {"start_s", Kind::Float},
-                                     {"wall_s", Kind::Float}};
+                                     {"first_repeat", Kind::Int}, {"round", Kind::Int},
+                                     {"start_s", Kind::Float},    {"wall_s", Kind::Float}};
   return c;
 }
 

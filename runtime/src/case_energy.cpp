@@ -142,13 +142,14 @@ json combine_energy(const std::vector<WorkerTelemetry>& workers, bool gpu, std::
   // step: per repeat that is noise, and only many steps add up to the energy. GPU cases then
   // take the power readings over each repeat instead (tools/energy_vs_smi.py checks both).
   if (static_cast<double>(moved) < kResolvedShare * readings && moved < kMinSteps) {
-    const std::string coarse = fmt::format(
-        "the energy counter moved in {} of {} timed repeats (each {} long)", moved, readings,
-        format_seconds(median_of(walls)));
+    const std::string coarse =
+        fmt::format("the energy counter moved in {} of {} timed repeats (each {} long)", moved,
+                    readings, format_seconds(median_of(walls)));
     if (gpu) add_up(true);
     if (!gpu || measured == 0) {
       out["available"] = false;
-      out["why"] = coarse + ": coarser than the repeats; more repeats or a larger preset resolve it";
+      out["why"] =
+          coarse + ": coarser than the repeats; more repeats or a larger preset resolve it";
       return out;
     }
     out["method"] = "power";

@@ -100,12 +100,10 @@ void set_validation(nlohmann::json& rec, const std::vector<Check>& checks) {
 void set_work_and_metrics(nlohmann::json& rec, const Work& work, const std::vector<double>& totals,
                           const std::vector<double>& computes, const std::vector<bool>& throttled,
                           bool keep_throttled) {
-  rec["work"] = {{"units", work.units},
-                 {"unit", work.unit},
-                 {"bytes", work.bytes},
-                 {"flops", work.flops},
-                 {"philox", work.philox},
-                 {"bound", work.bound == Work::Bound::bytes ? "bytes" : "flops"}};
+  rec["work"] = {
+      {"units", work.units},   {"unit", work.unit},
+      {"bytes", work.bytes},   {"flops", work.flops},
+      {"philox", work.philox}, {"bound", work.bound == Work::Bound::bytes ? "bytes" : "flops"}};
   std::size_t marked = 0, stalled = 0, either = 0;
   nlohmann::json none = nlohmann::json::array();
   nlohmann::json& reps =

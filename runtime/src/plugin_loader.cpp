@@ -18,10 +18,10 @@
 
 #include <fmt/format.h>
 
-#include "scalebench/file_sha256.hpp"
 #include "plugin_trial.hpp"
 #include "registry.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/file_sha256.hpp"
 #include "scalebench/plugins.hpp"
 
 namespace sb {

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "../support/scratch_dir.hpp"
-#include "scalebench/file_sha256.hpp"
 #include "registry.hpp"
 #include "scalebench/api_version.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/file_sha256.hpp"
 #include "scalebench/plugins.hpp"
 #include "scalebench/workload.hpp"
 #include "scalebench/workload_registration.hpp"

@@ -126,10 +126,10 @@ struct Check {
 /// Count what the algorithm must move or compute (not what an implementation happens to do),
 /// the same on every path, so efficiencies of paths compare.
 struct Work {
-  double units = 0;  ///< count of `unit` (draws, rows, flop)
-  std::string unit;  ///< "draws", "rows", "flop"
-  double bytes = 0;  ///< bytes moved, when bytes bound the case
-  double flops = 0;  ///< floating-point operations, when flops bound the case
+  double units = 0;   ///< count of `unit` (draws, rows, flop)
+  std::string unit;   ///< "draws", "rows", "flop"
+  double bytes = 0;   ///< bytes moved, when bytes bound the case
+  double flops = 0;   ///< floating-point operations, when flops bound the case
   double philox = 0;  ///< Philox4x32-10 calls (blocks of four words) that generate the inputs
   /// Which of bytes and flops limits the case, hence which ceiling efficiency is taken of.
   enum class Bound { bytes, flops } bound = Bound::bytes;
