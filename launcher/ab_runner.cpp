@@ -100,6 +100,7 @@ class AbRunner {
       j.opt.plugins = o.sides[s].plugins;
       j.opt.env = o.sides[s].env;
       j.opt.ab_side = j.name;
+      j.opt.ab_run = std::filesystem::absolute(o.jobs.workdir).string();  // one per run
       j.opt.launch.ab_side = true;
       if (!o.sides[s].mpiexec.empty()) j.opt.launch.mpiexec = o.sides[s].mpiexec;
       // The baseline's plans and streams in a folder of their own: `scalebench recover`

@@ -162,6 +162,7 @@ batch::LaunchPlan prepare_job(int job, const std::vector<CaseSpec>& remaining,
   plan.lifeline_path = opt.lifeline_path;
   plan.plugins = opt.plugins;
   plan.ab_side = opt.ab_side;
+  plan.ab_run = opt.ab_run;
   plan.stream_path = fmt::format("{}/stream-{}.jsonl", opt.workdir, job);
   plan.stop_path = fmt::format("{}/stop", opt.workdir);
   const std::string plan_path = fmt::format("{}/plan-{}.json", opt.workdir, job);
@@ -176,6 +177,7 @@ batch::LaunchPlan prepare_job(int job, const std::vector<CaseSpec>& remaining,
   batch::LaunchPlan lp = batch::plan_launch(opt.allocation, opt.placement, opt.rank_executable,
                                             {"--plan", plan_path}, opt.launch);
   add_side_environment(lp, opt.env);  // before the defaults: what a side sets, it keeps
+  if (!opt.ab_run.empty()) add_ab_mark(lp, opt.ab_run);
   add_rank_environment(lp, opt.placement, opt.launch.extra);
   batch::write_launch_files(lp);  // host lists too long for a command line (thousands of ranks)
   return lp;

@@ -40,6 +40,9 @@ struct JobRunnerOptions {
   std::map<std::string, std::string> env;
   /// An A/B run's side ("baseline" or "current"): its job takes turns (ab_runner.hpp).
   std::string ab_side;
+  /// An A/B run's mark, the same for both sides (rank_environment.hpp, SCALEBENCH_AB_RUN): a
+  /// worker does not take the other side's ranks on its GPU for other users. Empty otherwise.
+  std::string ab_run;
   /// Called for every record (start, progress, case) as it arrives, on the launcher's thread.
   /// An exception it throws (a report that cannot be written) ends the job and propagates.
   std::function<void(const nlohmann::json&)> on_record;

@@ -3,6 +3,7 @@
 #include <array>
 #include <set>
 
+#include "scalebench/ab_protocol.hpp"
 #include "scalebench/settings.hpp"
 
 extern "C" char* openblas_get_corename(void);
@@ -89,6 +90,11 @@ void add_side_environment(batch::LaunchPlan& plan, const std::map<std::string, s
     if (plan.env.count(name) == 0) forward(plan, name);
     plan.env[name] = value;
   }
+}
+
+void add_ab_mark(batch::LaunchPlan& plan, const std::string& mark) {
+  if (plan.env.count(ab::kRunVariable) == 0) forward(plan, ab::kRunVariable);
+  plan.env[ab::kRunVariable] = mark;
 }
 
 void add_rank_environment(batch::LaunchPlan& plan,

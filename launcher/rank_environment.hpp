@@ -42,6 +42,10 @@ struct RankDefault {
 /// names its variables with -x (other nodes) gets them named too; srun passes the environment on.
 void add_rank_defaults(batch::LaunchPlan& plan);
 
+/// Both sides' ranks of an A/B run get SCALEBENCH_AB_RUN=`mark` (JobPlan::ab_run): the side
+/// parked while the other measures still holds its GPU contexts, and a worker that reads this
+/// mark in such a process's environment does not count it as another user of its GPU.
+void add_ab_mark(batch::LaunchPlan& plan, const std::string& mark);
 /// Everything above and, for a job whose ranks all share one node, OpenMPI's shared-memory
 /// transport and hwloc without GPU discovery (SCALEBENCH_MPI_TUNING; `extra` is
 /// SCALEBENCH_MPIEXEC_ARGS, which may choose the transport itself). OPENBLAS_CORETYPE is this

@@ -81,12 +81,13 @@ std::unique_ptr<sb::WorkerCase> make_gpu_worker(const sb::CaseSpec& spec, const 
 /// A build made with -DTILED_DGEMM_EXTRA_WORK_PERCENT=p computes about p% of each task's panel
 /// a second time (to the same values), as a slower commit of the kernel would, for trying an A/B
 /// run of two builds (docs/ci.md): the CPU worker that many of the panel's rows, the GPU worker
-/// that many of its columns, rounded up to whole tiles. 0 in a normal build.
+/// the whole panel over that share of the inner dimension (k), rounded up to whole tiles. 0 in a
+/// normal build.
 inline std::int64_t extra_rows(std::int64_t rows) {
   return rows * TILED_DGEMM_EXTRA_WORK_PERCENT / 100;
 }
-inline std::int64_t extra_cols(std::int64_t cols) {
-  return cols * TILED_DGEMM_EXTRA_WORK_PERCENT / 100;
+inline std::int64_t extra_inner(std::int64_t k) {
+  return k * TILED_DGEMM_EXTRA_WORK_PERCENT / 100;
 }
 
 /// The scheduler side (scheduler.cpp).

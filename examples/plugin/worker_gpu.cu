@@ -3,6 +3,7 @@
 // worker's stream (tiled_dgemm.hpp).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <array>
 #include <deque>
 #include <vector>
@@ -34,7 +35,7 @@ __global__ void uniform_matrix(double* out, long long row0, long long rows, long
 /// shared memory per step along k; each thread accumulates one entry of C with fused
 /// multiply-adds, l in order.
 __global__ void dgemm_tiled(const double* __restrict__ a, const double* __restrict__ b,
-                            double* __restrict__ c, int rows, int n, int k) {
+                            double* __restrict__ c, int rows, int n, int k, int k_used) {
   __shared__ double as[kTile][kTile];
   __shared__ double bs[kTile][kTile + 1];  // +1: no bank conflicts on the column reads
   const int tx = threadIdx.x;
@@ -42,9 +43,10 @@ __global__ void dgemm_tiled(const double* __restrict__ a, const double* __restri
   const int row = blockIdx.y * kTile + ty;
   const int col = blockIdx.x * kTile + tx;
   double acc = 0;
-  for (int l0 = 0; l0 < k; l0 += kTile) {
-    as[ty][tx] = (row < rows && l0 + tx < k) ? a[static_cast<long long>(row) * k + l0 + tx] : 0.0;
-    bs[ty][tx] = (l0 + ty < k && col < n) ? b[static_cast<long long>(l0 + ty) * n + col] : 0.0;
+  for (int l0 = 0; l0 < k_used; l0 += kTile) {
+    as[ty][tx] =
+        (row < rows && l0 + tx < k_used) ? a[static_cast<long long>(row) * k + l0 + tx] : 0.0;
+    bs[ty][tx] = (l0 + ty < k_used && col < n) ? b[static_cast<long long>(l0 + ty) * n + col] : 0.0;
     __syncthreads();
 #pragma unroll
     for (int l = 0; l < kTile; ++l) acc = fma(as[ty][l], bs[l][tx], acc);
@@ -162,17 +164,20 @@ class GpuWorker final : public sb::WorkerCase {
     SB_CUDA_CHECK(cudaEventRecord(s.generated, stream_));
     const dim3 grid(static_cast<unsigned>((c_.n + kTile - 1) / kTile),
                     static_cast<unsigned>((rows + kTile - 1) / kTile));
-    dgemm_tiled<<<grid, dim3(kTile, kTile), 0, stream_>>>(
-        s.a, b_, s.c, rows, static_cast<int>(c_.n), static_cast<int>(c_.k));
-    SB_CUDA_CHECK_LAUNCH();
-    if (const std::int64_t again = extra_cols(c_.n); again > 0) {
-      // The first whole tiles of columns again (the same values): a kernel's block does a
-      // whole tile's work, so the extra work is counted in tiles.
-      const dim3 extra(static_cast<unsigned>((again + kTile - 1) / kTile), grid.y);
-      dgemm_tiled<<<extra, dim3(kTile, kTile), 0, stream_>>>(
-          s.a, b_, s.c, rows, static_cast<int>(c_.n), static_cast<int>(c_.k));
+    const int k = static_cast<int>(c_.k);
+    if (const std::int64_t again = extra_inner(c_.k); again > 0) {
+      // The whole panel over the first whole tiles of the inner dimension, before the product
+      // overwrites it: the extra work is spread over every block, so its time is its share of
+      // the flops (a few extra blocks would cost a whole wave of the kernel).
+      const int k_extra =
+          static_cast<int>(std::min<std::int64_t>(c_.k, (again + kTile - 1) / kTile * kTile));
+      dgemm_tiled<<<grid, dim3(kTile, kTile), 0, stream_>>>(s.a, b_, s.c, rows,
+                                                            static_cast<int>(c_.n), k, k_extra);
       SB_CUDA_CHECK_LAUNCH();
     }
+    dgemm_tiled<<<grid, dim3(kTile, kTile), 0, stream_>>>(s.a, b_, s.c, rows,
+                                                          static_cast<int>(c_.n), k, k);
+    SB_CUDA_CHECK_LAUNCH();
     sums_partial<<<kSumBlocks, kSumThreads, 0, stream_>>>(s.c, rows * c_.n, s.partial);
     SB_CUDA_CHECK_LAUNCH();
     sums_final<<<1, 1, 0, stream_>>>(s.partial, s.sums, s.c, offsets, samples_ + task * kSamples);

@@ -29,6 +29,7 @@ bool is_mps_server(const GpuProcess& p) {
 void ProcessCensus::reset() {
   others_.clear();
   all_.clear();
+  other_side_.clear();
   listed_ = any_listed_ = own_seen_ = any_process_ = false;
   why_.clear();
   readings_ = 0;
@@ -45,10 +46,10 @@ OthersReading ProcessCensus::add(const ProcessSnapshot& s, bool before) {
   // A list without any of the job's pids while a worker holds a context on the GPU: NVML's pids
   // are of another namespace, and how many of them are others is unknown.
   bool foreign = !own_.empty() && !s.processes.empty();
-  for (const auto& p : s.processes) foreign = foreign && own_.count(p.pid) == 0;
+  for (const auto& p : s.processes) foreign = foreign && own_.count(p.pid) == 0 && !p.other_side;
   out.count = foreign ? out.count : 0;
   for (const auto& p : s.processes) {
-    any_process_ = true;
+    any_process_ = any_process_ || !p.other_side;
     const bool own = own_.count(p.pid) != 0;
     own_seen_ = own_seen_ || own;
     auto note = [&](std::map<unsigned, Seen>& into) {
@@ -66,7 +67,8 @@ OthersReading ProcessCensus::add(const ProcessSnapshot& s, bool before) {
       }
     };
     note(all_);
-    if (own || is_mps_server(p) || foreign) continue;
+    if (p.other_side) other_side_.insert(p.pid);
+    if (own || p.other_side || is_mps_server(p) || foreign) continue;
     note(others_);
     out.count += 1;
     if (std::isfinite(p.sm_util))
@@ -86,7 +88,7 @@ json ProcessCensus::summary() const {
   const auto& from = foreign_pids ? all_ : others_;
   json others = json::array();
   for (const auto& [pid, seen] : from) {
-    if (foreign_pids && is_mps_server(seen.last)) continue;
+    if (foreign_pids && (is_mps_server(seen.last) || seen.last.other_side)) continue;
     double mx = std::numeric_limits<double>::quiet_NaN();
     for (double x : seen.sm) mx = std::isfinite(mx) ? std::max(mx, x) : x;
     others.push_back({{"pid", pid},
@@ -104,6 +106,7 @@ json ProcessCensus::summary() const {
         "NVML's process ids are not this container's (no worker of the job among them): the job's "
         "own processes cannot be told from others";
   out["others"] = std::move(others);
+  if (!other_side_.empty()) out["other_side"] = other_side_.size();
   return out;
 }
 

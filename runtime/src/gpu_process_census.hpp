@@ -26,6 +26,9 @@ struct GpuProcess {
   std::string name;     ///< "python3" (/proc/PID/comm, else NVML's name); "" when unknown
   std::string user;     ///< its owner's name (else uid); "" when unknown
   std::string command;  ///< its command line, shortened; "" when unknown
+  /// A rank of the other side of this worker's A/B run (started with its mark, ab_protocol.hpp):
+  /// parked while this side measures, holding its context but not using the GPU.
+  bool other_side = false;
 };
 
 /// One reading of the GPU's processes.
@@ -60,7 +63,9 @@ class ProcessCensus {
   /// Adds a reading; `before`: taken as the case began, before its repeats.
   OthersReading add(const ProcessSnapshot& s, bool before);
   /// The case's census:
-  ///   {"listed": bool, "why": "..." (when not listed), "own_seen": bool, "readings": N (during
+  ///   {"listed": bool, "why": "..." (when not listed), "own_seen": bool, "other_side": N (the
+  ///    A/B run's other side's ranks listed, not others; only when there were any),
+  ///    "readings": N (during
   ///    the timed repeats), "others": [{"pid", "name", "user", "command", "memory_bytes",
   ///    "sm_util_max", "sm_util_median" (percent, null: never sampled), "seen_before" (bool),
   ///    "readings" (of the N, those that listed it)}, ...]}
@@ -79,7 +84,8 @@ class ProcessCensus {
   };
   std::set<unsigned> own_;
   std::map<unsigned, Seen> others_;
-  std::map<unsigned, Seen> all_;  ///< every listed process, own ones too (for own_seen false)
+  std::map<unsigned, Seen> all_;   ///< every listed process, own ones too (for own_seen false)
+  std::set<unsigned> other_side_;  ///< the A/B run's other side's ranks seen
   bool listed_ = false, any_listed_ = false, own_seen_ = false, any_process_ = false;
   std::string why_;
   int readings_ = 0;

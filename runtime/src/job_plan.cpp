@@ -68,6 +68,7 @@ nlohmann::json JobPlan::to_json() const {
                       {"plugins", plugins}};
   if (!ab_side.empty()) {
     j["ab_side"] = ab_side;
+    j["ab_run"] = ab_run;
     j["ab_protocol"] = ab::kProtocol;
   }
   return j;
@@ -89,6 +90,7 @@ JobPlan JobPlan::from_json(const nlohmann::json& j) {
   p.keep_throttled = j.value("keep_throttled", false);
   p.plugins = j.value("plugins", std::vector<std::string>());
   p.ab_side = j.value("ab_side", std::string());
+  p.ab_run = j.value("ab_run", std::string());
   if (!p.ab_side.empty() && j.value("ab_protocol", 0) != ab::kProtocol)
     throw EnvironmentError(fmt::format(
         "this scalebench-rank speaks A/B protocol {} and the launcher {}: build both sides of "

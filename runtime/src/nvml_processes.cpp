@@ -16,6 +16,8 @@
 
 #include <fmt/format.h>
 
+#include "process_environment.hpp"
+#include "scalebench/ab_protocol.hpp"
 #include "scalebench/telemetry_source.hpp"
 
 namespace sb::detail {
@@ -33,8 +35,10 @@ std::string read_small_file(const std::string& path) {
   return s;
 }
 
-/// Name, owner and command line from /proc (this pid namespace's), else NVML's name.
-void name_process(const NvmlLibrary& nvml, GpuProcess& p) {
+/// Name, owner and command line from /proc (this pid namespace's), else NVML's name; whether it
+/// carries the A/B run's mark (`ab_mark`, empty: not an A/B run).
+void name_process(const NvmlLibrary& nvml, GpuProcess& p, const std::string& ab_mark) {
+  if (!ab_mark.empty()) p.other_side = started_with(p.pid, ab::kRunVariable, ab_mark);
   const std::string dir = "/proc/" + std::to_string(p.pid);
   std::string comm = read_small_file(dir + "/comm");
   while (!comm.empty() && (comm.back() == '\n' || comm.back() == '\0')) comm.pop_back();
@@ -154,7 +158,8 @@ bool process_utilization(const NvmlLibrary& nvml, nvmlDevice_t d, unsigned long 
 }  // namespace
 
 ProcessSnapshot read_process_snapshot(const NvmlLibrary& nvml, nvmlDevice_t d,
-                                      unsigned long long& newest_us) noexcept {
+                                      unsigned long long& newest_us,
+                                      const std::string& ab_mark) noexcept {
   ProcessSnapshot s;
   try {
     if (!nvml.initialized || d == nullptr) {
@@ -166,7 +171,7 @@ ProcessSnapshot read_process_snapshot(const NvmlLibrary& nvml, nvmlDevice_t d,
     s.sampled = process_utilization(nvml, d, newest_us, sm);
     for (auto& p : s.processes) {
       if (const auto it = sm.find(p.pid); it != sm.end()) p.sm_util = it->second;
-      name_process(nvml, p);
+      name_process(nvml, p, ab_mark);
     }
     NvmlUtilization u{};
     if (nvml.utilization != nullptr && nvml.utilization(d, &u) == kNvmlSuccess)
@@ -194,14 +199,15 @@ namespace {
 class NvmlGpuProcesses final : public TelemetrySource {
  public:
   NvmlGpuProcesses(std::unique_ptr<NvmlLibrary> nvml, nvmlDevice_t dev, std::set<unsigned> own,
-                   double min_interval_s)
+                   double min_interval_s, std::string ab_mark)
       : nvml_(std::move(nvml)),
         dev_(dev),
         census_(std::move(own)),
-        min_interval_s_(min_interval_s) {}
+        min_interval_s_(min_interval_s),
+        ab_mark_(std::move(ab_mark)) {}
 
   void read(TelemetrySample& s) noexcept override {
-    const ProcessSnapshot snap = read_process_snapshot(*nvml_, dev_, newest_us_);
+    const ProcessSnapshot snap = read_process_snapshot(*nvml_, dev_, newest_us_, ab_mark_);
     try {
       const OthersReading r = census_.add(snap, false);
       s.gpu_others = r.count;
@@ -214,7 +220,7 @@ class NvmlGpuProcesses final : public TelemetrySource {
     gpu_case_ = gpu;
     census_.reset();
     if (!gpu) return;
-    const ProcessSnapshot snap = read_process_snapshot(*nvml_, dev_, newest_us_);
+    const ProcessSnapshot snap = read_process_snapshot(*nvml_, dev_, newest_us_, ab_mark_);
     try {
       (void)census_.add(snap, true);
     } catch (...) {
@@ -232,6 +238,7 @@ class NvmlGpuProcesses final : public TelemetrySource {
   nvmlDevice_t dev_ = nullptr;
   ProcessCensus census_;
   double min_interval_s_ = 0;
+  std::string ab_mark_;
   unsigned long long newest_us_ = 0;
   bool gpu_case_ = false;
 };
@@ -243,13 +250,15 @@ namespace sb {
 
 std::unique_ptr<TelemetrySource> make_gpu_process_telemetry(const std::string& pci_bus_id,
                                                             const std::vector<unsigned>& own_pids,
-                                                            double min_interval_s) {
+                                                            double min_interval_s,
+                                                            const std::string& ab_mark) {
   try {
     auto nvml = std::make_unique<detail::NvmlLibrary>();
     detail::nvmlDevice_t dev = nvml->by_bus_id(pci_bus_id);
     if (dev == nullptr) return nullptr;
     return std::make_unique<detail::NvmlGpuProcesses>(
-        std::move(nvml), dev, std::set<unsigned>(own_pids.begin(), own_pids.end()), min_interval_s);
+        std::move(nvml), dev, std::set<unsigned>(own_pids.begin(), own_pids.end()), min_interval_s,
+        ab_mark);
   } catch (...) {
     return nullptr;
   }

@@ -156,7 +156,7 @@ std::unique_ptr<TelemetryRecorder> make_recorder(const JobPlan& plan, const nloh
       sources.push_back(std::move(gpu));
     if (auto counters = make_gpu_counter_telemetry(bus, plan.telemetry_counters_s))
       sources.push_back(std::move(counters));
-    if (auto others = make_gpu_process_telemetry(bus, node_pids, kGpuProcessReadS))
+    if (auto others = make_gpu_process_telemetry(bus, node_pids, kGpuProcessReadS, plan.ab_run))
       sources.push_back(std::move(others));
   }
   return std::make_unique<TelemetryRecorder>(std::move(sources), plan.telemetry_period_s);

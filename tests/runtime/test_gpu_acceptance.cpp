@@ -5,10 +5,13 @@
 // bracketing every repeat through the recorder, and the case record's energy and processes.
 #include <gtest/gtest.h>
 
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <vector>
 #include <string>
 
 #include "case_energy.hpp"
@@ -16,6 +19,8 @@
 #include "case_telemetry.hpp"
 #include "gpu_health.hpp"
 #include "gpu_process_census.hpp"
+#include "process_environment.hpp"
+#include "scalebench/ab_protocol.hpp"
 #include "scalebench/repeat_telemetry.hpp"
 #include "scalebench/telemetry_recorder.hpp"
 #include "scalebench/telemetry_source.hpp"
@@ -102,6 +107,54 @@ TEST(ProcessCensus, UnavailableListsAndForeignPidsAreSaidNotGuessed) {
   EXPECT_FALSE(s["own_seen"]);
   ASSERT_TRUE(s.contains("note")) << s.dump();
   EXPECT_EQ(s["others"].size(), 2u) << "every listed process is kept, with the note";
+}
+
+TEST(ProcessCensus, TheOtherSideOfAnAbRunIsNotAnother) {
+  // An A/B run: this side's worker 100, the parked baseline's worker 200, and a real other.
+  ProcessCensus c({100});
+  GpuProcess parked = proc(200, "scalebench-rank", 0);
+  parked.other_side = true;
+  (void)c.add(snap({proc(100, "scalebench-rank", 90), parked}), true);
+  auto r = c.add(snap({proc(100, "scalebench-rank", 90), parked}), false);
+  EXPECT_EQ(r.count, 0);
+  EXPECT_EQ(r.sm_util, 0);
+  r = c.add(snap({proc(100, "scalebench-rank", 60), parked, proc(441, "python3", 40)}), false);
+  EXPECT_EQ(r.count, 1);
+  const json s = c.summary();
+  EXPECT_EQ(s["other_side"], 1);
+  ASSERT_EQ(s["others"].size(), 1u) << s.dump();
+  EXPECT_EQ(s["others"][0]["pid"], 441);
+  // Only the other side's ranks listed (this worker not yet among them): not a container.
+  c.reset();
+  r = c.add(snap({parked}), false);
+  EXPECT_EQ(r.count, 0);
+  EXPECT_FALSE(c.summary().contains("note"));
+}
+
+TEST(ProcessEnvironment, AProcessStartedWithTheRunsMarkIsToldByIt) {
+  // A real process started with the mark, as the launcher starts an A/B run's ranks.
+  const std::string mark = "/tmp/sb-ab-run-" + std::to_string(getpid());
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin",
+                                  std::string(sb::ab::kRunVariable) + "=" + mark};
+  std::vector<char*> envp, argv;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string sleep = "sleep", secs = "30";
+  argv = {sleep.data(), secs.data(), nullptr};
+  pid_t child = 0;
+  ASSERT_EQ(posix_spawnp(&child, "sleep", nullptr, nullptr, argv.data(), envp.data()), 0);
+  const auto pid = static_cast<unsigned>(child);
+  EXPECT_TRUE(sb::detail::started_with(pid, sb::ab::kRunVariable, mark));
+  EXPECT_FALSE(sb::detail::started_with(pid, sb::ab::kRunVariable, mark + "x"))
+      << "another run's mark";
+  EXPECT_FALSE(sb::detail::started_with(pid, sb::ab::kRunVariable, mark.substr(0, 8)));
+  EXPECT_FALSE(sb::detail::started_with(static_cast<unsigned>(getpid()), sb::ab::kRunVariable,
+                                        mark))
+      << "this test was not started with it";
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_FALSE(sb::detail::started_with(pid, sb::ab::kRunVariable, mark)) << "a process gone";
 }
 
 TEST(GpuHealth, EveryFieldIsARowWithAValueOrUnavailable) {

@@ -11,7 +11,10 @@
 ///              "plugins": [{path, workloads, api_version, sha256}]}, exit 0; a bad plugin or
 ///              setting: one line on stderr, exit 2. Builds before the A/B protocol have no
 ///              --probe: the launcher refuses them with one line before any job starts.
-///   plan       JobPlan::ab_side ("baseline" or "current") and "ab_protocol": kProtocol.
+///   plan       JobPlan::ab_side ("baseline" or "current"), "ab_protocol": kProtocol and
+///              JobPlan::ab_run, the run's mark, also in every rank's environment as
+///              kRunVariable (a worker does not count the other side's ranks on its GPU as
+///              other users: they are parked).
 ///   commands   (launcher -> scheduler, one line each on the scheduler's standard input)
 ///                begin I    set up case I (the run's index; the next of the job's plan)
 ///                turn I R T case I (the run's index): its warm-up repeats on its first turn,
@@ -37,6 +40,8 @@ inline constexpr int kProtocol = 1;
 
 inline constexpr std::string_view kBaseline = "baseline";
 inline constexpr std::string_view kCurrent = "current";
+/// Names the run's mark in both sides' ranks' environment (JobPlan::ab_run).
+inline constexpr const char* kRunVariable = "SCALEBENCH_AB_RUN";
 
 inline constexpr std::string_view kRecordReady = "ab_ready";
 inline constexpr std::string_view kRecordTurn = "ab_turn";

@@ -39,6 +39,9 @@ struct JobPlan {
   /// An A/B run's side ("baseline" or "current", ab_protocol.hpp): the scheduler measures only
   /// in the turns the launcher hands it. Empty: an ordinary job.
   std::string ab_side;
+  /// An A/B run's mark, the same in both sides' plans and in their ranks' environment as
+  /// SCALEBENCH_AB_RUN (ab_protocol.hpp): the other side's ranks on a GPU are not other users.
+  std::string ab_run;
 
   [[nodiscard]] nlohmann::json to_json() const;
   static JobPlan from_json(const nlohmann::json& j);

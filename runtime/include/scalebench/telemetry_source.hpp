@@ -132,9 +132,12 @@ class TelemetrySource {
 /// The other compute processes on the same GPU (nvml_processes.hpp): one reading when a GPU case
 /// begins, then at most every `min_interval_s` during its timed repeats (`gpu_others`,
 /// `gpu_others_sm_pct`, `gpu_util_pct`); its case_summary() names them. `own_pids`: the job's
-/// ranks on this node, which are not others. Null when NVML, the driver or that GPU is missing.
+/// ranks on this node, which are not others; `ab_mark`: an A/B run's mark (JobPlan::ab_run), so
+/// that the other side's parked ranks are not others either. Null when NVML, the driver or that
+/// GPU is missing.
 [[nodiscard]] std::unique_ptr<TelemetrySource> make_gpu_process_telemetry(
-    const std::string& pci_bus_id, const std::vector<unsigned>& own_pids, double min_interval_s);
+    const std::string& pci_bus_id, const std::vector<unsigned>& own_pids, double min_interval_s,
+    const std::string& ab_mark = {});
 
 /// The node's CPU package energy through RAPL (powercap): every `intel-rapl:N` package domain
 /// under `powercap_root` (settings::powercap_dir(), /sys/class/powercap; AMD's packages appear
