@@ -152,7 +152,7 @@ AbRunResult run_ab(const AbPlan& plan, const RunRequest& req, const JobRunnerOpt
   o.auto_repeats = req.auto_repeats;
   o.repeats = req.repeats;
   o.min_repeats = req.min_repeats_set ? req.min_repeats : std::max(req.min_repeats, kAbMinRepeats);
-  o.max_repeats = req.max_repeats;
+  o.max_repeats = req.max_repeats_set ? req.max_repeats : kAbMaxRepeats;
   o.max_time_s = req.max_time_set ? req.max_time_s : kAbMaxTime;
   o.on_record = [&](int side, const json& rec) {
     const std::string type = rec.value("type", "");

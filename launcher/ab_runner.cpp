@@ -354,12 +354,16 @@ class AbRunner {
     return true;
   }
 
-  /// Timed repeats per turn: --ab-block, or turns of about kAbTurnTargetS from the warm-up.
+  /// Timed repeats per turn: --ab-block, or turns of about kAbTurnTargetS from the warm-up,
+  /// short enough under --repeats auto that --max-repeats holds kAbMinRounds rounds (the rule
+  /// is first looked at then).
   [[nodiscard]] int block() const {
     if (o_.block > 0) return o_.block;
     const double t = std::max(warmup_s_[0], warmup_s_[1]);
     if (!(t > 0)) return 1;
-    return std::clamp(static_cast<int>(std::lround(kAbTurnTargetS / t)), 1, kAbMaxBlock);
+    const int most =
+        o_.auto_repeats ? std::clamp(o_.max_repeats / kAbMinRounds, 1, kAbMaxBlock) : kAbMaxBlock;
+    return std::clamp(static_cast<int>(std::lround(kAbTurnTargetS / t)), 1, most);
   }
 
   /// How many timed repeats side `s` takes in its next turn (0: it has enough).

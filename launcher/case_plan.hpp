@@ -39,6 +39,7 @@ struct RunRequest {
   double target_spread = kAutoTargetSpread;
   /// Which of the limits were given (an A/B run has its own defaults, ab_runner.hpp).
   bool min_repeats_set = false;
+  bool max_repeats_set = false;
   bool max_time_set = false;
   bool target_spread_set = false;
   std::vector<CaseRequest> cases;  ///< a suite file's [[case]] tables, after `workloads`

@@ -45,6 +45,7 @@ void resolve_repeats(const RunOptions& o, RunRequest& req) {
   if (o.o_max_time->count() > 0) req.max_time_s = o.max_time;
   if (o.o_target_spread->count() > 0) req.target_spread = o.target_spread;
   req.min_repeats_set = req.min_repeats_set || o.o_min_repeats->count() > 0;
+  req.max_repeats_set = req.max_repeats_set || o.o_max_repeats->count() > 0;
   req.max_time_set = req.max_time_set || o.o_max_time->count() > 0;
   req.target_spread_set = req.target_spread_set || o.o_target_spread->count() > 0;
 }
@@ -142,7 +143,8 @@ void add_run_options(CLI::App& run, RunOptions& o) {
       fmt::format("--repeats auto: the fewest timed repeats (default {})", kAutoMinRepeats));
   o.o_max_repeats = run.add_option(
       "--max-repeats", o.max_repeats,
-      fmt::format("--repeats auto: the most timed repeats (default {})", kAutoMaxRepeats));
+      fmt::format("--repeats auto: the most timed repeats (default {}; an A/B run: none)",
+                  kAutoMaxRepeats));
   o.o_max_time = run.add_option(
       "--max-time", o.max_time,
       fmt::format("--repeats auto: seconds of timed repeats a case may take once it has "

@@ -210,6 +210,7 @@ void load_suite_text(const std::string& text, const std::string& name, RunReques
       if (key == "max_time") req.max_time_s = number_value(name, node, key);
       if (key == "target_spread") req.target_spread = number_value(name, node, key);
       req.min_repeats_set = req.min_repeats_set || key == "min_repeats";
+      req.max_repeats_set = req.max_repeats_set || key == "max_repeats";
       req.max_time_set = req.max_time_set || key == "max_time";
       req.target_spread_set = req.target_spread_set || key == "target_spread";
     } else if (key == "warmup") {
