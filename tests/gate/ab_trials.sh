@@ -24,6 +24,11 @@ set -u
 sb=$1 py=$2 dir=$3 trials=${4:-5} flows=${5:-ab,separated}
 here=$(cd "$(dirname "$0")" && pwd)
 [ -n "$py" ] || { echo "SKIP: needs python3"; exit 77; }
+case ",$flows," in
+  *,separated,*)  # it relabels the current run's case with h5py, before the first run
+    "$py" -c "import h5py" 2>/dev/null ||
+      { echo "ab_trials.sh: the separated flow needs h5py in $py (Debian: python3-h5py)" >&2; exit 2; } ;;
+esac
 mkdir -p "$dir"
 log="$dir/ab_trials.log"
 : >"$log"
