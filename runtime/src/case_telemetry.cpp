@@ -121,7 +121,10 @@ CaseTelemetry combine_telemetry(const std::vector<WorkerTelemetry>& workers,
   std::string busiest;
   json per_repeat_other(repeats, nullptr);
   for (auto& [host, reps] : nodes) {
-    double others = 0, capacity = 0, throttled = 0;
+    // The node's busy time is counted in clock ticks (10 ms): one repeat of a few ms sees 0 or
+    // a whole tick, so the others' time is the node's total less the job's, not a sum of
+    // per-repeat differences clamped at zero (which made a quiet node "busy" for short repeats).
+    double busy_total = 0, own_total = 0, capacity = 0, throttled = 0;
     bool have_throttled = false;
     for (std::size_t i = 0; i < reps.size(); ++i) {
       NodeRepeat& nr = reps[i];
@@ -135,7 +138,8 @@ CaseTelemetry combine_telemetry(const std::vector<WorkerTelemetry>& workers,
       const double wall = finite_median(nr.wall);
       if (!std::isfinite(busy) || !std::isfinite(wall) || !(nr.cpus > 0)) continue;
       const double other = std::max(0.0, busy - own);
-      others += other;
+      busy_total += busy;
+      own_total += own;
       capacity += wall * nr.cpus;
       if (wall > 0) {
         const double f = std::clamp(other / (wall * nr.cpus), 0.0, 1.0);
@@ -148,7 +152,7 @@ CaseTelemetry combine_telemetry(const std::vector<WorkerTelemetry>& workers,
       }
     }
     if (capacity > 0) {
-      const double f = std::clamp(others / capacity, 0.0, 1.0);
+      const double f = std::clamp((busy_total - own_total) / capacity, 0.0, 1.0);
       if (!std::isfinite(worst_fraction) || f > worst_fraction) {
         worst_fraction = f;
         busiest = host;

@@ -284,6 +284,30 @@ TEST(CaseTelemetry, InterferenceIsOthersShareOfTheNodeAndRepeatsAreThrottledByAn
   EXPECT_DOUBLE_EQ(in.vector_probe_s, 10e-6);
 }
 
+TEST(CaseTelemetry, ShortRepeatsOnAQuietNodeAreNotBusyForTheClockTicks) {
+  // /proc/stat counts the node's busy time in 10 ms ticks: 100 repeats of 2 ms on a quiet
+  // 16-CPU node, the worker busy all the while, see a tick in every fifth repeat and none in
+  // the others. The node's total equals the job's own: nobody else took anything.
+  json reps = json::array();
+  for (int r = 0; r < 100; ++r) {
+    sb::RepeatTelemetry t;
+    t.repeat = r;
+    t.samples = 2;
+    t.t_begin = r * 0.002;
+    t.t_end = (r + 1) * 0.002;
+    t.wall_s = 0.002;
+    t.node_busy_s = r % 5 == 0 ? 0.01 : 0.0;
+    t.own_cpu_s = 0.002;
+    reps.push_back(sb::to_json(t));
+  }
+  const std::vector<sb::detail::WorkerTelemetry> ws{sb::detail::WorkerTelemetry{
+      0, "node1", 0, json{{"period_s", 0.02}, {"cpus", 16}, {"repeats", reps}}}};
+  const sb::detail::SchedulerCpu sched{"node1", std::vector<double>(100, 0.0)};
+  const auto t = sb::detail::combine_telemetry(ws, sched, 100);
+  EXPECT_NEAR(t.interference["other_cpu_fraction"].get<double>(), 0.0, 1e-12)
+      << t.interference.dump();
+}
+
 TEST(CaseRecord, ThrottledRepeatsAreLeftOutOfTheMedianUnlessKeptOrAllThrottled) {
   sb::Work w;
   w.units = 100;
