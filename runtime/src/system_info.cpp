@@ -1,6 +1,7 @@
 #include "scalebench/system_info.hpp"
 
 #include "scalebench/cpu_allowance.hpp"
+#include "scalebench/philox_lanes.hpp"
 
 #include <hwloc.h>
 #include <mpi.h>
@@ -69,22 +70,7 @@ SB_PHILOX_CLONES std::uint32_t philox_lanes_xor(std::uint64_t first, std::uint64
       c2[l] = 7u;
       c3[l] = 0u;
     }
-    std::uint32_t k0 = 0x5eedu, k1 = 0u;
-    for (int round = 0; round < 10; ++round) {
-#pragma omp simd
-      for (int l = 0; l < kPhiloxLanes; ++l) {
-        const std::uint64_t p0 = static_cast<std::uint64_t>(0xD2511F53u) * c0[l];
-        const std::uint64_t p1 = static_cast<std::uint64_t>(0xCD9E8D57u) * c2[l];
-        const std::uint32_t n0 = static_cast<std::uint32_t>(p1 >> 32) ^ c1[l] ^ k0;
-        const std::uint32_t n2 = static_cast<std::uint32_t>(p0 >> 32) ^ c3[l] ^ k1;
-        c1[l] = static_cast<std::uint32_t>(p1);
-        c3[l] = static_cast<std::uint32_t>(p0);
-        c0[l] = n0;
-        c2[l] = n2;
-      }
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
-    }
+    data::philox_rounds_lanes(c0, c1, c2, c3, 0x5eedu, 0u);
 #pragma omp simd
     for (int l = 0; l < kPhiloxLanes; ++l) acc[l] ^= c0[l] ^ c1[l] ^ c2[l] ^ c3[l];
   }

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "scalebench/philox.hpp"
+#include "scalebench/philox_lanes.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
 #define SB_GB_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
@@ -50,23 +51,8 @@ inline void philox_lanes(std::uint64_t row0, std::uint32_t stream, std::uint64_t
     c2[l] = stream;
     c3[l] = 0u;
   }
-  std::uint32_t k0 = static_cast<std::uint32_t>(seed);
-  std::uint32_t k1 = static_cast<std::uint32_t>(seed >> 32);
-  for (int round = 0; round < 10; ++round) {
-#pragma omp simd
-    for (int l = 0; l < kLanes; ++l) {
-      const std::uint64_t p0 = static_cast<std::uint64_t>(0xD2511F53u) * c0[l];
-      const std::uint64_t p1 = static_cast<std::uint64_t>(0xCD9E8D57u) * c2[l];
-      const std::uint32_t n0 = static_cast<std::uint32_t>(p1 >> 32) ^ c1[l] ^ k0;
-      const std::uint32_t n2 = static_cast<std::uint32_t>(p0 >> 32) ^ c3[l] ^ k1;
-      c1[l] = static_cast<std::uint32_t>(p1);
-      c3[l] = static_cast<std::uint32_t>(p0);
-      c0[l] = n0;
-      c2[l] = n2;
-    }
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
+  sb::data::philox_rounds_lanes(c0, c1, c2, c3, static_cast<std::uint32_t>(seed),
+                                static_cast<std::uint32_t>(seed >> 32));
 #pragma omp simd
   for (int l = 0; l < kLanes; ++l) {
     out.w[0][l] = c0[l];
