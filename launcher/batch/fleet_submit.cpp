@@ -185,11 +185,12 @@ std::vector<std::string> parse_fleet_nodes(const std::string& text) {
   return out;
 }
 
-std::vector<std::string> submit_words(const SubmitRequest& r) {
+std::vector<std::string> submit_words(const SubmitRequest& r, bool with_job) {
   std::vector<std::string> w{"--scheduler", r.scheduler};
   auto opt = [&](const char* name, const std::string& value, const std::string& skip) {
     if (!value.empty() && value != skip) w.insert(w.end(), {name, value});
   };
+  if (with_job) w.insert(w.end(), {"--nodes", r.nodes});
   opt("--gpus-per-node", r.gpus_per_node, "0");
   opt("--cpus-per-node", r.cpus_per_node, "0");
   opt("--time", r.time, "");
@@ -197,7 +198,11 @@ std::vector<std::string> submit_words(const SubmitRequest& r) {
   opt("--account", r.account, "");
   opt("--qos", r.qos, "");
   opt("--pe", r.pe, "");
-  for (const auto& b : r.batch_options) w.insert(w.end(), {"--batch-option", b});
+  if (with_job) {
+    opt("--after", r.after, "");
+    opt("--output", r.output, "");
+  }
+  for (const auto& b : r.batch_options) opt("--batch-option", b, "");
   return w;
 }
 

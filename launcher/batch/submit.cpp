@@ -257,21 +257,8 @@ std::map<std::string, std::string> template_variables(const SubmitRequest& r) {
   v["ELEMENT_SETUP"] = "";
   v["SUBCOMMAND"] = "run";
 
-  std::vector<std::string> cmd{"scalebench", "submit",  "--scheduler",
-                               r.scheduler,  "--nodes", r.nodes};
-  auto opt = [&](const char* name, const std::string& value, const std::string& skip) {
-    if (!value.empty() && value != skip) cmd.insert(cmd.end(), {name, value});
-  };
-  opt("--gpus-per-node", r.gpus_per_node, "0");
-  opt("--cpus-per-node", r.cpus_per_node, "0");
-  opt("--time", r.time, "");
-  opt("--partition", r.partition, "");
-  opt("--account", r.account, "");
-  opt("--qos", r.qos, "");
-  opt("--pe", r.pe, "");
-  opt("--after", r.after, "");
-  opt("--output", r.output, "");
-  for (const auto& b : r.batch_options) opt("--batch-option", b, "");
+  std::vector<std::string> cmd{"scalebench", "submit"};
+  for (auto& w : submit_words(r, true)) cmd.push_back(std::move(w));
   std::string submit = join_readable(cmd) + " --";
   if (!r.run_args.empty()) submit += " " + join_readable(r.run_args);
   v["SUBMIT_COMMAND"] = submit;

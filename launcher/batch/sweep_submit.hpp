@@ -59,8 +59,10 @@ int submit_scaling(const SubmitRequest& request, const SweepRequest& sweep, bool
 /// order. Throws sb::UsageError.
 [[nodiscard]] std::vector<std::string> parse_fleet_nodes(const std::string& text);
 
-/// The submit options of `request` as words, without --nodes, --output and --after (for the
-/// fleet manifest and the commands that re-submit a part of a sweep).
-[[nodiscard]] std::vector<std::string> submit_words(const SubmitRequest& request);
+/// The submit options of `request` as words, those left at their defaults out: without
+/// --nodes, --after and --output (the fleet manifest and the commands that re-submit a part of
+/// a sweep), or with them (`with_job`: the job script's own submit command).
+[[nodiscard]] std::vector<std::string> submit_words(const SubmitRequest& request,
+                                                    bool with_job = false);
 
 }  // namespace sb::batch
