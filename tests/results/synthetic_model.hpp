@@ -38,6 +38,36 @@ inline json repeats_of(const std::vector<double>& totals) {
   return r;
 }
 
+/// The params of the each-gpu subset-mean records below.
+inline constexpr const char* kEachGpuParams = "chunk=10000,mu=10,n=100000,seed=42,sigma=1";
+
+/// One each-gpu subset-mean device record: node `n`, GPU `g`, median `median_s` (five repeats
+/// around it), device model `model`.
+inline json each_gpu_record(int n, int g, double median_s,
+                            const std::string& model = "NVIDIA H200") {
+  const std::string host = "node" + std::to_string(n);
+  const std::string dev = host + ":gpu" + std::to_string(g);
+  const std::string planned = std::string("subset-mean/each-gpu/") + kEachGpuParams;
+  return {
+      {"id", planned + "/" + dev},
+      {"planned_id", planned},
+      {"device_id", dev},
+      {"host", host},
+      {"gpu", g},
+      {"device_model", model},
+      {"workload", "subset-mean"},
+      {"path", "each-gpu"},
+      {"params",
+       {{"chunk", "10000"}, {"mu", "10"}, {"n", "100000"}, {"seed", "42"}, {"sigma", "1"}}},
+      {"device", "gpu"},
+      {"workers", 1},
+      {"status", "ok"},
+      {"message", ""},
+      {"work", {{"units", 1e10}, {"unit", "draws"}, {"flops", 3e10}}},
+      {"repeats", repeats_of({median_s, median_s * 1.001, median_s * 0.999, median_s, median_s})},
+      {"metrics", {{"median_s", median_s}}}};
+}
+
 inline json task_events(int workers, int tasks) {
   json te = {{"repeat", json::array()}, {"worker", json::array()}, {"task", json::array()},
              {"phase", json::array()},  {"start", json::array()},  {"end", json::array()},

@@ -21,30 +21,10 @@ using nlohmann::json;
 using sb::results::judge_devices;
 using sb::results::ReferenceSet;
 
-const char* kParams = "chunk=10000,mu=10,n=100000,seed=42,sigma=1";
+constexpr const char* kParams = sb::results::test::kEachGpuParams;
 
-/// One each-gpu device record: node `n`, GPU `g`, median `median_s` (five repeats around it).
 json device(int n, int g, double median_s, const std::string& model = "NVIDIA H200") {
-  const std::string host = "node" + std::to_string(n);
-  const std::string dev = host + ":gpu" + std::to_string(g);
-  const std::string planned = std::string("subset-mean/each-gpu/") + kParams;
-  return {{"id", planned + "/" + dev},
-          {"planned_id", planned},
-          {"device_id", dev},
-          {"host", host},
-          {"gpu", g},
-          {"device_model", model},
-          {"workload", "subset-mean"},
-          {"path", "each-gpu"},
-          {"params",
-           {{"chunk", "10000"}, {"mu", "10"}, {"n", "100000"}, {"seed", "42"}, {"sigma", "1"}}},
-          {"device", "gpu"},
-          {"workers", 1},
-          {"status", "ok"},
-          {"message", ""},
-          {"repeats", sb::results::test::repeats_of(
-                          {median_s, median_s * 1.001, median_s * 0.999, median_s, median_s})},
-          {"metrics", {{"median_s", median_s}}}};
+  return sb::results::test::each_gpu_record(n, g, median_s, model);
 }
 
 /// One each-node record: node `n`, CPU model `model`, median `median_s`.
