@@ -7,11 +7,12 @@
 #include <vector>
 
 #include "scalebench/byte_size.hpp"
+#include "scalebench/duration_text.hpp"
 
 namespace sb::results::detail {
 
-/// "1.234 s", "12.3 ms", "45.6 us", "-" for NaN.
-std::string human_seconds(double s);
+/// Durations: sb::human_seconds (scalebench/duration_text.hpp).
+using sb::human_seconds;
 /// "1.92 G draws/s": an SI prefix in front of the unit; "-" for NaN.
 std::string human_rate(double v, const std::string& unit);
 /// "4.21x"; "-" for NaN.

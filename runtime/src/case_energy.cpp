@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "scalebench/duration_text.hpp"
+
 namespace sb::detail {
 namespace {
 
@@ -18,12 +20,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kResolvedShare = 0.9;
 /// ... or moved this many times over them, enough steps to add up (tools/energy_vs_smi.py).
 constexpr int kMinSteps = 20;
-
-std::string format_seconds(double s) {
-  if (!std::isfinite(s)) return "?";
-  return s < 1e-3 ? fmt::format("{:.0f} us", s * 1e6)
-                  : (s < 1 ? fmt::format("{:.2f} ms", s * 1e3) : fmt::format("{:.2f} s", s));
-}
 
 double num(const json& j, const char* key) {
   const auto it = j.find(key);
@@ -144,7 +140,7 @@ json combine_energy(const std::vector<WorkerTelemetry>& workers, bool gpu, std::
   if (static_cast<double>(moved) < kResolvedShare * readings && moved < kMinSteps) {
     const std::string coarse =
         fmt::format("the energy counter moved in {} of {} timed repeats (each {} long)", moved,
-                    readings, format_seconds(median_of(walls)));
+                    readings, human_seconds(median_of(walls)));
     if (gpu) add_up(true);
     if (!gpu || measured == 0) {
       out["available"] = false;

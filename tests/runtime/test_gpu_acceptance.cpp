@@ -386,7 +386,7 @@ TEST(CaseEnergy, ACounterCoarserThanTheRepeatsGivesWayToThePowerReadings) {
   json e = sb::detail::combine_energy({{0, "vm", 0, data}}, true, 5);
   EXPECT_FALSE(e["available"]) << e.dump();
   EXPECT_EQ(e["why"],
-            "the energy counter moved in 1 of 5 timed repeats (each 450 us long): coarser than the "
+            "the energy counter moved in 1 of 5 timed repeats (each 450.00 us long): coarser than the "
             "repeats; more repeats or a larger preset resolve it");
   // With the GPU's power readings over each repeat, those give the energy.
   for (auto& r : data["repeats"]) r["gpu_power_w_median"] = 600.0;
@@ -395,7 +395,7 @@ TEST(CaseEnergy, ACounterCoarserThanTheRepeatsGivesWayToThePowerReadings) {
   EXPECT_EQ(e["method"], "power");
   EXPECT_NEAR(e["joules_per_repeat"].get<double>(), 600.0 * 0.00045, 1e-12);
   EXPECT_EQ(e["note"],
-            "the energy counter moved in 1 of 5 timed repeats (each 450 us long); from the GPUs' "
+            "the energy counter moved in 1 of 5 timed repeats (each 450.00 us long); from the GPUs' "
             "power readings over each repeat instead");
   // 400 repeats, a step in one of four: the steps add up to the case's energy.
   data = worker_data(0, 400, true, "nvml");
