@@ -61,11 +61,34 @@ std::size_t type_size(hid_t type) {
 /// How one element (or compound field) is brought into memory.
 struct Field {
   enum class As { Int, UInt, Float, VStr, FStr, Enum, Skip } as = As::Skip;
-  Handle mem;            ///< memory type of the element
+  hid_t mem = -1;        ///< memory type of the element (owned by `own` or shared)
+  Handle own;            ///< the memory type when it was made for this field alone
   std::size_t size = 0;  ///< bytes in memory
   H5T_str_t pad = H5T_STR_NULLTERM;
   bool boolean = false;  ///< enum {FALSE, TRUE}
 };
+
+// The memory types of the common elements, made once per process: a merge reads hundreds of
+// thousands of attributes (bench/merge_fleet.sh), and copying a type for each cost more than
+// reading it.
+hid_t shared_str_type(H5T_cset_t cset) {
+  static const Handle utf8 = str_type(H5T_CSET_UTF8);
+  static const Handle ascii = str_type(H5T_CSET_ASCII);
+  return cset == H5T_CSET_ASCII ? ascii.get() : utf8.get();
+}
+
+/// scalebench's (and h5py's) boolean: an int8 enum {FALSE = 0, TRUE = 1}.
+hid_t shared_bool_type() {
+  static const Handle t = [] {
+    Handle b{SB_HDF5_CHECK(H5Tenum_create(H5T_NATIVE_INT8)), H5Tclose};
+    std::int8_t v = 0;
+    SB_HDF5_CHECK(H5Tenum_insert(b.get(), "FALSE", &v));
+    v = 1;
+    SB_HDF5_CHECK(H5Tenum_insert(b.get(), "TRUE", &v));
+    return b;
+  }();
+  return t.get();
+}
 
 Field field_for(hid_t ftype) {
   Field f;
@@ -73,34 +96,42 @@ Field field_for(hid_t ftype) {
     case H5T_INTEGER:
       if (SB_HDF5_CHECK(H5Tget_sign(ftype)) == H5T_SGN_NONE && type_size(ftype) >= 8) {
         f.as = Field::As::UInt;
-        f.mem = Handle{SB_HDF5_CHECK(H5Tcopy(H5T_NATIVE_UINT64)), H5Tclose};
+        f.mem = H5T_NATIVE_UINT64;
       } else {
         f.as = Field::As::Int;
-        f.mem = Handle{SB_HDF5_CHECK(H5Tcopy(H5T_NATIVE_INT64)), H5Tclose};
+        f.mem = H5T_NATIVE_INT64;
       }
       f.size = 8;
       break;
     case H5T_FLOAT:
       f.as = Field::As::Float;
-      f.mem = Handle{SB_HDF5_CHECK(H5Tcopy(H5T_NATIVE_DOUBLE)), H5Tclose};
+      f.mem = H5T_NATIVE_DOUBLE;
       f.size = 8;
       break;
     case H5T_STRING:
       if (SB_HDF5_CHECK(H5Tis_variable_str(ftype)) > 0) {
         f.as = Field::As::VStr;
-        f.mem = str_type(SB_HDF5_CHECK(H5Tget_cset(ftype)));
+        f.mem = shared_str_type(SB_HDF5_CHECK(H5Tget_cset(ftype)));
         f.size = sizeof(char*);
       } else {
         f.as = Field::As::FStr;
-        f.mem = Handle{SB_HDF5_CHECK(H5Tcopy(ftype)), H5Tclose};
+        f.own = Handle{SB_HDF5_CHECK(H5Tcopy(ftype)), H5Tclose};
+        f.mem = f.own.get();
         f.size = type_size(ftype);
         f.pad = SB_HDF5_CHECK(H5Tget_strpad(ftype));
       }
       break;
     case H5T_ENUM:
       f.as = Field::As::Enum;
-      f.mem = Handle{SB_HDF5_CHECK(H5Tget_native_type(ftype, H5T_DIR_ASCEND)), H5Tclose};
-      f.size = type_size(f.mem.get());
+      if (SB_HDF5_CHECK(H5Tequal(ftype, shared_bool_type())) > 0) {
+        f.mem = shared_bool_type();
+        f.size = 1;
+        f.boolean = true;
+        break;
+      }
+      f.own = Handle{SB_HDF5_CHECK(H5Tget_native_type(ftype, H5T_DIR_ASCEND)), H5Tclose};
+      f.mem = f.own.get();
+      f.size = type_size(f.mem);
       f.boolean = is_bool_enum(ftype);
       break;
     default:
@@ -138,8 +169,9 @@ json element_to_json(const Field& f, const unsigned char* p) {
       return s;
     }
     case Field::As::Enum: {
+      if (f.mem == shared_bool_type() && (*p == 0 || *p == 1)) return *p == 1;
       std::array<char, 256> name{};
-      SB_HDF5_CHECK(H5Tenum_nameof(f.mem.get(), p, name.data(), name.size()));
+      SB_HDF5_CHECK(H5Tenum_nameof(f.mem, p, name.data(), name.size()));
       if (f.boolean) return std::strcmp(name.data(), "TRUE") == 0;
       return std::string(name.data());
     }
@@ -179,10 +211,10 @@ std::optional<std::vector<json>> read_atomic(hid_t ftype, hid_t space, std::size
   std::vector<json> out;
   out.reserve(n);
   if (n > 0) {
-    read(f.mem.get(), buf.data());
+    read(f.mem, buf.data());
     for (std::size_t i = 0; i < n; ++i) out.push_back(element_to_json(f, buf.data() + i * f.size));
     if (f.as == Field::As::VStr)
-      SB_HDF5_CHECK(H5Dvlen_reclaim(f.mem.get(), space, H5P_DEFAULT, buf.data()));
+      SB_HDF5_CHECK(H5Dvlen_reclaim(f.mem, space, H5P_DEFAULT, buf.data()));
   }
   return out;
 }
@@ -231,7 +263,7 @@ json read_compound(hid_t ds, hid_t ftype, hid_t space, bool as_columns) {
   if (fields.empty() || n == 0) return out;
   Handle mem{SB_HDF5_CHECK(H5Tcreate(H5T_COMPOUND, rec)), H5Tclose};
   for (std::size_t c = 0; c < fields.size(); ++c)
-    SB_HDF5_CHECK(H5Tinsert(mem.get(), names[c].c_str(), offsets[c], fields[c].mem.get()));
+    SB_HDF5_CHECK(H5Tinsert(mem.get(), names[c].c_str(), offsets[c], fields[c].mem));
   std::vector<unsigned char> buf(rec * n, 0);
   const Handle xfer = transfer_plist(ftype, mem.get(), n);
   SB_HDF5_CHECK(H5Dread(ds, mem.get(), H5S_ALL, H5S_ALL, xfer.get(), buf.data()));

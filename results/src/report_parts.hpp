@@ -18,6 +18,12 @@ void write_cases(hid_t parent, const nlohmann::json& cases);
 /// One case group, `cases`/NNNN_workload_path.
 void write_case(hid_t cases, std::size_t i, const nlohmann::json& c);
 
+/// A merged report (attrs.merge set) keeps its cases as /cases, a 1-D dataset of one JSON text
+/// per case (report_cases_json.cpp): read_cases reads either form.
+[[nodiscard]] bool cases_as_json(const nlohmann::json& model);
+void write_cases_json(hid_t parent, const nlohmann::json& cases);
+[[nodiscard]] nlohmann::json read_cases_json(hid_t dataset, bool slim);
+
 /// The inverses: model["system"] and model["startup"]; the cases in their order.
 void read_system(hid_t parent, nlohmann::json& model);
 /// `slim`: without the bulky arrays drop_series (merge.hpp) drops, which are not read.

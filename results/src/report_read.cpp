@@ -57,6 +57,11 @@ json read_case(hid_t cases, const std::string& name, bool slim) {
 }
 
 json read_cases(hid_t parent, bool slim) {
+  {
+    const Handle obj{SB_HDF5_CHECK(H5Oopen(parent, layout::kCases, H5P_DEFAULT)), H5Oclose};
+    if (SB_HDF5_CHECK(H5Iget_type(obj.get())) == H5I_DATASET)
+      return read_cases_json(obj.get(), slim);
+  }
   Handle g = h5::open_group(parent, layout::kCases);
   std::vector<std::pair<long long, std::string>> names;
   for (const auto& n : h5::link_names(g.get())) names.emplace_back(std::atoll(n.c_str()), n);

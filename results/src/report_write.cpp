@@ -144,7 +144,12 @@ void write_model(hid_t file, const json& model) {
   {
     static const json no_cases = json::array();
     const auto it = model.find("cases");
-    write_cases(file, it != model.end() ? *it : no_cases);  // by reference: cases can be large
+    const json& cases = it != model.end() ? *it : no_cases;  // by reference: cases can be large
+    if (cases_as_json(model)) {
+      write_cases_json(file, cases);
+    } else {
+      write_cases(file, cases);
+    }
   }
   if (const auto ab = model.find(layout::kAb); ab != model.end()) write_ab(file, *ab);
 

@@ -2,8 +2,10 @@
 // judged against all their peers of the fleet, the schema refused with one line, the merged
 // report written, read and rendered (table, HTML, JUnit, Markdown), read by compare and history;
 // the scaling table of strong and weak studies; a fleet's duplicates and missing nodes; many
-// reports read in a few child processes.
+// reports read in a few child processes; a merged report's cases as one JSON text each, and the
+// case groups of older merged reports still read.
 #include <gtest/gtest.h>
+#include <hdf5.h>
 
 #include <cmath>
 #include <fstream>
@@ -14,6 +16,7 @@
 #include "scalebench/compare.hpp"
 #include "scalebench/error.hpp"
 #include "scalebench/fleet.hpp"
+#include "scalebench/h5_tree.hpp"
 #include "scalebench/history.hpp"
 #include "scalebench/merge.hpp"
 #include "scalebench/report.hpp"
@@ -359,6 +362,77 @@ TEST(Merge, ReadsManyReportsInAFewProcesses) {
       });
   EXPECT_EQ(got, (std::vector<std::size_t>{0, 1, 3, 4}));
   EXPECT_EQ(bad, (std::vector<std::size_t>{2}));
+}
+
+/// The kind of object /cases is in the report `path`: H5I_GROUP or H5I_DATASET.
+H5I_type_t cases_kind(const std::string& path) {
+  sb::results::h5::quiet_errors();
+  const sb::results::h5::Handle f{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+  const sb::results::h5::Handle c{H5Oopen(f.get(), "cases", H5P_DEFAULT), H5Oclose};
+  return H5Iget_type(c.get());
+}
+
+TEST(Merge, CasesAreOneJsonTextEachAndReadBackTheSame) {
+  TempDir dir("merge-json");
+  MergeFleet info;
+  info.elements = 4;
+  sb::results::MergeOptions keep;
+  keep.keep_series = true;
+  ReportMerger m(keep);
+  const std::vector<json> reports = fleet(4, 3, 1, 1.4);
+  for (std::size_t i = 0; i < reports.size(); ++i)
+    m.add("r" + std::to_string(i) + ".h5", reports[i]);
+  json merged = m.finish(ReferenceSet{}, &info);
+  merged["cases"][0]["message"] = "non-ASCII: 25 \u00b0C, \u00b5s";
+  merged["cases"][1]["metrics"]["big"] = std::uint64_t{18446744073709551615ULL};
+  const std::string path = dir.file("merged.h5");
+  sb::results::write_report(merged, path);
+  EXPECT_EQ(cases_kind(path), H5I_DATASET);
+  const json back = sb::results::read_report(path);
+  EXPECT_EQ(back["cases"], merged["cases"]);
+  ASSERT_EQ(back["verdicts"].size(), merged["verdicts"].size());
+  EXPECT_EQ(back["verdicts"][4]["verdict"], "slow");
+  EXPECT_EQ(back["sources"].size(), 4u);
+  ASSERT_TRUE(back["cases"][0].contains("task_events"));
+
+  // Read for another merge: the bulky arrays left out, the rest as it was.
+  const json slim = sb::results::read_report_slim(path);
+  ASSERT_EQ(slim["cases"].size(), merged["cases"].size());
+  EXPECT_FALSE(slim["cases"][0].contains("task_events"));
+  EXPECT_FALSE(slim["cases"][0]["telemetry"].contains("series"));
+  EXPECT_EQ(slim["cases"][0]["telemetry"]["period_s"], 0.02);
+  EXPECT_EQ(slim["cases"][2]["metrics"], merged["cases"][2]["metrics"]);
+
+  // A report of no cases, and a single run's report, keep their layouts.
+  json none = merge({reports[0]});
+  none["cases"] = json::array();
+  sb::results::write_report(none, dir.file("none.h5"));
+  EXPECT_EQ(sb::results::read_report(dir.file("none.h5"))["cases"], json::array());
+  sb::results::write_report(reports[0], dir.file("one.h5"));
+  EXPECT_EQ(cases_kind(dir.file("one.h5")), H5I_GROUP);
+}
+
+TEST(Merge, OlderMergedReportsWithCaseGroupsStillRead) {
+  // Merged reports of earlier versions kept a group per case: such a file is made here by
+  // writing the merged model as a run's report and marking it merged afterwards.
+  TempDir dir("merge-old");
+  const json merged = merge(fleet(3, 2, -1, 1.0));
+  json run = merged;
+  run["attrs"].erase("merge");
+  const std::string path = dir.file("old.h5");
+  sb::results::write_report(run, path);
+  {
+    sb::results::h5::quiet_errors();
+    sb::results::h5::Handle f{H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose};
+    ASSERT_GE(f.get(), 0);
+    sb::results::h5::write_attr(f.get(), "merge", "reports");
+    f.close();
+  }
+  EXPECT_EQ(cases_kind(path), H5I_GROUP);
+  const json back = sb::results::read_report(path);
+  EXPECT_EQ(back["attrs"]["merge"], "reports");
+  EXPECT_EQ(back["cases"], merged["cases"]);
+  EXPECT_EQ(sb::results::read_report_slim(path)["cases"].size(), merged["cases"].size());
 }
 
 }  // namespace
