@@ -144,6 +144,13 @@ TEST(ProcessEnvironment, AProcessStartedWithTheRunsMarkIsToldByIt) {
   pid_t child = 0;
   ASSERT_EQ(posix_spawnp(&child, "sleep", nullptr, nullptr, argv.data(), envp.data()), 0);
   const auto pid = static_cast<unsigned>(child);
+  // posix_spawn returns once the child has its new memory, which may be before execve has put
+  // its environment there: wait for its command line, laid out beside the environment.
+  for (int i = 0; i < 500; ++i) {
+    std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
+    if (cmdline.peek() != std::ifstream::traits_type::eof()) break;
+    usleep(10000);
+  }
   EXPECT_TRUE(sb::detail::started_with(pid, sb::ab::kRunVariable, mark));
   EXPECT_FALSE(sb::detail::started_with(pid, sb::ab::kRunVariable, mark + "x"))
       << "another run's mark";
