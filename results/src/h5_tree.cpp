@@ -34,19 +34,6 @@ Handle transfer_plist(hid_t a, hid_t b, std::size_t n) {
   return p;
 }
 
-}  // namespace detail
-
-namespace {
-
-using detail::kArrayMarker;
-using detail::kLayoutAttr;
-using detail::kSlot;
-using detail::str_type;
-using detail::transfer_plist;
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-/// h5py's boolean type: an int8 enum {FALSE = 0, TRUE = 1}.
 Handle bool_type() {
   Handle t{SB_HDF5_CHECK(H5Tenum_create(H5T_NATIVE_INT8)), H5Tclose};
   std::int8_t v = 0;
@@ -56,20 +43,32 @@ Handle bool_type() {
   return t;
 }
 
-Handle scalar_space() {
-  return Handle{SB_HDF5_CHECK(H5Screate(H5S_SCALAR)), H5Sclose};
+// Made once per process: a merged report writes, and a merge reads, hundreds of thousands of
+// attributes (bench/merge_fleet.sh), and a type copied for each cost more than the value.
+hid_t shared_str_type(H5T_cset_t cset) {
+  static const Handle utf8 = str_type(H5T_CSET_UTF8);
+  static const Handle ascii = str_type(H5T_CSET_ASCII);
+  return cset == H5T_CSET_ASCII ? ascii.get() : utf8.get();
 }
 
-// The types and the dataspace every attribute and table of a report uses, made once per
-// process: a merged report writes hundreds of thousands of them (bench/merge_fleet.sh).
-hid_t shared_str_type() {
-  static const Handle t = str_type();
-  return t.get();
-}
 hid_t shared_bool_type() {
   static const Handle t = bool_type();
   return t.get();
 }
+
+}  // namespace detail
+
+namespace {
+
+using namespace detail;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Handle scalar_space() {
+  return Handle{SB_HDF5_CHECK(H5Screate(H5S_SCALAR)), H5Sclose};
+}
+
+// The dataspace every attribute of a report uses, made once per process, as the types are.
 hid_t shared_scalar_space() {
   static const Handle s = scalar_space();
   return s.get();

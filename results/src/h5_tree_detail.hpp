@@ -19,6 +19,13 @@ inline constexpr std::size_t kSlot = 8;
 /// A variable-length string type of `cset`.
 [[nodiscard]] Handle str_type(H5T_cset_t cset = H5T_CSET_UTF8);
 
+/// h5py's boolean type: an int8 enum {FALSE = 0, TRUE = 1}.
+[[nodiscard]] Handle bool_type();
+
+/// The string type of `cset` and the boolean type, made once per process (not to be closed).
+[[nodiscard]] hid_t shared_str_type(H5T_cset_t cset = H5T_CSET_UTF8);
+[[nodiscard]] hid_t shared_bool_type();
+
 /// A transfer property list whose type-conversion buffers hold `n` elements of the larger of the
 /// two types: HDF5's default is 1 MiB, allocated and cleared for every read or write that
 /// converts, which cost a report of many small tables more than its data (bench/merge_fleet.sh).

@@ -16,11 +16,7 @@
 namespace sb::results::h5 {
 namespace {
 
-using detail::kArrayMarker;
-using detail::kLayoutAttr;
-using detail::kSlot;
-using detail::str_type;
-using detail::transfer_plist;
+using namespace detail;
 
 /// Names of a group's links or an object's attributes, collected by C callbacks (no throws).
 herr_t collect_link(hid_t, const char* name, const H5L_info_t*, void* out) {
@@ -67,28 +63,6 @@ struct Field {
   H5T_str_t pad = H5T_STR_NULLTERM;
   bool boolean = false;  ///< enum {FALSE, TRUE}
 };
-
-// The memory types of the common elements, made once per process: a merge reads hundreds of
-// thousands of attributes (bench/merge_fleet.sh), and copying a type for each cost more than
-// reading it.
-hid_t shared_str_type(H5T_cset_t cset) {
-  static const Handle utf8 = str_type(H5T_CSET_UTF8);
-  static const Handle ascii = str_type(H5T_CSET_ASCII);
-  return cset == H5T_CSET_ASCII ? ascii.get() : utf8.get();
-}
-
-/// scalebench's (and h5py's) boolean: an int8 enum {FALSE = 0, TRUE = 1}.
-hid_t shared_bool_type() {
-  static const Handle t = [] {
-    Handle b{SB_HDF5_CHECK(H5Tenum_create(H5T_NATIVE_INT8)), H5Tclose};
-    std::int8_t v = 0;
-    SB_HDF5_CHECK(H5Tenum_insert(b.get(), "FALSE", &v));
-    v = 1;
-    SB_HDF5_CHECK(H5Tenum_insert(b.get(), "TRUE", &v));
-    return b;
-  }();
-  return t.get();
-}
 
 Field field_for(hid_t ftype) {
   Field f;

@@ -11,8 +11,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "case_energy.hpp"
 #include "case_gpu_processes.hpp"
@@ -155,8 +155,8 @@ TEST(ProcessEnvironment, AProcessStartedWithTheRunsMarkIsToldByIt) {
   EXPECT_FALSE(sb::detail::started_with(pid, sb::ab::kRunVariable, mark + "x"))
       << "another run's mark";
   EXPECT_FALSE(sb::detail::started_with(pid, sb::ab::kRunVariable, mark.substr(0, 8)));
-  EXPECT_FALSE(sb::detail::started_with(static_cast<unsigned>(getpid()), sb::ab::kRunVariable,
-                                        mark))
+  EXPECT_FALSE(
+      sb::detail::started_with(static_cast<unsigned>(getpid()), sb::ab::kRunVariable, mark))
       << "this test was not started with it";
   kill(child, SIGKILL);
   int status = 0;
@@ -392,18 +392,20 @@ TEST(CaseEnergy, ACounterCoarserThanTheRepeatsGivesWayToThePowerReadings) {
   data["repeats"][3]["gpu_energy_j"] = 2.6;
   json e = sb::detail::combine_energy({{0, "vm", 0, data}}, true, 5);
   EXPECT_FALSE(e["available"]) << e.dump();
-  EXPECT_EQ(e["why"],
-            "the energy counter moved in 1 of 5 timed repeats (each 450.00 us long): coarser than the "
-            "repeats; more repeats or a larger preset resolve it");
+  EXPECT_EQ(
+      e["why"],
+      "the energy counter moved in 1 of 5 timed repeats (each 450.00 us long): coarser than the "
+      "repeats; more repeats or a larger preset resolve it");
   // With the GPU's power readings over each repeat, those give the energy.
   for (auto& r : data["repeats"]) r["gpu_power_w_median"] = 600.0;
   e = sb::detail::combine_energy({{0, "vm", 0, data}}, true, 5);
   EXPECT_TRUE(e["available"]) << e.dump();
   EXPECT_EQ(e["method"], "power");
   EXPECT_NEAR(e["joules_per_repeat"].get<double>(), 600.0 * 0.00045, 1e-12);
-  EXPECT_EQ(e["note"],
-            "the energy counter moved in 1 of 5 timed repeats (each 450.00 us long); from the GPUs' "
-            "power readings over each repeat instead");
+  EXPECT_EQ(
+      e["note"],
+      "the energy counter moved in 1 of 5 timed repeats (each 450.00 us long); from the GPUs' "
+      "power readings over each repeat instead");
   // 400 repeats, a step in one of four: the steps add up to the case's energy.
   data = worker_data(0, 400, true, "nvml");
   for (std::size_t i = 0; i < 400; i += 4) data["repeats"][i]["gpu_energy_j"] = 1.0;
