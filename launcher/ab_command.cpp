@@ -152,7 +152,9 @@ AbRunResult run_ab(const AbPlan& plan, const RunRequest& req, const JobRunnerOpt
   o.auto_repeats = req.auto_repeats;
   o.repeats = req.repeats;
   o.min_repeats = req.min_repeats_set ? req.min_repeats : std::max(req.min_repeats, kAbMinRepeats);
-  o.max_repeats = req.max_repeats_set ? req.max_repeats : kAbMaxRepeats;
+  // Without --max-repeats only --max-time ends it: a 2 ms GPU case takes thousands of repeats in
+  // a minute, and 100 stopped it after two rounds of 0.1 s turns, before the rule's first look.
+  o.max_repeats = req.max_repeats_set ? req.max_repeats : kMaxRepeats;
   o.max_time_s = req.max_time_set ? req.max_time_s : kAbMaxTime;
   o.on_record = [&](int side, const json& rec) {
     const std::string type = rec.value("type", "");

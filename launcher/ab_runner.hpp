@@ -38,10 +38,6 @@ inline constexpr int kAbMinRepeats = 10;
 /// rounds again each time.
 inline constexpr int kAbMinRounds = 8;
 inline constexpr double kAbMaxTime = 60.0;
-/// `--repeats auto` in an A/B run without --max-repeats: no count of its own, --max-time is the
-/// budget (a 2 ms GPU case takes thousands of repeats in a minute; 100 would stop it after two
-/// rounds of 0.1 s turns, before the first look at the rule).
-inline constexpr int kAbMaxRepeats = 100000;
 
 struct AbRunOptions {
   JobRunnerOptions jobs;                       ///< what both sides share (allocation, limits...)
