@@ -16,6 +16,7 @@
 #include <optional>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -25,6 +26,7 @@
 #include "scalebench/ab_protocol.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/error.hpp"
+#include "scalebench/stats.hpp"
 #include "stop_signals.hpp"
 
 namespace sb {
@@ -354,23 +356,27 @@ class AbRunner {
     return true;
   }
 
-  /// Timed repeats per turn: --ab-block, or turns of about kAbTurnTargetS from the warm-up,
-  /// short enough under --repeats auto that --max-repeats holds kAbMinRounds rounds (the rule
-  /// is first looked at then).
+  /// Timed repeats per turn: --ab-block, or turns of about kAbTurnTargetS from the median
+  /// timed repeat so far (the warm-up before the first round), short enough under --repeats
+  /// auto that --max-repeats holds kAbMinRounds rounds (the rule is first looked at then).
+  /// Sized from the warm-up alone, a first repeat slowed by page faults or a busy moment made
+  /// turns of two 4 ms repeats, which one scheduling hiccup decides (tests/gate/ab_trials.sh).
   [[nodiscard]] int block() const {
     if (o_.block > 0) return o_.block;
-    const double t = std::max(warmup_s_[0], warmup_s_[1]);
+    std::vector<double> timed(totals_[0].begin(), totals_[0].end());
+    timed.insert(timed.end(), totals_[1].begin(), totals_[1].end());
+    const double t = timed.empty() ? std::max(warmup_s_[0], warmup_s_[1]) : median(timed);
     if (!(t > 0)) return 1;
     const int most =
         o_.auto_repeats ? std::clamp(o_.max_repeats / kAbMinRounds, 1, kAbMaxBlock) : kAbMaxBlock;
     return std::clamp(static_cast<int>(std::lround(kAbTurnTargetS / t)), 1, most);
   }
 
-  /// How many timed repeats side `s` takes in its next turn (0: it has enough).
-  [[nodiscard]] int want(int s) const {
+  /// How many timed repeats side `s` takes in its next turn of `block` (0: it has enough).
+  [[nodiscard]] int want(int s, int block) const {
     const int have = static_cast<int>(totals_[s].size());
     const int cap = o_.auto_repeats ? o_.max_repeats : o_.repeats;
-    return std::max(0, std::min(block(), cap - have));
+    return std::max(0, std::min(block, cap - have));
   }
 
   /// Why the case has its repeats, or "" when it needs more.
@@ -406,6 +412,7 @@ class AbRunner {
     rounds_of_ = {};
     next_look_ = kAbMinRounds;
     warmup_s_ = {0, 0};
+    round_block_ = 0;
     turn_s_ = 0;
     for (SideJob& j : side_) {
       if (j.done.count(index) != 0 || j.gave_up) continue;
@@ -436,7 +443,7 @@ class AbRunner {
     stop_[index] = {{"reason", reason},
                     {"repeats", std::max(totals_[0].size(), totals_[1].size())},
                     {"rounds", rounds_},
-                    {"block", block()},
+                    {"block", round_block_ > 0 ? round_block_ : block()},
                     {"turns_s", turn_s_}};
     if (reason != "alone") say_decision(k, reason);
     for (SideJob& j : side_)
@@ -466,7 +473,8 @@ class AbRunner {
       what += fmt::format(" [{:+.1f}%, {:+.1f}%]", 100.0 * r.change_low, 100.0 * r.change_high);
     if (std::isfinite(r.mde)) what += fmt::format(", MDE {:.1f}%", 100.0 * r.mde);
     sayf(stderr, "scalebench: [{}/{}] A/B {}: {} after {} round(s) of {} repeat(s) a side ({})\n",
-         k + 1, side_[0].cases.size(), side_[1].cases[k].id, what, rounds_, block(),
+         k + 1, side_[0].cases.size(), side_[1].cases[k].id, what, rounds_,
+         round_block_ > 0 ? round_block_ : block(),
          reason == "decided" ? "decided"
          : reason == "count" ? "--repeats"
                              : reason);
@@ -479,8 +487,10 @@ class AbRunner {
     if (!turn(first, index, 0) || !turn(1 - first, index, 0)) return "alone";
     while (true) {
       first = coin(rng_) ? 1 : 0;
+      const int b = block();  // both turns of a round alike
+      round_block_ = b;
       for (const int s : {first, 1 - first}) {
-        const int r = want(s);
+        const int r = want(s, b);
         if (r > 0 && !turn(s, index, r, rounds_)) return "alone";
       }
       ++rounds_;
@@ -528,6 +538,7 @@ class AbRunner {
   std::array<std::vector<std::vector<double>>, 2> rounds_of_;  ///< each side's totals by round
   std::array<double, 2> warmup_s_{0, 0};
   double turn_s_ = 0;             ///< wall time of the case's timed turns, both sides
+  int round_block_ = 0;           ///< timed repeats per turn of the case's last round
   int rounds_ = 0;                ///< the case's rounds of timed turns
   int next_look_ = kAbMinRounds;  ///< the round after which the rule is looked at next
   double t0_ = 0;

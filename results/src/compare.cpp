@@ -126,11 +126,12 @@ void apply_interference(CaseComparison& r, const json& b, const json& c, const T
 }
 
 /// Both sides of an A/B case on a machine so busy that either side's fastest repeats are luck
-/// (interference.hpp, busy_in_both): a change within what that load explains is `inconclusive`.
+/// (interference.hpp, busy_in_either): a change within what that load explains is `inconclusive`.
 void apply_shared_load(CaseComparison& r, const json& b, const json& c, const Timed& bt,
                        const Timed& ct) {
   if (!is_compared(r.verdict) || r.verdict == Verdict::same || !std::isfinite(r.change)) return;
-  const Busier busy = busy_in_both(read_interference(b, bt.sum()), read_interference(c, ct.sum()));
+  const Busier busy =
+      busy_in_either(read_interference(b, bt.sum()), read_interference(c, ct.sum()));
   if (!busy.busy) return;
   const double size = r.change > 0 ? r.change : 1.0 / (1.0 + r.change) - 1.0;
   if (size > busy.explains) return;

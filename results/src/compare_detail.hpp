@@ -16,7 +16,7 @@ using TurnRounds = std::map<int, int>;
 
 /// The verdict of current case `c` against baseline case `b` (null: none). `rounds` (an A/B
 /// report): both sides measured side by side in one job, so the interval resamples the rounds
-/// and the busy-machine rule is that of one machine shared turn by turn (busy_in_both); null for
+/// and the busy-machine rule is that of one machine shared turn by turn (busy_in_either); null for
 /// two reports.
 [[nodiscard]] CaseComparison compare_case(const nlohmann::json* b, const nlohmann::json& c,
                                           const CompareOptions& o, const TurnRounds* rounds);

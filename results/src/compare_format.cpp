@@ -136,7 +136,7 @@ std::vector<std::string> legend(const Comparison& c) {
         level, policy));
   if (c.count(Verdict::inconclusive) > 0 && c.ab)
     out.push_back(
-        "inconclusive: other processes took so much of the machine in both sides' turns that "
+        "inconclusive: other processes took so much of the machine in the sides' turns that "
         "either side's fastest repeats were luck, and the change is within what that explains; "
         "rerun on a quieter machine; " +
         policy);

@@ -1,6 +1,8 @@
 // compare_samples: the gate's decision rule for one pair of timing samples (compare.hpp).
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -8,6 +10,7 @@
 #include "scalebench/bootstrap.hpp"
 #include "scalebench/compare.hpp"
 #include "scalebench/mann_whitney.hpp"
+#include "scalebench/signed_rank.hpp"
 #include "scalebench/stats.hpp"
 
 namespace sb::results {
@@ -103,14 +106,43 @@ CaseComparison compare_rounds(const std::vector<std::vector<double>>& baseline,
   CaseComparison r =
       judge(b, c, o, [&] { return bootstrap_fast_ratio_rounds(baseline, current, 1.0 - o.alpha); });
   r.rounds = std::min(baseline.size(), current.size());
+  if (r.verdict == Verdict::too_few_repeats) return r;
+  // The fastest third pools the sides' best moments; when a quiet spell fell on one side's
+  // turns only, it moves while the rounds' paired ratios do not (docs/ci.md).
+  const RatioInterval p = paired_round_ratio(baseline, current, 1.0 - o.alpha);
+  r.paired_change = p.ratio - 1.0;
+  r.paired_low = p.low - 1.0;
+  r.paired_high = p.high - 1.0;
+  const double paired_mde = minimum_detectable_effect(p.log_sd, o.threshold, o.alpha);
+  if (std::isfinite(r.mde))
+    r.mde = std::isfinite(paired_mde) ? std::max(r.mde, paired_mde) : CaseComparison::kNaN;
+  const bool confirmed = r.verdict == Verdict::slower   ? r.paired_low > 0
+                         : r.verdict == Verdict::faster ? r.paired_high < 0
+                                                        : true;
+  const std::string paired =
+      std::isfinite(r.paired_change)
+          ? fmt::format("paired rounds {:+.1f}% [{:+.1f}%, {:+.1f}%]", 100.0 * r.paired_change,
+                        100.0 * r.paired_low, 100.0 * r.paired_high)
+          : std::string("paired rounds: none");
+  r.detail = fmt::format("median {:+.1f}%; {}", r.median_change * 100.0, paired);
+  if (!confirmed) {
+    r.verdict = Verdict::noisy;
+    r.detail +=
+        fmt::format("; the rounds' {:g}% interval includes no change", 100.0 * (1.0 - o.alpha));
+  } else if (r.verdict == Verdict::noisy) {
+    r.detail += fmt::format("; the {:g}% interval includes no change", 100.0 * (1.0 - o.alpha));
+  }
+  if (std::isfinite(r.mde)) r.detail += fmt::format("; MDE {:.1f}%", r.mde * 100.0);
   return r;
 }
 
 bool is_decided(const CaseComparison& r, const CompareOptions& o) noexcept {
   if (r.verdict == Verdict::slower || r.verdict == Verdict::faster) return true;
-  return r.verdict == Verdict::same && std::isfinite(r.change_low) &&
-         std::isfinite(r.change_high) && r.change_low >= -o.threshold &&
-         r.change_high <= o.threshold;
+  const auto inside = [&](double low, double high) {
+    return std::isfinite(low) && std::isfinite(high) && low >= -o.threshold && high <= o.threshold;
+  };
+  return r.verdict == Verdict::same && inside(r.change_low, r.change_high) &&
+         (r.rounds == 0 || inside(r.paired_low, r.paired_high));
 }
 
 }  // namespace sb::results

@@ -88,11 +88,11 @@ Busier busier_than(const Interference& run, const Interference& ref) {
   return b;
 }
 
-Busier busy_in_both(const Interference& baseline, const Interference& current) {
+Busier busy_in_either(const Interference& baseline, const Interference& current) {
   Busier b;
   if (!baseline.recorded || !current.recorded) return b;
   const double share =
-      std::min(or_zero(baseline.other_cpu_fraction), or_zero(current.other_cpu_fraction));
+      std::max(or_zero(baseline.other_cpu_fraction), or_zero(current.other_cpu_fraction));
   if (share < kAbBusyShare) return b;
   b.busy = true;
   b.explains = 1.0 / (1.0 - std::min(0.9, 2.0 * share)) - 1.0;

@@ -112,7 +112,10 @@ TEST(AbRounds, RepeatsThatSharedAMomentCountOnce) {
   EXPECT_NEAR(rounds.change, pooled.change, 1e-12);  // the same fastest thirds
   EXPECT_EQ(rounds.verdict, Verdict::noisy);
   EXPECT_GT(rounds.change_high, 0.0);
-  EXPECT_GT(rounds.mde, pooled.mde);
+  // Four rounds are too few for a 99% signed-rank interval: no change could be decided, and the
+  // MDE is unknown.
+  EXPECT_TRUE(std::isinf(rounds.paired_high));
+  EXPECT_TRUE(std::isnan(rounds.mde));
   // Sixteen rounds of a real 9% speed-up, every turn alike: decided either way.
   base.clear();
   cur.clear();
@@ -326,6 +329,19 @@ TEST(AbReport, AMachineBusyInBothSidesTurnsIsInconclusive) {
   const json quiet = ab_model({with_load(case_at(0, noisy(1.0, 0.005, 15, 61)), 0.20, 9e-6)},
                               {with_load(case_at(0, noisy(1.2, 0.005, 15, 62)), 0.20, 9e-6)});
   EXPECT_EQ(compare_ab_report(quiet).cases[0].verdict, Verdict::slower);
+}
+
+TEST(AbReport, OneSidesBusyTurnsAreEnoughToBeInconclusive) {
+  // A CI runner's A/A gate: other tests took 41% of the cores in the current side's turns and
+  // 10% in the baseline's; the few quiet moments fell on the baseline, its fastest third came
+  // out 3x faster. Chance of the turns, and the load says how much chance can do.
+  const json m = ab_model({with_load(case_at(0, noisy(4.2e-3, 0.05, 16, 71)), 0.10, 9e-6)},
+                          {with_load(case_at(0, noisy(14.3e-3, 0.05, 16, 72)), 0.41, 9e-6)});
+  const auto c = compare_ab_report(m);
+  EXPECT_EQ(c.cases[0].verdict, Verdict::inconclusive) << c.cases[0].detail;
+  EXPECT_NE(c.cases[0].detail.find("10% and 41% of the cores"), std::string::npos)
+      << c.cases[0].detail;
+  EXPECT_EQ(sb::results::comparison_exit_code(c), 5);
 }
 
 TEST(AbReport, UndecidedAtTheBudgetSaysSo) {

@@ -216,4 +216,73 @@ TEST(GateStatistics, AbRunsDecideWhereSeparatedRunsCannot) {
   }
 }
 
+/// A CI runner's two cores shared with other test jobs: busy most of the time (every turn 2-4x
+/// slower), with quiet spells of a turn or two. The state moves turn by turn, not round by round,
+/// so a quiet spell often falls on one side's turn of a round and not the other's.
+struct BusyRunner {
+  bool quiet = false;
+  double factor(std::mt19937_64& rng) {
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    quiet = quiet ? u(rng) >= 0.5 : u(rng) < 0.1;
+    return quiet ? 1.0 : 2.0 + 2.0 * u(rng);
+  }
+};
+
+/// An A/B run on BusyRunner as ab_runner.cpp takes it (rounds of two-repeat turns, the side to go
+/// first drawn at random, the rule looked at after 8, 12, 18, ... rounds, at most 100 repeats per
+/// side); `pooled_only` says what the fastest-third interval alone would have decided.
+struct BusyOutcome {
+  Verdict verdict = Verdict::same;
+  bool pooled_slower = false;
+};
+
+BusyOutcome busy_ab_run(std::mt19937_64& rng, double factor) {
+  BusyRunner runner;
+  std::bernoulli_distribution coin(0.5);
+  std::vector<std::vector<double>> a, b;
+  const sb::results::CompareOptions o;
+  const NoiseModel jitter{0.02, 0.0, Tail::lognormal};
+  std::size_t next = 8;
+  BusyOutcome out;
+  while (true) {
+    const bool a_first = coin(rng);
+    std::vector<double> ta, tb;
+    if (a_first) ta = noisy_repeats(rng, 2, runner.factor(rng), jitter);
+    tb = noisy_repeats(rng, 2, factor * runner.factor(rng), jitter);
+    if (!a_first) ta = noisy_repeats(rng, 2, runner.factor(rng), jitter);
+    a.push_back(ta);
+    b.push_back(tb);
+    if (a.size() < next && a.size() < 50) continue;
+    next = std::max(next + 1, (3 * a.size() + 1) / 2);
+    const auto r = sb::results::compare_rounds(a, b, o);
+    const bool pooled = r.change > o.threshold && r.change_low > 0;
+    out.pooled_slower = out.pooled_slower || pooled;
+    if (is_decided(r, o) || a.size() >= 50) {
+      out.verdict = r.verdict;
+      return out;
+    }
+  }
+}
+
+TEST(GateStatistics, AbRunsOnABusyRunnerDoNotTakeAQuietSpellForAChange) {
+  // What a CI runner did to an A/A gate: one side's turns had the runner's only quiet moments,
+  // its fastest third came out 3x faster, and the pooled interval called it decided. The
+  // rounds' paired ratios saw most rounds alike and kept it from `slower`.
+  constexpr int kTrials = 1000;
+  std::mt19937_64 rng(41);
+  int aa_slower = 0, aa_pooled = 0, twice_slower = 0;
+  for (int t = 0; t < kTrials; ++t) {
+    const BusyOutcome aa = busy_ab_run(rng, 1.0);
+    aa_slower += aa.verdict == Verdict::slower;
+    aa_pooled += aa.pooled_slower;
+    twice_slower += busy_ab_run(rng, 2.0).verdict == Verdict::slower;
+  }
+  std::printf(
+      "busy runner: A/A slower %.1f%% (the pooled interval alone at some look: %.1f%%), "
+      "2x slower caught %.1f%%\n",
+      100.0 * aa_slower / kTrials, 100.0 * aa_pooled / kTrials, 100.0 * twice_slower / kTrials);
+  EXPECT_LE(aa_slower, kTrials / 100);
+  EXPECT_GE(twice_slower, kTrials * 90 / 100);
+}
+
 }  // namespace

@@ -28,10 +28,10 @@
 /// by turn in one job: compare_ab_report pairs its sides' cases by position and judges them by
 /// the same rule, its interval resampling whole rounds (a turn of each side: repeats that shared
 /// a moment of the machine are one piece of evidence, compare_rounds). The busy-machine rule
-/// takes another form there: both sides shared every moment of the machine, so one side being
-/// busier is chance, not another machine; but when other processes took a quarter of the cores
-/// or more in both sides' turns, a change within what that load explains is `inconclusive`
-/// (interference.hpp, busy_in_both).
+/// takes another form there: both sides shared the machine turn by turn, but when other
+/// processes took a quarter of the cores or more in either side's turns, a side's fastest
+/// repeats are those that met a quiet moment, and a change within what that load explains is
+/// `inconclusive` (interference.hpp, busy_in_either).
 ///
 /// A case that failed (validation, error or timeout) in CURRENT is `failed`, a regression.
 /// Cases only in CURRENT are `new` (also when the baseline case did not finish ok). A baseline
@@ -127,7 +127,12 @@ struct CaseComparison {
   double p_value = kNaN;        ///< U test, two-sided
   double mde = kNaN;            ///< minimum detectable effect (relative, > 0; see above)
   std::size_t rounds = 0;       ///< an A/B run's rounds the interval resampled (0: repeats)
-  std::string detail;           ///< one line for people
+  /// An A/B run's paired evidence (signed_rank.hpp): the rounds' Hodges-Lehmann change and its
+  /// signed-rank interval at the same confidence; a verdict of slower or faster needs it too.
+  double paired_change = kNaN;
+  double paired_low = kNaN;
+  double paired_high = kNaN;
+  std::string detail;  ///< one line for people
 };
 
 /// What an A/B report says about its sides (compare_ab_report).
@@ -162,13 +167,16 @@ struct Comparison {
                                              const CompareOptions& options = {});
 
 /// The same rule on an A/B run's repeats in rounds (round i: baseline[i] and current[i], a turn
-/// of each side, bootstrap.hpp): whole rounds are resampled for the interval and the MDE.
+/// of each side, bootstrap.hpp): whole rounds are resampled for the interval and the MDE, and
+/// the rounds' paired ratios (signed_rank.hpp) must agree: `slower` or `faster` only when their
+/// interval excludes no change too (otherwise `noisy`), the MDE the larger of the two.
 [[nodiscard]] CaseComparison compare_rounds(const std::vector<std::vector<double>>& baseline,
                                             const std::vector<std::vector<double>>& current,
                                             const CompareOptions& options = {});
 
-/// Whether a case's change is decided: slower or faster, or its interval within +-threshold
-/// (an A/B run with `--repeats auto` takes repeats until it is).
+/// Whether a case's change is decided: slower or faster, or its interval (and an A/B run's
+/// paired interval) within +-threshold (an A/B run with `--repeats auto` takes repeats until it
+/// is).
 [[nodiscard]] bool is_decided(const CaseComparison& r, const CompareOptions& options) noexcept;
 
 /// Whether `model` is an A/B report (it has the `ab` section).
