@@ -94,6 +94,7 @@ elapsed() {  # whole seconds since the mark $1 (an $EPOCHREALTIME)
 
 run_ab() {  # run_ab SCENARIO KIND HOGS TRIAL
   local out="$dir/ab-$1-$4.h5" mark rc share reps t0 secs
+  rm -f "$out"  # a second run of the trials in the same folder (ctest again) measures anew
   start_hogs "$3" "$4"
   mark=$(cpu_ticks)
   t0=$EPOCHREALTIME
@@ -112,6 +113,7 @@ run_ab() {  # run_ab SCENARIO KIND HOGS TRIAL
 
 run_separated() {  # run_separated SCENARIO KIND HOGS TRIAL
   local b="$dir/sep-$1-$4-base.h5" c="$dir/sep-$1-$4-cur.h5" mark rc share t0 secs
+  rm -f "$b" "$c"
   start_hogs "$3" "$4"
   mark=$(cpu_ticks)
   t0=$EPOCHREALTIME
