@@ -367,6 +367,11 @@ std::string json_text(const Comparison& c) {
                      {"current_median_s", number_or_null(r.current_median_s)},
                      {"median_change", number_or_null(r.median_change)},
                      {"p_value", number_or_null(r.p_value)},
+                     {"mde", number_or_null(r.mde)},
+                     {"rounds", r.rounds},
+                     {"paired_change", number_or_null(r.paired_change)},
+                     {"paired_low", number_or_null(r.paired_low)},
+                     {"paired_high", number_or_null(r.paired_high)},
                      {"detail", r.detail}});
   const nlohmann::json out = {{"schema", "scalebench-compare/1"},
                               {"outcome", outcome_word(c)},

@@ -212,6 +212,11 @@ TEST(CompareOutput, JsonHasTheVerdictsAndTheOutcome) {
   EXPECT_EQ(j["cases"][0]["params"]["query"], "by-key");
   EXPECT_NEAR(j["cases"][0]["change"].get<double>(), 0.3, 0.01);
   EXPECT_TRUE(j["cases"][0]["regression"].get<bool>());
+  EXPECT_GT(j["cases"][0]["mde"].get<double>(), 0.0);
+  // Two reports: no rounds, no paired evidence (an A/B report's).
+  EXPECT_EQ(j["cases"][0]["rounds"], 0);
+  EXPECT_TRUE(j["cases"][0]["paired_change"].is_null());
+  EXPECT_TRUE(j["cases"][0]["paired_low"].is_null());
   EXPECT_EQ(j["options"]["on_noisy"], "warn");
 }
 
