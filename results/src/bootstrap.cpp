@@ -102,8 +102,7 @@ double t_from_z(double z, double df) {
          z * (3 * z2 * z2 * z2 + 19 * z2 * z2 + 17 * z2 - 15) / (384 * df * df * df);
 }
 
-/// The standard normal quantile (bisection on erfc).
-double z_of(double p) {
+double normal_quantile(double p) {
   double lo = -40, hi = 40;
   for (int i = 0; i < 200 && hi - lo > 1e-12; ++i) {
     const double mid = 0.5 * (lo + hi);
@@ -149,7 +148,7 @@ RatioInterval bootstrap_fast_ratio_rounds(std::span<const std::vector<double>> b
   // variance by their count): widened as Student's t is over the normal for n - 1 degrees of
   // freedom (x1.36 at 8 rounds, x1.08 at 27).
   if (n >= 2) {
-    const double z = z_of(0.5 + level / 2.0);
+    const double z = normal_quantile(0.5 + level / 2.0);
     const double f = std::max(1.0, t_from_z(z, static_cast<double>(n - 1)) / z);
     const double mid = std::log(r.ratio);
     r.low = std::exp(mid - f * (mid - std::log(r.low)));

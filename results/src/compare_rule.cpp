@@ -16,16 +16,6 @@
 namespace sb::results {
 namespace {
 
-/// The standard normal quantile: bisection on erfc, exact to 1e-12 (called once a case).
-double normal_quantile(double p) {
-  double lo = -40, hi = 40;
-  for (int i = 0; i < 200 && hi - lo > 1e-12; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
-  }
-  return 0.5 * (lo + hi);
-}
-
 /// Power at which the minimum detectable effect is stated: the change is caught 4 times in 5.
 constexpr double kMdePower = 0.8;
 

@@ -11,16 +11,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-/// The standard normal quantile (bisection on erfc).
-double normal_quantile(double p) {
-  double lo = -40, hi = 40;
-  for (int i = 0; i < 200 && hi - lo > 1e-12; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
-  }
-  return 0.5 * (lo + hi);
-}
-
 /// P(T = t) for t = 0 .. n(n+1)/2: each rank k joins the positive side with probability 1/2.
 std::vector<double> signed_rank_pmf(std::size_t n) {
   const std::size_t top = n * (n + 1) / 2;

@@ -22,6 +22,10 @@ struct RatioInterval {
   double log_sd = std::numeric_limits<double>::quiet_NaN();
 };
 
+/// The standard normal quantile of probability `p` (bisection on erfc, exact to 1e-12): the
+/// gate's intervals and minimum detectable effects all take it from here.
+[[nodiscard]] double normal_quantile(double p);
+
 /// Interval of fastest_third_mean(current) / fastest_third_mean(baseline) at confidence
 /// `level` (0.99: the 0.5% and 99.5% quantiles of `resamples` bootstrap ratios). NaN when a
 /// sample is empty or a mean is not positive.
