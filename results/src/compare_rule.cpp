@@ -1,7 +1,6 @@
 // compare_samples: the gate's decision rule for one pair of timing samples (compare.hpp).
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -33,6 +32,19 @@ double minimum_detectable_effect(double log_sd, double threshold, double alpha) 
 namespace {
 
 /// The rule on two samples whose interval `interval` computes (after the repeat counts pass).
+/// The detail line of a timing verdict: the medians' change, `evidence` (an A/B run's paired
+/// rounds, or empty), why a change is noisy (`which`: the interval that includes no change),
+/// the MDE.
+std::string detail_of(const CaseComparison& r, const CompareOptions& o,
+                      const std::string& evidence = {}, const char* which = "the") {
+  std::string out = fmt::format("median {:+.1f}%", r.median_change * 100.0);
+  if (!evidence.empty()) out += "; " + evidence;
+  if (r.verdict == Verdict::noisy)
+    out += fmt::format("; {} {:g}% interval includes no change", which, 100.0 * (1.0 - o.alpha));
+  if (std::isfinite(r.mde)) out += fmt::format("; MDE {:.1f}%", r.mde * 100.0);
+  return out;
+}
+
 template <class Interval>
 CaseComparison judge(std::span<const double> baseline, std::span<const double> current,
                      const CompareOptions& o, Interval interval) {
@@ -67,10 +79,7 @@ CaseComparison judge(std::span<const double> baseline, std::span<const double> c
   } else {
     r.verdict = Verdict::same;
   }
-  r.detail = fmt::format("median {:+.1f}%", r.median_change * 100.0);
-  if (r.verdict == Verdict::noisy)
-    r.detail += fmt::format("; the {:g}% interval includes no change", 100.0 * (1.0 - o.alpha));
-  if (std::isfinite(r.mde)) r.detail += fmt::format("; MDE {:.1f}%", r.mde * 100.0);
+  r.detail = detail_of(r, o);
   return r;
 }
 
@@ -114,15 +123,8 @@ CaseComparison compare_rounds(const std::vector<std::vector<double>>& baseline,
           ? fmt::format("paired rounds {:+.1f}% [{:+.1f}%, {:+.1f}%]", 100.0 * r.paired_change,
                         100.0 * r.paired_low, 100.0 * r.paired_high)
           : std::string("paired rounds: none");
-  r.detail = fmt::format("median {:+.1f}%; {}", r.median_change * 100.0, paired);
-  if (!confirmed) {
-    r.verdict = Verdict::noisy;
-    r.detail +=
-        fmt::format("; the rounds' {:g}% interval includes no change", 100.0 * (1.0 - o.alpha));
-  } else if (r.verdict == Verdict::noisy) {
-    r.detail += fmt::format("; the {:g}% interval includes no change", 100.0 * (1.0 - o.alpha));
-  }
-  if (std::isfinite(r.mde)) r.detail += fmt::format("; MDE {:.1f}%", r.mde * 100.0);
+  if (!confirmed) r.verdict = Verdict::noisy;
+  r.detail = detail_of(r, o, paired, confirmed ? "the" : "the rounds'");
   return r;
 }
 
