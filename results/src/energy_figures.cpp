@@ -2,6 +2,8 @@
 #include "energy_figures.hpp"
 
 #include <cmath>
+#include <map>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -35,6 +37,25 @@ std::string human_joules(double j) {
   if (j >= 1e3) return fmt::format("{:.3g} kJ", j / 1e3);
   if (j >= 1) return fmt::format("{:.3g} J", j);
   return fmt::format("{:.3g} mJ", j * 1e3);
+}
+
+std::string energy_note(const json& summary) {
+  std::map<std::string, std::vector<std::string>> why;  // reason -> sources
+  bool figures = false;
+  for (const auto& r : summary) {
+    figures = figures || std::isfinite(num(r, "energy_j"));
+    const std::string un = str(r, "energy_unavailable");
+    if (!un.empty()) why[un].push_back(str(r, "case"));
+  }
+  std::string out =
+      figures ? "energy: joules per timed repeat (GPU cases: the GPUs' energy counters; CPU "
+                "cases: the nodes' CPU packages, RAPL); work/J: work units per joule"
+              : "";
+  for (const auto& [reason, cases] : why)
+    out +=
+        fmt::format("{}energy unavailable{}: {}", out.empty() ? "" : "; ",
+                    figures ? fmt::format(" for {} case(s)", cases.size()) : std::string(), reason);
+  return out;
 }
 
 }  // namespace sb::results::detail

@@ -26,6 +26,10 @@ struct EnergyFigures {
 /// The figures of one case record (NaN and "" when it has no `energy`).
 [[nodiscard]] EnergyFigures energy_figures(const json& record);
 
+/// What the summary's energy columns hold, and why a case has none, for the note under a
+/// table ("" when no case has an energy record).
+[[nodiscard]] std::string energy_note(const json& summary);
+
 /// "17.1 J" / "1.2 kJ" / "-".
 [[nodiscard]] std::string human_joules(double j);
 

@@ -31,7 +31,7 @@ th,td{border:1px solid #ddd;padding:2px 6px;text-align:left;white-space:nowrap}t
 th{background:#f3f3f3}.bad{color:#b00020;font-weight:600}.ok{color:#1b7f3b}.skip{color:#777}.warn{color:#9a5b00;font-weight:600}
 tr.group th{background:#e9eef5;font-weight:600}
 .scroll{overflow-x:auto}
-#summary td.id{max-width:24em;overflow:hidden;text-overflow:ellipsis}
+#summary{width:100%}#summary td.id{width:100%;max-width:0;min-width:14em;overflow:hidden;text-overflow:ellipsis}
 svg{font-size:11px;font-family:inherit}svg text{fill:#333}.note{color:#666;font-size:0.85em}
 .headline{border:1px solid #ddd;border-radius:6px;padding:12px 16px;background:#fafafa}
 .headline .status{font-size:1.4em;font-weight:700;margin:0 0 4px 0}
@@ -233,12 +233,14 @@ std::string attention(const json& model, const json& summary) {
 /// cases share, each row the path and the parameters of its own (the whole id in its title).
 /// It fits a 1280-pixel window without a sideways scroll: min, max and the standard deviation
 /// are the median cell's title (the distribution chart draws them), the ceiling the efficiency
-/// cell's, and a case's own parameters too long for its cell end in "…" (the whole id is its
-/// title).
+/// cell's, and the case column takes what the others leave (at least 14em), so a case's own
+/// parameters too long for it end in "…" (the whole id is its title) whatever the other cells
+/// hold (busy markers, energy columns).
 std::string summary_table(const json& summary) {
-  // Energy per answer where the run recorded it (joules per repeat, work per joule).
+  // Energy per answer where a case has a figure (joules per repeat, work per joule), as the text
+  // table: a run with none says why once, under the table, not "n/a" in every row.
   bool energy = false;
-  for (const auto& r : summary) energy = energy || !str(r, "energy_source").empty();
+  for (const auto& r : summary) energy = energy || std::isfinite(num(r, "energy_j"));
   std::string out =
       "<div class=\"scroll\"><table id=\"summary\"><tr><th>case</th><th>workers</th>"
       "<th>status</th><th>reps</th><th>median</th><th title=\"the median's 95% interval, "
@@ -372,6 +374,7 @@ std::string format_html(const json& model, const json& summary) {
       "bytes/s or flop/s over the measured ceiling (GPU copy bandwidth or fp64 GEMM; CPU STREAM "
       "triad or DGEMM; times workers); the ceiling column names the kind and the value used";
   if (const std::string c = ceilings_used(model, summary); !c.empty()) out += "; " + html_escape(c);
+  if (const std::string e = energy_note(summary); !e.empty()) out += ". " + html_escape(e);
   out += ".</p>\n";
   out += "<h2>Speedup</h2>\n" + speedup_charts(summary);
   out += "<h2>Repeat distributions</h2>\n" + distribution_charts(model, summary);

@@ -218,26 +218,6 @@ constexpr const char* kEfficiencyNote =
     "fp64 GEMM; CPU: STREAM triad or DGEMM; times workers), or a case's floor over its time where "
     "generating its inputs takes longer at the Philox rate";
 
-/// What the energy columns hold, and why a case has none ("" when no case has an energy record).
-std::string energy_note(const json& summary) {
-  std::map<std::string, std::vector<std::string>> why;  // reason -> sources
-  bool figures = false;
-  for (const auto& r : summary) {
-    figures = figures || std::isfinite(num(r, "energy_j"));
-    const std::string un = str(r, "energy_unavailable");
-    if (!un.empty()) why[un].push_back(str(r, "case"));
-  }
-  std::string out =
-      figures ? "energy: joules per timed repeat (GPU cases: the GPUs' energy counters; CPU "
-                "cases: the nodes' CPU packages, RAPL); work/J: work units per joule"
-              : "";
-  for (const auto& [reason, cases] : why)
-    out +=
-        fmt::format("{}energy unavailable{}: {}", out.empty() ? "" : "; ",
-                    figures ? fmt::format(" for {} case(s)", cases.size()) : std::string(), reason);
-  return out;
-}
-
 }  // namespace
 
 std::string format_table(const json& model, const json& summary, std::size_t width) {

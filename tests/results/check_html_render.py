@@ -63,7 +63,8 @@ window.addEventListener('load', function () {
   });
   var scroller = document.getElementById('summary');
   scroller = scroller ? scroller.parentElement : null;
-  out.summary_scroll = scroller ? {scroll: scroller.scrollWidth, client: scroller.clientWidth}
+  out.summary_scroll = scroller ? {scroll: scroller.scrollWidth, client: scroller.clientWidth,
+                                   table: document.getElementById('summary').offsetWidth}
                                 : null;
   out.page_scroll = {scroll: document.documentElement.scrollWidth,
                      client: document.documentElement.clientWidth};
@@ -219,6 +220,8 @@ def main():
     # A 1280-pixel window shows the summary whole: no sideways scroll of the table or the page.
     for what, key in (("summary table", "summary_scroll"), ("page", "page_scroll")):
         sc = probe.get(key)
+        if sc:
+            print(f"{what}: {sc.get('table', sc['scroll'])} px wide in {sc['client']} px")
         if sc and sc["scroll"] > sc["client"] + 1:
             failures.append(f"the {what} scrolls sideways at 1280 px: {sc['scroll']} px wide in "
                             f"{sc['client']} px")
