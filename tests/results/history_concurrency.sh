@@ -184,6 +184,9 @@ case "$backend" in
     [ "$frames" -ge 3 ] || { cat "$work/strace.log"; fail "only $frames writes to the log before the kill"; }
     echo "killing $victim in its 20th pwrite64 ($frames writes of the transaction in the log)"
     kill -9 "$victim"
+    # strace would sit out the rest of its injected 60 s delay for the dead add (it blocks the
+    # other fatal signals meanwhile).
+    kill -9 "$tracer" 2>/dev/null || true
     { wait "$tracer"; } 2>/dev/null || true ;;
   postgresql)
     # Hold a lock that the add's INSERT INTO samples waits for: it has inserted its runs, cases
