@@ -4,9 +4,10 @@
 # find_package(scalebench) and that prefix, and run by the installed program: the CPU paths and
 # each-node (mode cpu), or the GPU paths and each-gpu beside the single-cpu reference they are
 # cross-checked against (mode gpu). The report must hold validated, cross-checked ok cases with their efficiency. In
-# mode cpu, every installed header must also compile on its own, and a suite file's `plugins`,
-# datagen (NumPy recomputes C = A B from the file), info, run --help, report and compare must see
-# the plugin's workload.
+# mode cpu, the plugin is built with -DTILED_DGEMM_CUDA=OFF (its CPU worker only, as on a machine
+# without nvcc; docs.writing-a-workload builds it with its GPU worker), every installed header
+# must also compile on its own, and a suite file's `plugins`, datagen (NumPy recomputes C = A B
+# from the file), info, run --help, report and compare must see the plugin's workload.
 # usage: plugin_example.sh cpu|gpu BUILD_DIR EXAMPLE_DIR PYTHON3 GENERATOR CXX
 # (exit 77: skipped: mode cpu: no h5py and numpy (datagen's check); mode gpu: no python3, a
 # build without CUDA, or no GPU visible)
@@ -57,8 +58,11 @@ CMAKE
   echo "ok: $(ls "$prefix"/include/scalebench | wc -l) installed headers compile on their own"
 fi
 
+cuda=ON
+[ "$mode" = cpu ] && cuda=OFF
 cmake -S "$example" -B "$tmp/build-plugin" -G "$gen" -DCMAKE_CXX_COMPILER="$cxx" \
-  -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/configure.log" 2>&1 || { cat "$tmp/configure.log"; exit 1; }
+  -DCMAKE_PREFIX_PATH="$prefix" -DTILED_DGEMM_CUDA=$cuda >"$tmp/configure.log" 2>&1 ||
+  { cat "$tmp/configure.log"; exit 1; }
 cmake --build "$tmp/build-plugin" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
 lib=$tmp/build-plugin/libtiled_dgemm.so
 
