@@ -2,8 +2,8 @@
 #include "energy_figures.hpp"
 
 #include <cmath>
+#include <cstddef>
 #include <map>
-#include <vector>
 
 #include <fmt/format.h>
 
@@ -39,22 +39,24 @@ std::string human_joules(double j) {
   return fmt::format("{:.3g} mJ", j * 1e3);
 }
 
+bool any_energy_figure(const json& summary) {
+  for (const auto& r : summary)
+    if (std::isfinite(num(r, "energy_j"))) return true;
+  return false;
+}
+
 std::string energy_note(const json& summary) {
-  std::map<std::string, std::vector<std::string>> why;  // reason -> sources
-  bool figures = false;
-  for (const auto& r : summary) {
-    figures = figures || std::isfinite(num(r, "energy_j"));
-    const std::string un = str(r, "energy_unavailable");
-    if (!un.empty()) why[un].push_back(str(r, "case"));
-  }
+  std::map<std::string, std::size_t> why;  // reason -> cases
+  for (const auto& r : summary)
+    if (const std::string un = str(r, "energy_unavailable"); !un.empty()) ++why[un];
+  const bool figures = any_energy_figure(summary);
   std::string out =
       figures ? "energy: joules per timed repeat (GPU cases: the GPUs' energy counters; CPU "
                 "cases: the nodes' CPU packages, RAPL); work/J: work units per joule"
               : "";
   for (const auto& [reason, cases] : why)
-    out +=
-        fmt::format("{}energy unavailable{}: {}", out.empty() ? "" : "; ",
-                    figures ? fmt::format(" for {} case(s)", cases.size()) : std::string(), reason);
+    out += fmt::format("{}energy unavailable{}: {}", out.empty() ? "" : "; ",
+                       figures ? fmt::format(" for {} case(s)", cases) : std::string(), reason);
   return out;
 }
 

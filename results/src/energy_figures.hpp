@@ -26,6 +26,9 @@ struct EnergyFigures {
 /// The figures of one case record (NaN and "" when it has no `energy`).
 [[nodiscard]] EnergyFigures energy_figures(const json& record);
 
+/// Whether a summary row has an energy figure: the tables draw energy columns only then.
+[[nodiscard]] bool any_energy_figure(const json& summary);
+
 /// What the summary's energy columns hold, and why a case has none, for the note under a
 /// table ("" when no case has an energy record).
 [[nodiscard]] std::string energy_note(const json& summary);

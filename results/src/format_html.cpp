@@ -239,8 +239,7 @@ std::string attention(const json& model, const json& summary) {
 std::string summary_table(const json& summary) {
   // Energy per answer where a case has a figure (joules per repeat, work per joule), as the text
   // table: a run with none says why once, under the table, not "n/a" in every row.
-  bool energy = false;
-  for (const auto& r : summary) energy = energy || std::isfinite(num(r, "energy_j"));
+  const bool energy = any_energy_figure(summary);
   std::string out =
       "<div class=\"scroll\"><table id=\"summary\"><tr><th>case</th><th>workers</th>"
       "<th>status</th><th>reps</th><th>median</th><th title=\"the median's 95% interval, "

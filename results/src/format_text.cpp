@@ -96,8 +96,7 @@ std::vector<std::vector<std::string>> summary_cells(const json& summary,
   std::vector<std::vector<std::string>> rows{
       {"case", "workers", "status", "reps", "median", "noise", "min", "max", "stddev", "throughput",
        "vs 1cpu", "vs 1gpu", "efficiency", "energy", "work/J"}};
-  bool energy = false;
-  for (const auto& r : summary) energy = energy || std::isfinite(num(r, "energy_j"));
+  const bool energy = any_energy_figure(summary);
   for (std::size_t i = 0; i < summary.size(); ++i) {
     const json& r = summary[i];
     const double eff = num(r, "efficiency");
