@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "scalebench/duration_text.hpp"
+#include "scalebench/json_number.hpp"
 
 namespace sb::detail {
 namespace {
@@ -20,11 +21,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kResolvedShare = 0.9;
 /// ... or moved this many times over them, enough steps to add up (tools/energy_vs_smi.py).
 constexpr int kMinSteps = 20;
-
-double num(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : kNaN;
-}
 
 double median_of(std::vector<double> v) {
   std::erase_if(v, [](double x) { return !std::isfinite(x); });
@@ -76,9 +72,9 @@ json combine_energy(const std::vector<WorkerTelemetry>& workers, bool gpu, std::
     for (const auto& r : w.data["repeats"]) {
       const auto i = static_cast<std::size_t>(r.value("repeat", -1));
       if (i >= repeats) continue;
-      d.joules[i].push_back(num(r, field.c_str()));
-      d.wall[i].push_back(num(r, "wall_s"));
-      d.power[i].push_back(gpu ? num(r, "gpu_power_w_median") : kNaN);
+      d.joules[i].push_back(number_or_nan(r, field.c_str()));
+      d.wall[i].push_back(number_or_nan(r, "wall_s"));
+      d.power[i].push_back(gpu ? number_or_nan(r, "gpu_power_w_median") : kNaN);
     }
     const json& span = w.data.value("energy", json::object());
     if (d.span.is_null() && span.contains(kind)) d.span = span[kind];
@@ -166,12 +162,12 @@ json combine_energy(const std::vector<WorkerTelemetry>& workers, bool gpu, std::
       spans = false;
       break;
     }
-    span_j += num(d.span, "joules");
-    span_s = std::max(span_s, num(d.span, "seconds"));
-    const double b = num(d.span, "t_begin_unix"), e = num(d.span, "t_end_unix");
+    span_j += number_or_nan(d.span, "joules");
+    span_s = std::max(span_s, number_or_nan(d.span, "seconds"));
+    const double b = number_or_nan(d.span, "t_begin_unix"), e = number_or_nan(d.span, "t_end_unix");
     t0 = std::isfinite(t0) ? std::min(t0, b) : b;
     t1 = std::isfinite(t1) ? std::max(t1, e) : e;
-    const double u = num(d.span, "updates");
+    const double u = number_or_nan(d.span, "updates");
     updates = std::isfinite(updates) ? std::min(updates, u) : u;
   }
   if (spans)

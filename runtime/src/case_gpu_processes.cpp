@@ -13,11 +13,6 @@ namespace {
 using json = nlohmann::json;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-double num(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : kNaN;
-}
-
 }  // namespace
 
 json combine_gpu_processes(const std::vector<WorkerTelemetry>& workers, std::size_t repeats) {
@@ -46,10 +41,10 @@ json combine_gpu_processes(const std::vector<WorkerTelemetry>& workers, std::siz
       rows.push_back(std::move(row));
     }
     for (const auto& r : w.data.value("repeats", json::array())) {
-      const double others = num(r, "gpu_others");
+      const double others = number_or_nan(r, "gpu_others");
       if (std::isfinite(others)) most = std::isfinite(most) ? std::max(most, others) : others;
       const auto i = static_cast<std::size_t>(r.value("repeat", -1));
-      const double sm = num(r, "gpu_others_sm_pct_median");
+      const double sm = number_or_nan(r, "gpu_others_sm_pct_median");
       if (i < repeats && std::isfinite(sm))
         per_repeat[i] = std::isfinite(per_repeat[i]) ? std::max(per_repeat[i], sm) : sm;
     }

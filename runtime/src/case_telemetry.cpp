@@ -25,7 +25,7 @@ double finite_median(std::vector<double> v) {
 
 /// Per node and repeat: others' CPU seconds, capacity (wall x CPUs), cgroup throttling.
 struct NodeRepeat {
-  std::vector<double> busy, wall, own;
+  std::vector<double> busy, wall, own, irq;
   double cpus = kNaN;
   double throttled = kNaN;
   bool any = false;
@@ -56,6 +56,8 @@ CaseTelemetry combine_telemetry(const std::vector<WorkerTelemetry>& workers,
   json rows = json::array();
   json series = json::object();
   std::map<std::string, std::vector<NodeRepeat>> nodes;
+  // Per node: its kernel threads' CPU seconds per second of the case, one figure per worker.
+  std::map<std::string, std::vector<double>> kernel_rate;
   std::vector<double> mhz_min, mhz_med, mhz_max;
   std::vector<double> probe(repeats, kNaN);  // per repeat: the slowest worker's vector probe
   std::vector<std::vector<std::string>> why(repeats);
@@ -77,6 +79,12 @@ CaseTelemetry combine_telemetry(const std::vector<WorkerTelemetry>& workers,
     period = w.data.value("period_s", kNaN);
     auto& node = nodes[w.host];
     node.resize(repeats);
+    const json cpu_summary = w.data.value("summaries", json::object()).value("cpu", json());
+    if (cpu_summary.is_object()) {
+      const double k = number_or_nan(cpu_summary, "kernel_threads_cpu_s");
+      const double s = number_or_nan(cpu_summary, "kernel_threads_wall_s");
+      if (std::isfinite(k) && s > 0) kernel_rate[w.host].push_back(k / s);
+    }
     const double cpus = w.data.value("cpus", kNaN);
     for (const auto& rj : reps) {
       const RepeatTelemetry r = repeat_telemetry_from_json(rj);
@@ -93,6 +101,7 @@ CaseTelemetry combine_telemetry(const std::vector<WorkerTelemetry>& workers,
       nr.busy.push_back(r.node_busy_s);
       nr.wall.push_back(r.wall_s);
       nr.own.push_back(r.own_cpu_s);
+      nr.irq.push_back(r.node_irq_s);
       nr.cpus = cpus;
       if (std::isfinite(r.cgroup_throttled_s))
         nr.throttled = std::isfinite(nr.throttled) ? std::max(nr.throttled, r.cgroup_throttled_s)
@@ -124,6 +133,14 @@ CaseTelemetry combine_telemetry(const std::vector<WorkerTelemetry>& workers,
     // The node's busy time is counted in clock ticks (10 ms): one repeat of a few ms sees 0 or
     // a whole tick, so the others' time is the node's total less the job's, not a sum of
     // per-repeat differences clamped at zero (which made a quiet node "busy" for short repeats).
+    // Interrupt handling and kernel threads are left out too: they mostly serve the job's own
+    // I/O, memory and messages, and a busy marker is for other jobs sharing the node.
+    // Kernel threads are read at the case's begin and end only, so their time is spread evenly.
+    double kernel = 0;
+    if (const auto k = kernel_rate.find(host); k != kernel_rate.end()) {
+      kernel = finite_median(k->second);
+      if (!std::isfinite(kernel)) kernel = 0;
+    }
     double busy_total = 0, own_total = 0, capacity = 0, throttled = 0;
     bool have_throttled = false;
     for (std::size_t i = 0; i < reps.size(); ++i) {
@@ -134,9 +151,11 @@ CaseTelemetry combine_telemetry(const std::vector<WorkerTelemetry>& workers,
       if (host == scheduler.host && i < scheduler.own_cpu_s.size() &&
           std::isfinite(scheduler.own_cpu_s[i]))
         own += scheduler.own_cpu_s[i];
-      const double busy = finite_median(nr.busy);
       const double wall = finite_median(nr.wall);
+      double busy = finite_median(nr.busy);
       if (!std::isfinite(busy) || !std::isfinite(wall) || !(nr.cpus > 0)) continue;
+      const double irq = finite_median(nr.irq);
+      busy -= (std::isfinite(irq) ? irq : 0.0) + kernel * wall;
       const double other = std::max(0.0, busy - own);
       busy_total += busy;
       own_total += own;

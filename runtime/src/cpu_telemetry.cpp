@@ -1,13 +1,15 @@
 // The node's CPUs as a telemetry source (telemetry_source.hpp): /proc/stat for busy time,
 // clock_gettime for this process's own CPU time, cpufreq (else /proc/cpuinfo) for the clock
 // and the cgroup's cpu.stat for quota throttling. Files that are read at every sample stay
-// open and are read again from offset 0 (one read syscall each, no open).
+// open and are read again from offset 0 (one read syscall each, no open). The kernel threads'
+// CPU time is read at a case's begin and end only (kernel_threads.hpp: a scan of /proc).
 #include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -17,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_threads.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/telemetry_source.hpp"
 
@@ -190,10 +193,28 @@ class LinuxCpuTelemetry final : public TelemetrySource {
     return {{"cpus", static_cast<int>(cpus_.size())}};
   }
 
+  void begin_case(bool /*gpu_case*/) noexcept override {
+    try {
+      kernel_before_ = detail::read_kernel_threads(allowed_);
+      kernel_t0_ = now();
+    } catch (...) {
+      kernel_t0_ = kNoReading;
+    }
+  }
+
+  /// {"kernel_threads_cpu_s", "kernel_threads_wall_s"}: the CPU time the node's kernel threads
+  /// used from the case's begin to now, and that time; null without a begin.
+  [[nodiscard]] nlohmann::json case_summary() const override {
+    if (!std::isfinite(kernel_t0_)) return nullptr;
+    const double cpu =
+        detail::kernel_threads_cpu_since(kernel_before_, detail::read_kernel_threads(allowed_));
+    return {{"kernel_threads_cpu_s", cpu}, {"kernel_threads_wall_s", now() - kernel_t0_}};
+  }
+
  private:
   void read_stat(TelemetrySample& s) {
     const std::string& text = stat_.read();
-    double busy = 0, steal = 0;
+    double busy = 0, steal = 0, irq = 0;
     bool any = false;
     std::size_t pos = 0;
     while (pos < text.size()) {
@@ -208,6 +229,7 @@ class LinuxCpuTelemetry final : public TelemetrySource {
           for (double& v : f) v = std::strtod(p, &p);
           busy += f[0] + f[1] + f[2] + f[5] + f[6] + f[7];
           steal += f[7];
+          irq += f[5] + f[6];
           any = true;
         }
       }
@@ -216,6 +238,7 @@ class LinuxCpuTelemetry final : public TelemetrySource {
     if (!any) return;
     s.node_busy_s = busy / static_cast<double>(tick_);
     s.steal_s = steal / static_cast<double>(tick_);
+    s.node_irq_s = irq / static_cast<double>(tick_);
   }
 
   void read_clock(TelemetrySample& s) {
@@ -288,6 +311,8 @@ class LinuxCpuTelemetry final : public TelemetrySource {
   double cpuinfo_at_ = -1e9;
   double cpuinfo_mhz_ = kNoReading;
   std::vector<std::unique_ptr<RereadFile>> cgroup_;
+  detail::KernelThreadTimes kernel_before_;
+  double kernel_t0_ = kNoReading;
 };
 
 }  // namespace

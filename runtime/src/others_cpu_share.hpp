@@ -13,7 +13,8 @@ inline constexpr double kBusyCeilingShare = 0.10;
 
 /// Runs `work` and returns the share (0..1) of the time of the CPUs this process may run on
 /// that other processes, and the hypervisor's steal, used meanwhile (/proc/stat's busy time
-/// less this process's own CPU time); NaN where /proc/stat cannot be read.
+/// less this process's own CPU time, interrupt handling and the kernel threads'); NaN where
+/// /proc/stat cannot be read.
 [[nodiscard]] double others_cpu_share(const std::function<void()>& work);
 
 }  // namespace sb::detail

@@ -48,11 +48,6 @@ bool gpu_idle(const TelemetrySample& s) {
          (static_cast<std::uint64_t>(s.gpu_reasons) & clock_event::kGpuIdle) != 0;
 }
 
-double read_number(const nlohmann::json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : kNoReading;
-}
-
 }  // namespace
 
 RepeatTelemetry summarize_repeat(std::span<const TelemetrySample> xs, int repeat, double origin) {
@@ -65,6 +60,7 @@ RepeatTelemetry summarize_repeat(std::span<const TelemetrySample> xs, int repeat
   r.wall_s = xs.back().t - xs.front().t;
   r.node_busy_s = difference(xs, [](const auto& s) { return s.node_busy_s; });
   r.steal_s = difference(xs, [](const auto& s) { return s.steal_s; });
+  r.node_irq_s = difference(xs, [](const auto& s) { return s.node_irq_s; });
   r.own_cpu_s = difference(xs, [](const auto& s) { return s.own_cpu_s; });
   r.cgroup_throttled_s = difference(xs, [](const auto& s) { return s.cgroup_throttled_s; });
   r.gpu_ecc_corrected = difference(xs, [](const auto& s) { return s.gpu_ecc_corrected; });
@@ -135,6 +131,7 @@ nlohmann::json to_json(const RepeatTelemetry& r) {
                       {"wall_s", finite_or_null(r.wall_s)},
                       {"node_busy_s", finite_or_null(r.node_busy_s)},
                       {"steal_s", finite_or_null(r.steal_s)},
+                      {"node_irq_s", finite_or_null(r.node_irq_s)},
                       {"own_cpu_s", finite_or_null(r.own_cpu_s)},
                       {"cgroup_throttled_s", finite_or_null(r.cgroup_throttled_s)},
                       {"gpu_ecc_corrected", finite_or_null(r.gpu_ecc_corrected)},
@@ -171,30 +168,31 @@ RepeatTelemetry repeat_telemetry_from_json(const nlohmann::json& j) {
   if (!j.is_object()) return r;
   r.repeat = j.value("repeat", 0);
   r.samples = j.value("samples", 0);
-  r.t_begin = read_number(j, "t_begin");
-  r.t_end = read_number(j, "t_end");
-  r.wall_s = read_number(j, "wall_s");
-  r.node_busy_s = read_number(j, "node_busy_s");
-  r.steal_s = read_number(j, "steal_s");
-  r.own_cpu_s = read_number(j, "own_cpu_s");
-  r.cgroup_throttled_s = read_number(j, "cgroup_throttled_s");
-  r.gpu_ecc_corrected = read_number(j, "gpu_ecc_corrected");
-  r.gpu_ecc_uncorrected = read_number(j, "gpu_ecc_uncorrected");
-  r.gpu_xid = read_number(j, "gpu_xid");
-  r.gpu_nvlink_errors = read_number(j, "gpu_nvlink_errors");
-  r.cpu_energy_j = read_number(j, "cpu_energy_j");
-  r.gpu_energy_j = read_number(j, "gpu_energy_j");
-  r.gpu_util_pct = read_number(j, "gpu_util_pct");
-  r.gpu_others = read_number(j, "gpu_others");
-  r.vector_probe_s = read_number(j, "vector_probe_s");
-  r.gpu_power_limit_w = read_number(j, "gpu_power_limit_w");
-  r.gpu_app_sm_mhz = read_number(j, "gpu_app_sm_mhz");
-  r.gpu_retired_pages = read_number(j, "gpu_retired_pages");
-  r.gpu_last_xid = read_number(j, "gpu_last_xid");
+  r.t_begin = number_or_nan(j, "t_begin");
+  r.t_end = number_or_nan(j, "t_end");
+  r.wall_s = number_or_nan(j, "wall_s");
+  r.node_busy_s = number_or_nan(j, "node_busy_s");
+  r.steal_s = number_or_nan(j, "steal_s");
+  r.node_irq_s = number_or_nan(j, "node_irq_s");
+  r.own_cpu_s = number_or_nan(j, "own_cpu_s");
+  r.cgroup_throttled_s = number_or_nan(j, "cgroup_throttled_s");
+  r.gpu_ecc_corrected = number_or_nan(j, "gpu_ecc_corrected");
+  r.gpu_ecc_uncorrected = number_or_nan(j, "gpu_ecc_uncorrected");
+  r.gpu_xid = number_or_nan(j, "gpu_xid");
+  r.gpu_nvlink_errors = number_or_nan(j, "gpu_nvlink_errors");
+  r.cpu_energy_j = number_or_nan(j, "cpu_energy_j");
+  r.gpu_energy_j = number_or_nan(j, "gpu_energy_j");
+  r.gpu_util_pct = number_or_nan(j, "gpu_util_pct");
+  r.gpu_others = number_or_nan(j, "gpu_others");
+  r.vector_probe_s = number_or_nan(j, "vector_probe_s");
+  r.gpu_power_limit_w = number_or_nan(j, "gpu_power_limit_w");
+  r.gpu_app_sm_mhz = number_or_nan(j, "gpu_app_sm_mhz");
+  r.gpu_retired_pages = number_or_nan(j, "gpu_retired_pages");
+  r.gpu_last_xid = number_or_nan(j, "gpu_last_xid");
   auto get = [&](const char* name, SignalStats& s) {
-    s.min = read_number(j, (std::string(name) + "_min").c_str());
-    s.median = read_number(j, (std::string(name) + "_median").c_str());
-    s.max = read_number(j, (std::string(name) + "_max").c_str());
+    s.min = number_or_nan(j, (std::string(name) + "_min").c_str());
+    s.median = number_or_nan(j, (std::string(name) + "_median").c_str());
+    s.max = number_or_nan(j, (std::string(name) + "_max").c_str());
   };
   get("cpu_mhz", r.cpu_mhz);
   get("gpu_sm_mhz", r.gpu_sm_mhz);

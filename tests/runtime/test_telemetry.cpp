@@ -4,14 +4,20 @@
 // of workers' telemetry into a case record (throttled flags, interference in the layout the
 // regression gate reads).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
 #include <thread>
 
 #include "case_record.hpp"
 #include "case_telemetry.hpp"
+#include "kernel_threads.hpp"
 #include "scalebench/clock.hpp"
 #include "scalebench/interference.hpp"
 #include "scalebench/repeat_telemetry.hpp"
@@ -306,6 +312,70 @@ TEST(CaseTelemetry, ShortRepeatsOnAQuietNodeAreNotBusyForTheClockTicks) {
   const auto t = sb::detail::combine_telemetry(ws, sched, 100);
   EXPECT_NEAR(t.interference["other_cpu_fraction"].get<double>(), 0.0, 1e-12)
       << t.interference.dump();
+}
+
+TEST(CaseTelemetry, InterruptsAndKernelThreadsAreNotOtherProcesses) {
+  // Two CPUs, 10 repeats of 0.1 s: the node busy 0.16 CPU-seconds a repeat, the worker 0.1. Of
+  // the 0.06 left, interrupts took 0.01 and a writeback flusher (a kernel thread) 0.4 of a CPU
+  // over the case's 2 s from begin to end, 0.04 a repeat: others took 0.01 of 0.2, 5%.
+  auto worker = [](int rank, bool with_kernel) {
+    json reps = json::array();
+    for (int r = 0; r < 10; ++r) {
+      sb::RepeatTelemetry t;
+      t.repeat = r;
+      t.samples = 2;
+      t.t_begin = r * 0.1;
+      t.t_end = (r + 1) * 0.1;
+      t.wall_s = 0.1;
+      t.node_busy_s = 0.16;
+      t.node_irq_s = 0.01;
+      t.own_cpu_s = rank == 0 ? 0.1 : 0.0;
+      reps.push_back(sb::to_json(t));
+    }
+    json data = {{"period_s", 0.02}, {"cpus", 2}, {"repeats", reps}};
+    if (with_kernel)
+      data["summaries"] = {
+          {"cpu", {{"kernel_threads_cpu_s", 0.8}, {"kernel_threads_wall_s", 2.0}}}};
+    return sb::detail::WorkerTelemetry{rank, "node1", -1, data};
+  };
+  const sb::detail::SchedulerCpu sched{"node1", std::vector<double>(10, 0.0)};
+  auto fraction = [&](std::vector<sb::detail::WorkerTelemetry> ws) {
+    return sb::detail::combine_telemetry(ws, sched, 10)
+        .interference["other_cpu_fraction"]
+        .get<double>();
+  };
+  EXPECT_NEAR(fraction({worker(0, true)}), 0.05, 1e-12);
+  // Without the kernel threads' figure (a report of an older worker) only interrupts go.
+  EXPECT_NEAR(fraction({worker(0, false)}), 0.25, 1e-12);
+  // Two workers on the node read the same kernel threads: their time goes once.
+  EXPECT_NEAR(fraction({worker(0, true), worker(1, true)}), 0.05, 1e-12);
+}
+
+TEST(KernelThreads, TheNodesKernelThreadsAndTheirTime) {
+  // pid 2 is kthreadd, the parent of every kernel thread, where /proc is the host's.
+  std::ifstream kthreadd("/proc/2/stat");
+  std::string text((std::istreambuf_iterator<char>(kthreadd)), std::istreambuf_iterator<char>());
+  if (text.find("(kthreadd)") == std::string::npos)
+    GTEST_SKIP() << "this /proc shows no kernel threads (a container's own process namespace)";
+  std::set<int> cpus;
+  for (int c = 0; c < static_cast<int>(std::thread::hardware_concurrency()); ++c) cpus.insert(c);
+  const auto before = sb::detail::read_kernel_threads(cpus);
+  EXPECT_TRUE(before.contains(2)) << "kthreadd may run on any CPU";
+  EXPECT_FALSE(before.contains(static_cast<int>(::getpid()))) << "a user process is not one";
+  for (const auto& [pid, t] : before) EXPECT_GE(t, 0.0) << pid;
+  const auto after = sb::detail::read_kernel_threads(cpus);
+  EXPECT_GE(sb::detail::kernel_threads_cpu_since(before, after), 0.0);
+  // A thread seen only later counts whole; one that ended is lost, never negative.
+  EXPECT_DOUBLE_EQ(sb::detail::kernel_threads_cpu_since({{7, 1.0}}, {{7, 1.5}, {9, 0.25}}), 0.75);
+  EXPECT_DOUBLE_EQ(sb::detail::kernel_threads_cpu_since({{7, 1.0}, {8, 3.0}}, {{7, 1.0}}), 0.0);
+
+  // The CPU source reports them over a case.
+  auto src = sb::make_cpu_telemetry();
+  src->begin_case(false);
+  const json sum = src->case_summary();
+  ASSERT_TRUE(sum.is_object()) << sum.dump();
+  EXPECT_GE(sum["kernel_threads_cpu_s"].get<double>(), 0.0);
+  EXPECT_GE(sum["kernel_threads_wall_s"].get<double>(), 0.0);
 }
 
 TEST(CaseRecord, ThrottledRepeatsAreLeftOutOfTheMedianUnlessKeptOrAllThrottled) {

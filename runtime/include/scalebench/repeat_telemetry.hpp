@@ -30,6 +30,7 @@ struct RepeatTelemetry {
   double wall_s = kNoReading;
   double node_busy_s = kNoReading;
   double steal_s = kNoReading;
+  double node_irq_s = kNoReading;
   double own_cpu_s = kNoReading;
   double cgroup_throttled_s = kNoReading;
   double gpu_ecc_corrected = kNoReading;

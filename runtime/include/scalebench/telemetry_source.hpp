@@ -42,6 +42,7 @@ struct TelemetrySample {
   double node_busy_s = kNoReading;  ///< cumulative busy time of the CPUs this process may run on
                                     ///< (/proc/stat user+nice+system+irq+softirq+steal), s
   double steal_s = kNoReading;      ///< of node_busy_s, the hypervisor's steal time, s
+  double node_irq_s = kNoReading;   ///< of node_busy_s, interrupt handling (irq + softirq), s
   double own_cpu_s = kNoReading;    ///< cumulative CPU time of this process, all threads, s
   double cpu_mhz = kNoReading;      ///< median current clock of (up to 8 of) those CPUs, MHz
   double cgroup_throttled_s = kNoReading;  ///< cumulative time the process's cgroup (or an
