@@ -47,16 +47,18 @@ RatioInterval paired_round_ratio(std::span<const std::vector<double>> baseline_r
                                  std::span<const std::vector<double>> current_rounds,
                                  double level) {
   RatioInterval r;
-  const std::size_t n = std::min(baseline_rounds.size(), current_rounds.size());
-  if (n == 0) return r;
+  const std::size_t rounds = std::min(baseline_rounds.size(), current_rounds.size());
   std::vector<double> d;
-  d.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) {
+  d.reserve(rounds);
+  for (std::size_t i = 0; i < rounds; ++i) {
+    // A turn whose repeats were all left out (throttled, host-stalled) pairs with nothing: its
+    // round is no evidence either way, and the other rounds still are (docs/ci.md).
     const double b = fastest_third_mean(baseline_rounds[i]);
     const double c = fastest_third_mean(current_rounds[i]);
-    if (!(b > 0) || !(c > 0)) return r;
-    d.push_back(std::log(c / b));
+    if (b > 0 && c > 0) d.push_back(std::log(c / b));
   }
+  const std::size_t n = d.size();
+  if (n == 0) return r;
   std::vector<double> walsh;
   walsh.reserve(n * (n + 1) / 2);
   for (std::size_t i = 0; i < n; ++i)

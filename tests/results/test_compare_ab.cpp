@@ -344,6 +344,41 @@ TEST(AbReport, OneSidesBusyTurnsAreEnoughToBeInconclusive) {
   EXPECT_EQ(sb::results::comparison_exit_code(c), 5);
 }
 
+TEST(AbReport, ATurnWhoseRepeatsWereAllLeftOutDoesNotUndoThePairedRounds) {
+  // Twelve rounds of four repeats a side, the current side 10% slower; a burst of host stalls
+  // (a GPU shared with other jobs) marked every repeat of the current side's fifth turn. The run
+  // said `slower`; the report, leaving the marked repeats out, must not lose the rounds' pairing
+  // (it said "paired rounds: none", `noisy`, exit 5).
+  json b = case_at(0, noisy(1.0, 0.005, 48, 41));
+  json c = case_at(0, noisy(1.1, 0.005, 48, 42));
+  for (int i = 0; i < 48; ++i) {
+    b["repeats"][i]["turn"] = 2 * (i / 4);
+    c["repeats"][i]["turn"] = 2 * (i / 4) + 1;
+    if (i / 4 == 4) c["repeats"][i]["host_stalled"] = true;
+  }
+  json m = ab_model({b}, {c});
+  m["ab"]["turns"] = json::array();
+  for (int t = 0; t < 24; ++t)
+    m["ab"]["turns"].push_back({{"turn", t},
+                                {"index", 0},
+                                {"side", t % 2 == 0 ? "baseline" : "current"},
+                                {"repeats", 4},
+                                {"first_repeat", 4 * (t / 2)},
+                                {"round", t / 2},
+                                {"start_s", 0.1 * t},
+                                {"wall_s", 0.1}});
+  const auto cmp = compare_ab_report(m);
+  ASSERT_EQ(cmp.cases.size(), 1u);
+  const auto& r = cmp.cases[0];
+  EXPECT_EQ(r.verdict, Verdict::slower) << r.detail;
+  EXPECT_TRUE(std::isfinite(r.paired_change)) << r.detail;
+  EXPECT_GT(r.paired_low, 0.0) << r.detail;
+  EXPECT_EQ(r.marked_left_out, 4u);
+  EXPECT_NE(r.detail.find("4 throttled or host-stalled repeat(s) left out (0 baseline, 4 current)"),
+            std::string::npos)
+      << r.detail;
+}
+
 TEST(AbReport, UndecidedAtTheBudgetSaysSo) {
   json c = case_at(0, noisy(1.06, 0.08, 12, 52));
   c["repeat_stop"] = {{"reason", "max-time"}, {"repeats", 12}, {"rounds", 6}};

@@ -80,6 +80,22 @@ TEST(PairedRounds, TooFewRoundsForTheLevelGiveNoInterval) {
   EXPECT_TRUE(std::isnan(paired_round_ratio(Rounds{{1.0}}, Rounds{{0.0}}, 0.99).ratio));
 }
 
+TEST(PairedRounds, ARoundWhoseTurnLostEveryRepeatIsSkippedNotTheEvidence) {
+  // An A/B run on a shared GPU: a burst of host stalls left out every repeat of one turn. The
+  // other rounds still carry the change (the run said `slower +5.0%`; its report said "paired
+  // rounds: none" and `noisy`, exit 5).
+  std::vector<double> one(12, 1.0), slower(12, 1.05);
+  Rounds b = turns(one, 0.01, 5), c = turns(slower, 0.01, 6);
+  const auto whole = paired_round_ratio(b, c, 0.99);
+  c[4].clear();
+  b[9].clear();
+  const auto gapped = paired_round_ratio(b, c, 0.99);
+  ASSERT_TRUE(std::isfinite(gapped.ratio));
+  EXPECT_NEAR(gapped.ratio, 1.05, 0.01);
+  EXPECT_GT(gapped.low, 1.0) << "ten rounds decide at 99%";
+  EXPECT_GE(gapped.high - gapped.low, whole.high - whole.low) << "fewer rounds, no narrower";
+}
+
 TEST(PairedRounds, CoverageHoldsUnderHeavyOneSidedNoise) {
   // Unchanged code on a machine whose bursts hit a turn at random (30% of turns, +20% to
   // +300%): the 99% interval excludes no change in about 1% of runs, at any number of rounds.

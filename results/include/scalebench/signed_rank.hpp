@@ -27,8 +27,8 @@ inline constexpr std::size_t kSignedRankExactLimit = 400;
 /// The ratio current / baseline of the rounds' paired turns: `ratio` the Hodges-Lehmann
 /// estimate, [low, high] its signed-rank interval at confidence `level` (infinite ends when
 /// there are too few rounds for that level: 8 rounds reach 99.2% at most), `log_sd` the
-/// interval's half-width in log space over the normal quantile. NaN without rounds or with a
-/// turn whose fastest-third mean is not positive.
+/// interval's half-width in log space over the normal quantile. A round with a turn whose
+/// fastest-third mean is not positive (no repeats left) is skipped; NaN without another round.
 [[nodiscard]] RatioInterval paired_round_ratio(std::span<const std::vector<double>> baseline_rounds,
                                                std::span<const std::vector<double>> current_rounds,
                                                double level);
