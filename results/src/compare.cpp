@@ -1,5 +1,6 @@
 #include "scalebench/compare.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -168,9 +169,13 @@ CaseComparison compare_pair(const json& b, const json& c, const CompareOptions& 
   const Timed ct = timed_repeats(c);
   if (rounds != nullptr) {
     // Side by side in one job: the interval resamples rounds (bootstrap.hpp).
-    const auto br = by_round(b, *rounds, bt.marked == 0);
-    const auto cr = by_round(c, *rounds, ct.marked == 0);
-    if (!br.empty() && br.size() == cr.size()) {
+    auto br = by_round(b, *rounds, bt.marked == 0);
+    auto cr = by_round(c, *rounds, ct.marked == 0);
+    if (!br.empty() && !cr.empty()) {
+      // A side's last rounds may have lost every repeat to the left-out ones: empty rounds,
+      // which the paired rounds skip (signed_rank.hpp), not a reason to stop pairing.
+      br.resize(std::max(br.size(), cr.size()));
+      cr.resize(br.size());
       CaseComparison r = compare_rounds(br, cr, o);
       r.marked_left_out = bt.marked + ct.marked;
       apply_shared_load(r, b, c, bt, ct);

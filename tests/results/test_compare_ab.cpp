@@ -345,8 +345,9 @@ TEST(AbReport, OneSidesBusyTurnsAreEnoughToBeInconclusive) {
 }
 
 TEST(AbReport, ATurnWhoseRepeatsWereAllLeftOutDoesNotUndoThePairedRounds) {
-  // Twelve rounds of four repeats a side, the current side 10% slower; a burst of host stalls
-  // (a GPU shared with other jobs) marked every repeat of the current side's fifth turn. The run
+  // Twelve rounds of four repeats a side, the current side 10% slower; bursts of host stalls
+  // (a GPU shared with other jobs) marked every repeat of the current side's fifth and last
+  // turns. The run
   // said `slower`; the report, leaving the marked repeats out, must not lose the rounds' pairing
   // (it said "paired rounds: none", `noisy`, exit 5).
   json b = case_at(0, noisy(1.0, 0.005, 48, 41));
@@ -354,7 +355,7 @@ TEST(AbReport, ATurnWhoseRepeatsWereAllLeftOutDoesNotUndoThePairedRounds) {
   for (int i = 0; i < 48; ++i) {
     b["repeats"][i]["turn"] = 2 * (i / 4);
     c["repeats"][i]["turn"] = 2 * (i / 4) + 1;
-    if (i / 4 == 4) c["repeats"][i]["host_stalled"] = true;
+    if (i / 4 == 4 || i / 4 == 11) c["repeats"][i]["host_stalled"] = true;
   }
   json m = ab_model({b}, {c});
   m["ab"]["turns"] = json::array();
@@ -373,8 +374,9 @@ TEST(AbReport, ATurnWhoseRepeatsWereAllLeftOutDoesNotUndoThePairedRounds) {
   EXPECT_EQ(r.verdict, Verdict::slower) << r.detail;
   EXPECT_TRUE(std::isfinite(r.paired_change)) << r.detail;
   EXPECT_GT(r.paired_low, 0.0) << r.detail;
-  EXPECT_EQ(r.marked_left_out, 4u);
-  EXPECT_NE(r.detail.find("4 throttled or host-stalled repeat(s) left out (0 baseline, 4 current)"),
+  EXPECT_EQ(r.marked_left_out, 8u);
+  EXPECT_EQ(r.rounds, 12u);
+  EXPECT_NE(r.detail.find("8 throttled or host-stalled repeat(s) left out (0 baseline, 8 current)"),
             std::string::npos)
       << r.detail;
 }
